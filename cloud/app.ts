@@ -1,0 +1,106 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import fastifySwagger from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
+import { randomUUID } from "node:crypto";
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from "fastify-type-provider-zod";
+import type { Logger } from "pino";
+import type { Clock } from "../shared/clock.ts";
+import { ERROR_CODES } from "../shared/errors.ts";
+import { createTokenIssuer } from "./auth/tokens.ts";
+import { createCommandService } from "./commands/command-service.ts";
+import type { CommandTimeoutConfig } from "./commands/timeouts.ts";
+import { createDeviceService } from "./devices/device-service.ts";
+import { installAuthentication } from "./http/authenticate.ts";
+import { installErrorHandling } from "./http/error-handler.ts";
+import { registerDeviceRoutes } from "./http/routes/devices.ts";
+import { registerLocationRoutes } from "./http/routes/locations.ts";
+import { registerTokenRoute } from "./http/routes/oauth-token.ts";
+import { registerHealthRoutes } from "./http/routes/health.ts";
+import { createLocationService } from "./locations/location-service.ts";
+import type { GatewayPublisher } from "./ports.ts";
+import type { Db } from "./store/db.ts";
+
+export type AppDeps = {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  gateways: GatewayPublisher;
+  tokenSecret: Uint8Array;
+  issuer: string;
+  timeouts: CommandTimeoutConfig;
+  /** Reports whether the store and the broker link are usable, for /readyz. */
+  isReady?: () => Promise<boolean>;
+};
+
+/** A caller-supplied correlation id is kept if it is short and plain (U4); otherwise we make one. */
+const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function redactUrl(url: string): string {
+  return url.replace(/([?&]access_token=)[^&]*/gi, "$1[redacted]");
+}
+
+/** Builds the HTTP application from its dependencies; main.ts and the tests both call this. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    bodyLimit: 64 * 1024,
+    requestIdHeader: false,
+    requestIdLogLabel: "correlation_id",
+    genReqId: (req) => {
+      const given = req.headers["x-correlation-id"];
+      return typeof given === "string" && CORRELATION_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  // Tokens in a query string are never accepted, and never written to the access log (S11).
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-correlation-id", request.id);
+    request.log = request.log.child({}, { redact: [] });
+    if (/[?&]access_token=/i.test(request.url)) request.raw.url = redactUrl(request.raw.url ?? "");
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // Responses are built by typed presenters; the zod response schemas document them (docs/decisions.md).
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Parking Device, Access and Session Service",
+        version: "1.0.0",
+        description: `Error codes: ${ERROR_CODES.join(", ")}. Every error uses the standard error body.`,
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+          clientCredentials: { type: "oauth2", flows: { clientCredentials: { tokenUrl: "/oauth2/token", scopes: {} } } },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: "/docs", uiConfig: { tryItOutEnabled: true } });
+
+  installErrorHandling(app);
+  const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });
+  installAuthentication(app, tokens);
+
+  const locations = createLocationService({ db: deps.db, clock: deps.clock });
+  const devices = createDeviceService({ db: deps.db, clock: deps.clock });
+  const commands = createCommandService({
+    db: deps.db,
+    clock: deps.clock,
+    gateways: deps.gateways,
+    timeouts: deps.timeouts,
+    log: deps.log,
+  });
+
+  registerTokenRoute(app, { db: deps.db, tokens, clock: deps.clock });
+  registerLocationRoutes(app, locations);
+  registerDeviceRoutes(app, devices, commands);
+  registerHealthRoutes(app, deps.isReady ?? (() => Promise.resolve(true)));
+  app.get("/openapi.json", { config: { public: true }, schema: { hide: true } }, () => app.swagger());
+  return app;
+}

@@ -1,0 +1,67 @@
+import { type CommandRequest, REASONS_NEEDING_COMMENT } from "../../shared/api/command.ts";
+import { commandsFor, type CommandName, type DeviceType } from "../../shared/domain/device-types.ts";
+import { AppError } from "../../shared/errors.ts";
+import { can, type Principal } from "../auth/principal.ts";
+
+/** Which request fields each command uses (spec: Command request body); any other field is a 400. */
+const FIELDS_OF: Partial<Record<CommandName, readonly (keyof CommandRequest)[]>> = {
+  book: ["timeout_at"],
+  lock: ["user_id"],
+  "force-unlock": ["reason", "comment"],
+  "sync-device": ["power_cycle"],
+};
+
+const ADMIN_COMMANDS: ReadonlySet<CommandName> = new Set([
+  "force-lock",
+  "force-unlock",
+  "force-cancel-booking",
+  "sync-device",
+]);
+
+function invalid(field: string, message: string): AppError {
+  return new AppError("ERRORS.VALIDATION_FAILED", `${field}: ${message}`, { field });
+}
+
+/**
+ * Checks a command request against the device and the caller, in the order a caller would fix them:
+ * the device must accept the command, the caller must be allowed, then every field rule.
+ */
+export function checkCommandRequest(
+  body: CommandRequest,
+  device: { type: string; has_camera: number },
+  principal: Principal,
+  now: Date,
+): void {
+  const name = body.command;
+  const accepted = commandsFor(device.type as DeviceType, device.has_camera === 1);
+  if (!accepted.includes(name)) {
+    throw new AppError(
+      "ERRORS.COMMAND_NOT_SUPPORTED",
+      `A ${device.type} device does not accept ${name}; it accepts: ${accepted.join(", ") || "no commands"}`,
+      { command: name, accepted },
+    );
+  }
+  if (ADMIN_COMMANDS.has(name) && !can(principal, "DEVICE_ADMIN")) {
+    throw new AppError("ERRORS.FORBIDDEN", `${name} needs the DEVICE_ADMIN permission`);
+  }
+  const allowed = FIELDS_OF[name] ?? [];
+  for (const field of ["timeout_at", "user_id", "reason", "comment", "power_cycle"] as const) {
+    if (body[field] !== undefined && !allowed.includes(field)) {
+      throw invalid(field, `is not used by ${name}`);
+    }
+  }
+  if (name === "book" && body.timeout_at !== undefined && Date.parse(body.timeout_at) <= now.getTime()) {
+    throw new AppError("ERRORS.INVALID_TIMEOUT_AT", "timeout_at must be in the future", { field: "timeout_at" });
+  }
+  if (name === "lock" && body.user_id !== undefined && body.user_id !== principal.id && !can(principal, "ACT_ON_BEHALF_OF")) {
+    throw new AppError("ERRORS.FORBIDDEN", "Locking for another user needs the ACT_ON_BEHALF_OF permission", {
+      field: "user_id",
+    });
+  }
+  if (name === "force-unlock") {
+    if (body.reason === undefined) throw invalid("reason", "is required for force-unlock");
+    if (REASONS_NEEDING_COMMENT.has(body.reason) && (body.comment ?? "").trim().length < 5) {
+      throw invalid("comment", `must be at least 5 characters when reason is ${body.reason}`);
+    }
+  }
+}

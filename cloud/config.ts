@@ -1,0 +1,36 @@
+import { z } from "zod";
+
+/**
+ * Cloud configuration from the environment, validated at start: a bad value fails fast with a
+ * message naming the variable (ARCHITECTURE: Operating it).
+ */
+export const CloudConfig = z.object({
+  HOST: z.string().default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  DATA_DIR: z.string().default("./data"),
+  /** postgres://… to use PostgreSQL; SQLite in DATA_DIR otherwise. */
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
+  /** mqtt://host:port of an external broker; the embedded broker is started when unset. */
+  MQTT_URL: z.string().regex(/^(mqtt|tcp):\/\//, "must be an mqtt:// URL").optional(),
+  MQTT_PORT: z.coerce.number().int().min(0).max(65535).default(1884),
+  MQTT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("parking"),
+  MQTT_USERNAME: z.string().default("cloud"),
+  MQTT_PASSWORD: z.string().optional(),
+  MQTT_CLIENT_ID: z.string().default("parking-cloud"),
+  /** HMAC key for access tokens (≥ 32 bytes); generated and kept in DATA_DIR when unset. */
+  TOKEN_SECRET: z.string().min(32).optional(),
+  /** Public base URL; the token issuer is `${AUTH_URL}` (default: the base URL). */
+  BASE_URL: z.url().optional(),
+  AUTH_URL: z.url().optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+export type CloudConfig = z.infer<typeof CloudConfig>;
+
+export function loadCloudConfig(env: Record<string, string | undefined> = process.env): CloudConfig {
+  const parsed = CloudConfig.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,20 @@
+import { z } from "zod";
+
+/** Device fields kept in the `attrs` JSON column. */
+export const DeviceAttrs = z.object({
+  tags: z.array(z.string()).default([]),
+  comment: z.string().default(""),
+  has_otp_support: z.boolean().default(false),
+  has_access_lists: z.boolean().default(false),
+  has_allowlist: z.boolean().default(false),
+  has_subscription: z.boolean().default(false),
+  price_list_id: z.string().nullable().default(null),
+  deep_link: z.string().default(""),
+  /** Where the gateway reaches the device: lock-bus board and channel, or a GPIO line set. */
+  bus: z.object({ board: z.number().int(), channel: z.number().int() }).nullable().default(null),
+});
+export type DeviceAttrs = z.infer<typeof DeviceAttrs>;
+
+export function parseDeviceAttrs(json: string): DeviceAttrs {
+  return DeviceAttrs.parse(JSON.parse(json));
+}

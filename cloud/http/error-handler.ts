@@ -1,0 +1,76 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { AppError, type ErrorCode, isAppError } from "../../shared/errors.ts";
+import { errorBody, sendAppError } from "./error-body.ts";
+
+const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE"] as const;
+
+/** Fastify's own errors (body parsing, limits) mapped to our codes by status. */
+const FRAMEWORK_CODES: Record<number, ErrorCode> = {
+  400: "ERRORS.VALIDATION_FAILED",
+  404: "ERRORS.NOT_FOUND",
+  405: "ERRORS.METHOD_NOT_ALLOWED",
+  406: "ERRORS.NOT_ACCEPTABLE",
+  413: "ERRORS.PAYLOAD_TOO_LARGE",
+  415: "ERRORS.UNSUPPORTED_MEDIA_TYPE",
+  429: "ERRORS.RATE_LIMITED",
+};
+
+type Issue = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
+
+/** "body.latitude: expected number" — the message names the field (issue: validation failures). */
+function describeIssues(context: string, issues: Issue[]): { message: string; fields: string[] } {
+  const parts: string[] = [];
+  const fields: string[] = [];
+  for (const i of issues) {
+    const base = [context, ...i.path.map(String)].join(".");
+    if (i.code === "unrecognized_keys" && i.keys) {
+      for (const k of i.keys) {
+        fields.push(`${base}.${k}`);
+        parts.push(`${base}.${k}: unknown or read-only field`);
+      }
+    } else {
+      fields.push(base);
+      parts.push(`${base}: ${i.message}`);
+    }
+  }
+  return { message: parts.join("; "), fields };
+}
+
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (isAppError(err)) return sendAppError(request, reply, err);
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const context = err.validationContext ?? "request";
+      const issues = err.validation.map((v) => ({
+        path: (v.params.issue as Issue | undefined)?.path ?? [],
+        message: v.message ?? "invalid",
+        code: (v.params.issue as Issue | undefined)?.code,
+        keys: (v.params.issue as Issue | undefined)?.keys,
+      }));
+      const { message, fields } = describeIssues(context, issues);
+      return sendAppError(request, reply, new AppError("ERRORS.VALIDATION_FAILED", message, { fields }));
+    }
+    const status = err.statusCode ?? 500;
+    const code = FRAMEWORK_CODES[status];
+    if (code && status < 500) {
+      const message = err.code === "FST_ERR_CTP_INVALID_JSON_BODY" ? "body: not valid JSON" : err.message;
+      return reply.code(status).send(errorBody(request, code, message, status));
+    }
+    // Nothing internal leaks: the client gets the correlation id, the log gets the rest (S32).
+    request.log.error({ err }, "unhandled error");
+    return reply.code(500).send(errorBody(request, "ERRORS.INTERNAL", "Internal server error", 500));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "/";
+    const allowed = METHODS.filter((m) => m !== request.method && app.findRoute({ method: m, url: path }));
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header("allow", allowed.join(", "))
+        .send(errorBody(request, "ERRORS.METHOD_NOT_ALLOWED", `Method ${request.method} is not allowed on ${path}`, 405));
+    }
+    return reply.code(404).send(errorBody(request, "ERRORS.NOT_FOUND", `Route ${request.method} ${path} not found`, 404));
+  });
+}

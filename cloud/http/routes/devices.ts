@@ -1,0 +1,62 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { Command, CommandRequest } from "../../../shared/api/command.ts";
+import { ErrorBody } from "../../../shared/api/common.ts";
+import { Device, DeviceList } from "../../../shared/api/device.ts";
+import type { CommandService } from "../../commands/command-service.ts";
+import type { DeviceService } from "../../devices/device-service.ts";
+import { principalOf } from "../authenticate.ts";
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 500: ErrorBody };
+
+export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceService, commands: CommandService) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get("/device/v1/locations/:location_id/devices", {
+    schema: {
+      tags: ["devices"],
+      summary: "List the devices of a location",
+      params: z.object({ location_id: z.uuid() }),
+      response: { 200: DeviceList, ...errors },
+    },
+    handler: async (request) => ({
+      data: await devices.listByLocation(principalOf(request), request.params.location_id),
+      uri: `/device/v1/locations/${request.params.location_id}/devices`,
+    }),
+  });
+
+  r.get("/device/v1/devices/:device_id", {
+    schema: {
+      tags: ["devices"],
+      summary: "Get a device",
+      params: z.object({ device_id: z.uuid() }),
+      response: { 200: Device, ...errors },
+    },
+    handler: (request) => devices.get(principalOf(request), request.params.device_id),
+  });
+
+  r.post("/device/v1/devices/:device_id/commands", {
+    schema: {
+      tags: ["commands"],
+      summary: "Send a command to a device",
+      description:
+        "Returns at once with the command record (normally SENT); poll GET command every 1–2 s until SUCCESS or ERROR. " +
+        "A second lock or unlock on one device within 3 s (15 s with a power-save strategy) answers 429 ERRORS.LOCK_COMMAND_THROTTLED.",
+      params: z.object({ device_id: z.uuid() }),
+      body: CommandRequest,
+      response: { 200: Command, ...errors, 429: ErrorBody, 503: ErrorBody },
+    },
+    handler: (request) => commands.create(principalOf(request), request.params.device_id, request.body),
+  });
+
+  r.get("/device/v1/commands/:command_id", {
+    schema: {
+      tags: ["commands"],
+      summary: "Get a command",
+      params: z.object({ command_id: z.uuid() }),
+      response: { 200: Command, ...errors },
+    },
+    handler: (request) => commands.get(principalOf(request), request.params.command_id),
+  });
+}

@@ -1,0 +1,100 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { ErrorBody } from "../../../shared/api/common.ts";
+import { LocationDetail, LocationList, LocationPatch, PublicAreaFeatureCollection, PublicAreaList } from "../../../shared/api/location.ts";
+import type { LocationService } from "../../locations/location-service.ts";
+import { principalOf } from "../authenticate.ts";
+
+const Include = z.enum(["resources"]).optional().describe("Supported value: resources");
+
+const ListQuery = z.strictObject({
+  tag: z.union([z.string(), z.array(z.string())]).optional().describe("Repeatable; a location must carry every tag given"),
+  lat_lng: z
+    .string()
+    .regex(/^\s*-?\d+(\.\d+)?\s*,\s*-?\d+(\.\d+)?\s*$/, "must be 'latitude,longitude'")
+    .refine((s) => {
+      const [lat, lng] = s.split(",").map(Number) as [number, number];
+      return Math.abs(lat) <= 90 && Math.abs(lng) <= 180;
+    }, "latitude must be within ±90 and longitude within ±180")
+    .optional(),
+  radius: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, "must be a non-negative number of metres")
+    .optional()
+    .describe("Metres; ignored without lat_lng"),
+  include: Include,
+});
+
+const IdParams = z.object({ id: z.uuid() });
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 500: ErrorBody };
+
+export function registerLocationRoutes(app: FastifyInstance, locations: LocationService) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get("/location/v1/locations", {
+    schema: { tags: ["locations"], summary: "List locations", querystring: ListQuery, response: { 200: LocationList, ...errors } },
+    handler: async (request) => {
+      const q = request.query;
+      const tags = q.tag === undefined ? [] : Array.isArray(q.tag) ? q.tag : [q.tag];
+      const near = q.lat_lng
+        ? (() => {
+            const [lat, lng] = q.lat_lng.split(",").map(Number) as [number, number];
+            return { lat, lng, ...(q.radius !== undefined ? { radiusM: Number(q.radius) } : {}) };
+          })()
+        : undefined;
+      const data = await locations.list(principalOf(request), { tags, near, includeResources: q.include === "resources" });
+      return { data, uri: "/location/v1/locations" };
+    },
+  });
+
+  r.get("/location/v1/locations/:id", {
+    schema: {
+      tags: ["locations"],
+      summary: "Get a location",
+      params: IdParams,
+      querystring: z.strictObject({ include: Include }),
+      response: { 200: LocationDetail, ...errors },
+    },
+    handler: (request) =>
+      locations.get(principalOf(request), request.params.id, request.query.include === "resources"),
+  });
+
+  r.patch("/location/v1/locations/:id", {
+    schema: {
+      tags: ["locations"],
+      summary: "Update a location (all-or-nothing; each field needs its permission)",
+      params: IdParams,
+      body: LocationPatch,
+      response: { 204: z.null().describe("Updated"), ...errors },
+    },
+    handler: async (request, reply) => {
+      await locations.patch(principalOf(request), request.params.id, request.body);
+      return reply.code(204).send(null);
+    },
+  });
+
+  r.get("/location/v1/public-areas", {
+    schema: { tags: ["public areas"], summary: "List the caller's public areas", response: { 200: PublicAreaList, ...errors } },
+    handler: async (request) => ({
+      data: await locations.listPublicAreas(principalOf(request)),
+      uri: "/location/v1/public-areas",
+    }),
+  });
+
+  r.get("/location/v1/public-areas/:public_area_id/locations", {
+    config: { public: true },
+    schema: {
+      tags: ["public areas"],
+      summary: "Locations of a public area as GeoJSON (no auth)",
+      security: [],
+      params: z.object({ public_area_id: z.string().min(1).max(100) }),
+      produces: ["application/geo+json"],
+      response: { 200: PublicAreaFeatureCollection, 404: ErrorBody, 500: ErrorBody },
+    },
+    handler: async (request, reply) => {
+      const body = await locations.publicAreaGeoJson(request.params.public_area_id);
+      return reply.type("application/geo+json").send(body);
+    },
+  });
+}

@@ -1,0 +1,53 @@
+import { isLockingDevice, type DeviceType } from "../../shared/domain/device-types.ts";
+import { isOnline } from "../../shared/domain/health.ts";
+import { healthOf, isAvailable } from "../devices/present-device.ts";
+import type { DevicesTable } from "../store/schema.ts";
+
+export type LocationAggregates = {
+  total: number;
+  available: number;
+  online: number;
+  connection: "online" | "partially_online" | "offline" | "unknown";
+  offline_since: string;
+  resources: { alias: string; available: { last_updated: string; value: boolean }; online: { last_updated: string; value: boolean } }[];
+};
+
+type Row = Pick<
+  DevicesTable,
+  "type" | "alias" | "state_value" | "state_changed_at" | "hardware_state" | "last_seen_at" | "offline_at" | "created_at"
+>;
+
+/**
+ * Location aggregates (spec: Location, rules 8 and 9): `total` counts locking devices, `available` those
+ * both available and online; `connection` looks at every device, GUARDs and doors included, and
+ * `offline_since` is when the last of them went dead.
+ */
+export function aggregate(devices: readonly Row[], now: Date): LocationAggregates {
+  let total = 0;
+  let available = 0;
+  let online = 0;
+  let anyKnown = false;
+  let onlineAll = 0;
+  let lastDeath = "";
+  const resources: LocationAggregates["resources"] = [];
+  for (const d of devices) {
+    const health = healthOf(d, now);
+    const up = isOnline(health);
+    if (health) anyKnown = true;
+    if (up) onlineAll++;
+    if (health?.dead_since && health.dead_since > lastDeath) lastDeath = health.dead_since;
+    if (!isLockingDevice(d.type as DeviceType)) continue;
+    const free = isAvailable(d);
+    total++;
+    if (up) online++;
+    if (up && free) available++;
+    resources.push({
+      alias: d.alias,
+      available: { last_updated: d.state_changed_at, value: free && up },
+      online: { last_updated: d.last_seen_at ?? d.offline_at ?? d.created_at, value: up },
+    });
+  }
+  let connection: LocationAggregates["connection"] = "unknown";
+  if (anyKnown) connection = onlineAll === devices.length ? "online" : onlineAll === 0 ? "offline" : "partially_online";
+  return { total, available, online, connection, offline_since: connection === "offline" ? lastDeath : "", resources };
+}

@@ -1,0 +1,210 @@
+import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
+import type { LocationPatch } from "../../shared/api/location.ts";
+import type { Clock } from "../../shared/clock.ts";
+import { AppError } from "../../shared/errors.ts";
+import { can, type Principal } from "../auth/principal.ts";
+import type { Db } from "../store/db.ts";
+import type { DevicesTable, LocationsTable } from "../store/schema.ts";
+import { aggregate } from "./aggregates.ts";
+import { parseLocationAttrs } from "./location-attrs.ts";
+import { locationName, presentLocation, presentLocationDetail } from "./present-location.ts";
+
+export type LocationQuery = {
+  tags: string[];
+  near?: { lat: number; lng: number; radiusM?: number };
+  includeResources: boolean;
+};
+
+const EARTH_RADIUS_M = 6_371_008.8;
+
+/** Great-circle distance in metres (haversine). */
+export function distanceM(a: { lat: number; lng: number }, b: { lat: number; lng: number }): number {
+  const rad = Math.PI / 180;
+  const dLat = (b.lat - a.lat) * rad;
+  const dLng = (b.lng - a.lng) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLng / 2) ** 2;
+  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+const AGG_COLUMNS = [
+  "location_id",
+  "type",
+  "alias",
+  "state_value",
+  "state_changed_at",
+  "hardware_state",
+  "last_seen_at",
+  "offline_at",
+  "created_at",
+] as const;
+type AggRow = Pick<DevicesTable, (typeof AGG_COLUMNS)[number]>;
+
+export function createLocationService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+
+  async function devicesByLocation(locationIds: string[]): Promise<Map<string, AggRow[]>> {
+    const byLocation = new Map<string, AggRow[]>();
+    if (locationIds.length === 0) return byLocation;
+    const rows = await db
+      .selectFrom("devices")
+      .select(AGG_COLUMNS)
+      .where("location_id", "in", locationIds)
+      .orderBy("alias")
+      .execute();
+    for (const r of rows) {
+      const list = byLocation.get(r.location_id);
+      if (list) list.push(r);
+      else byLocation.set(r.location_id, [r]);
+    }
+    return byLocation;
+  }
+
+  /** Another operator's location answers exactly as a missing one (BOLA: S12). */
+  async function findOwned(principal: Principal, id: string): Promise<LocationsTable> {
+    const row = await db
+      .selectFrom("locations")
+      .selectAll()
+      .where("id", "=", id)
+      .where("operator_id", "=", principal.operatorId)
+      .executeTakeFirst();
+    if (!row) throw new AppError("ERRORS.NOT_FOUND", `Location ${id} not found`);
+    return row;
+  }
+
+  return {
+    async list(principal: Principal, q: LocationQuery) {
+      let rows = await db
+        .selectFrom("locations")
+        .selectAll()
+        .where("operator_id", "=", principal.operatorId)
+        .orderBy("code")
+        .orderBy("id")
+        .execute();
+      if (q.tags.length > 0) {
+        rows = rows.filter((r) => {
+          const tags = JSON.parse(r.tags) as string[];
+          return q.tags.every((t) => tags.includes(t));
+        });
+      }
+      const near = q.near;
+      if (near) {
+        const withDistance = rows.map((r) => ({ r, d: distanceM(near, { lat: r.latitude, lng: r.longitude }) }));
+        rows = withDistance
+          .filter((x) => near.radiusM === undefined || x.d <= near.radiusM)
+          .sort((x, y) => x.d - y.d)
+          .map((x) => x.r);
+      }
+      const devices = await devicesByLocation(rows.map((r) => r.id));
+      const now = clock.now();
+      return rows.map((r) =>
+        presentLocation(r, aggregate(devices.get(r.id) ?? [], now), principal, { includeResources: q.includeResources }),
+      );
+    },
+
+    async get(principal: Principal, id: string, includeResources: boolean) {
+      const row = await findOwned(principal, id);
+      const devices = await devicesByLocation([row.id]);
+      return presentLocationDetail(row, aggregate(devices.get(row.id) ?? [], clock.now()), principal, { includeResources });
+    },
+
+    /**
+     * All-or-nothing PATCH: every field's permission is checked before anything is written (S15).
+     * A location moved between tenants is a manifest action, so organization ids here are data only.
+     */
+    async patch(principal: Principal, id: string, patch: LocationPatch) {
+      const forbidden = Object.keys(patch).filter((field) => {
+        const needed = PATCH_PERMISSIONS[field];
+        return needed !== null && needed !== undefined && !can(principal, needed);
+      });
+      if (forbidden.length > 0) {
+        throw new AppError("ERRORS.FORBIDDEN", `Missing permission to change: ${forbidden.join(", ")}`, {
+          fields: forbidden,
+        });
+      }
+      const row = await findOwned(principal, id);
+      const attrs = parseLocationAttrs(row.attrs);
+      let tags = JSON.parse(row.tags) as string[];
+      const columns: Partial<LocationsTable> = {};
+      for (const [field, value] of Object.entries(patch)) {
+        if (value === undefined) continue;
+        switch (field) {
+          case "code":
+          case "label":
+          case "type":
+          case "latitude":
+          case "longitude":
+            Object.assign(columns, { [field]: value });
+            break;
+          case "public_tags":
+            tags = applyTagChange(tags, value as { add: string[]; remove: string[] });
+            break;
+          case "private_tags":
+            attrs.private_tags = applyTagChange(attrs.private_tags, value as { add: string[]; remove: string[] });
+            break;
+          default:
+            Object.assign(attrs, { [field]: value });
+        }
+      }
+      await db
+        .updateTable("locations")
+        .set({ ...columns, tags: JSON.stringify(tags), attrs: JSON.stringify(attrs), updated_at: clock.now().toISOString() })
+        .where("id", "=", row.id)
+        .where("operator_id", "=", principal.operatorId)
+        .execute();
+    },
+
+    async listPublicAreas(principal: Principal) {
+      const rows = await db
+        .selectFrom("public_areas")
+        .select(["id", "name"])
+        .where("operator_id", "=", principal.operatorId)
+        .orderBy("id")
+        .execute();
+      return rows.map((r) => ({ id: r.id, name: r.name, uri: `/location/v1/public-areas/${r.id}/locations` }));
+    },
+
+    /** The public map (no auth): only public fields, GeoJSON coordinates are [longitude, latitude]. */
+    async publicAreaGeoJson(publicAreaId: string) {
+      const area = await db.selectFrom("public_areas").select("id").where("id", "=", publicAreaId).executeTakeFirst();
+      if (!area) throw new AppError("ERRORS.NOT_FOUND", `Public area ${publicAreaId} not found`);
+      const rows = await db
+        .selectFrom("locations")
+        .innerJoin("public_area_locations", "public_area_locations.location_id", "locations.id")
+        .selectAll("locations")
+        .where("public_area_locations.public_area_id", "=", area.id)
+        .orderBy("locations.code")
+        .execute();
+      const devices = await devicesByLocation(rows.map((r) => r.id));
+      const now = clock.now();
+      return {
+        type: "FeatureCollection" as const,
+        features: rows.map((r) => {
+          const agg = aggregate(devices.get(r.id) ?? [], now);
+          const attrs = parseLocationAttrs(r.attrs);
+          return {
+            type: "Feature" as const,
+            geometry: { type: "Point" as const, coordinates: [r.longitude, r.latitude] as [number, number] },
+            properties: {
+              code: r.code,
+              address: attrs.address,
+              name: locationName(r.code, r.label),
+              label: r.label,
+              tags: JSON.parse(r.tags) as string[],
+              parking: { total: agg.total, available: agg.available, online: agg.online },
+              icon: { png2x: "", svg: "", png: "" },
+              renting: { available_docks: agg.available, online_docks: agg.online, total_docks: agg.total, available_rentals: 0 },
+            },
+          };
+        }),
+      };
+    },
+  };
+}
+
+export type LocationService = ReturnType<typeof createLocationService>;
+
+function applyTagChange(tags: string[], change: { add: string[]; remove: string[] }): string[] {
+  const next = tags.filter((t) => !change.remove.includes(t));
+  for (const t of change.add) if (!next.includes(t)) next.push(t);
+  return next;
+}

@@ -1,0 +1,223 @@
+import { v5 as uuidv5 } from "uuid";
+import { readyState } from "../../shared/domain/device-machine.ts";
+import { familyOf } from "../../shared/domain/device-types.ts";
+import type { Clock } from "../../shared/clock.ts";
+import { LocationAttrs } from "../locations/location-attrs.ts";
+import { DeviceAttrs } from "../devices/device-attrs.ts";
+import { hashSecret, verifySecret } from "../auth/secrets.ts";
+import type { Db } from "../store/db.ts";
+import type { SiteManifest } from "./manifest-schema.ts";
+
+/** Namespace for ids derived from manifest names, so re-applying a manifest finds the same rows. */
+const NAMESPACE = "3b0c4f52-52d6-4a55-9f36-1c1a3b3c9e10";
+
+export const derivedId = (...parts: string[]) => uuidv5(parts.join("/"), NAMESPACE);
+
+export type ApplySummary = { created: number; updated: number };
+
+type Env = Record<string, string | undefined>;
+
+/** Cross-references zod cannot see; each message names where in the manifest the problem is. */
+export function checkManifest(m: SiteManifest): string[] {
+  const problems: string[] = [];
+  const clientIds = new Set<string>();
+  const gatewayIds = new Set<string>();
+  const areaIds = new Set<string>();
+  m.operators.forEach((op, i) => {
+    op.clients.forEach((c, j) => {
+      if (clientIds.has(c.client_id)) problems.push(`operators[${i}].clients[${j}].client_id: duplicate ${c.client_id}`);
+      clientIds.add(c.client_id);
+    });
+    const codes = new Set<string>();
+    op.locations.forEach((loc, j) => {
+      if (codes.has(loc.code)) problems.push(`operators[${i}].locations[${j}].code: duplicate ${loc.code}`);
+      codes.add(loc.code);
+      const aliases = new Set<string>();
+      loc.gateways.forEach((gw, k) => {
+        if (gatewayIds.has(gw.id)) problems.push(`operators[${i}].locations[${j}].gateways[${k}].id: duplicate ${gw.id}`);
+        gatewayIds.add(gw.id);
+        gw.devices.forEach((d, n) => {
+          if (aliases.has(d.alias)) {
+            problems.push(`operators[${i}].locations[${j}].gateways[${k}].devices[${n}].alias: duplicate ${d.alias}`);
+          }
+          aliases.add(d.alias);
+        });
+      });
+    });
+    op.public_areas.forEach((pa, j) => {
+      if (areaIds.has(pa.id)) problems.push(`operators[${i}].public_areas[${j}].id: duplicate ${pa.id}`);
+      areaIds.add(pa.id);
+      for (const code of pa.locations) {
+        if (!codes.has(code)) problems.push(`operators[${i}].public_areas[${j}].locations: no location with code ${code}`);
+      }
+    });
+  });
+  return problems;
+}
+
+async function secretHash(
+  s: { secret?: string; secret_env?: string; secret_hash?: string },
+  current: string | undefined,
+  env: Env,
+  where: string,
+): Promise<string> {
+  if (s.secret_hash) return s.secret_hash;
+  const plain = s.secret ?? (s.secret_env ? env[s.secret_env] : undefined);
+  if (!plain) throw new Error(`${where}: environment variable ${s.secret_env} is not set`);
+  // Keep the stored hash when the secret did not change, so re-applying writes nothing.
+  if (current && (await verifySecret(plain, current))) return current;
+  return hashSecret(plain);
+}
+
+/**
+ * Applies a manifest idempotently: creates what is missing, updates what changed, never touches a
+ * device's runtime state (state, health, occupant) and never deletes.
+ */
+export async function applyManifest(db: Db, m: SiteManifest, clock: Clock, env: Env = process.env): Promise<ApplySummary> {
+  const problems = checkManifest(m);
+  if (problems.length > 0) throw new Error(`invalid manifest:\n  ${problems.join("\n  ")}`);
+  const ts = clock.now().toISOString();
+  const summary: ApplySummary = { created: 0, updated: 0 };
+
+  // Hash secrets before the transaction: scrypt is deliberately slow.
+  const clientHashes = new Map<string, string>();
+  const gatewayHashes = new Map<string, string>();
+  for (const [i, op] of m.operators.entries()) {
+    for (const [j, c] of op.clients.entries()) {
+      const row = await db.selectFrom("api_clients").select("secret_hash").where("client_id", "=", c.client_id).executeTakeFirst();
+      clientHashes.set(c.client_id, await secretHash(c, row?.secret_hash, env, `operators[${i}].clients[${j}]`));
+    }
+    for (const loc of op.locations) {
+      for (const gw of loc.gateways) {
+        const row = await db.selectFrom("gateways").select("secret_hash").where("id", "=", gw.id).executeTakeFirst();
+        gatewayHashes.set(gw.id, await secretHash(gw, row?.secret_hash, env, `gateway ${gw.id}`));
+      }
+    }
+  }
+
+  await db.transaction().execute(async (trx) => {
+    async function upsert<T extends keyof import("../store/schema.ts").Database>(
+      table: T,
+      key: Record<string, string>,
+      insert: Record<string, unknown>,
+      update: Record<string, unknown>,
+    ) {
+      let q = trx.selectFrom(table as "operators").select(Object.keys(key)[0] as "id");
+      for (const [k, v] of Object.entries(key)) q = q.where(k as "id", "=", v);
+      const existing = await q.executeTakeFirst();
+      if (!existing) {
+        await trx.insertInto(table as "operators").values({ ...key, ...insert, ...update } as never).execute();
+        summary.created++;
+        return;
+      }
+      let u = trx.updateTable(table as "operators").set(update as never);
+      for (const [k, v] of Object.entries(key)) u = u.where(k as "id", "=", v);
+      await u.execute();
+      summary.updated++;
+    }
+
+    for (const op of m.operators) {
+      await upsert("operators", { id: op.id }, { created_at: ts }, { name: op.name });
+      for (const c of op.clients) {
+        await upsert(
+          "api_clients",
+          { client_id: c.client_id },
+          { created_at: ts },
+          {
+            operator_id: op.id,
+            name: c.name,
+            secret_hash: clientHashes.get(c.client_id),
+            permissions: JSON.stringify(c.permissions),
+          },
+        );
+      }
+      const locationIds = new Map<string, string>();
+      for (const loc of op.locations) {
+        const locationId = loc.id ?? derivedId(op.id, "location", loc.code);
+        locationIds.set(loc.code, locationId);
+        const attrs = LocationAttrs.parse({ operator_id: op.id, ...loc.attrs });
+        await upsert(
+          "locations",
+          { id: locationId },
+          { created_at: ts },
+          {
+            operator_id: op.id,
+            code: loc.code,
+            label: loc.label,
+            type: loc.type,
+            status: loc.status,
+            latitude: loc.latitude,
+            longitude: loc.longitude,
+            tags: JSON.stringify(loc.tags),
+            attrs: JSON.stringify(attrs),
+            updated_at: ts,
+          },
+        );
+        for (const gw of loc.gateways) {
+          await upsert(
+            "gateways",
+            { id: gw.id },
+            { created_at: ts, online: null, status_at: null },
+            { operator_id: op.id, location_id: locationId, secret_hash: gatewayHashes.get(gw.id) },
+          );
+          const devices = [
+            { id: gw.guard_id ?? derivedId("gateway", gw.id), alias: gw.id, type: "GUARD" as const, camera: gw.camera, d: null },
+            ...gw.devices.map((d) => ({ id: d.id ?? derivedId(locationId, "device", d.alias), alias: d.alias, type: d.type, camera: false, d })),
+          ];
+          for (const dev of devices) {
+            const d = dev.d;
+            await upsert(
+              "devices",
+              { id: dev.id },
+              {
+                state_value: readyState(familyOf(dev.type)),
+                state_changed_at: ts,
+                state_timeout_at: null,
+                state_restore: null,
+                lock_state: familyOf(dev.type) === "door" ? "LOCKED" : "UNLOCKED",
+                hardware_state: "NORMAL",
+                sleep_state: "",
+                last_seen_at: null,
+                offline_at: null,
+                user_id: null,
+                user_access_key: null,
+                booked_by: null,
+                command_id: null,
+                last_lock_command_at: null,
+                version: 0,
+                created_at: ts,
+              },
+              {
+                operator_id: op.id,
+                location_id: locationId,
+                gateway_id: gw.id,
+                type: dev.type,
+                alias: dev.alias,
+                code: d?.code ?? "",
+                hardware_id: d?.hardware_id ?? "",
+                has_camera: dev.camera ? 1 : 0,
+                power_save_strategy: d?.power_save_strategy ?? "NONE",
+                attrs: JSON.stringify(DeviceAttrs.parse({ tags: d?.tags ?? [], comment: d?.comment ?? "", bus: d?.bus ?? null })),
+                updated_at: ts,
+              },
+            );
+          }
+        }
+      }
+      for (const pa of op.public_areas) {
+        await upsert("public_areas", { id: pa.id }, {}, { operator_id: op.id, name: pa.name });
+        for (const code of pa.locations) {
+          const locationId = locationIds.get(code) as string;
+          const link = await trx
+            .selectFrom("public_area_locations")
+            .select("location_id")
+            .where("public_area_id", "=", pa.id)
+            .where("location_id", "=", locationId)
+            .executeTakeFirst();
+          if (!link) await trx.insertInto("public_area_locations").values({ public_area_id: pa.id, location_id: locationId }).execute();
+        }
+      }
+    }
+  });
+  return summary;
+}

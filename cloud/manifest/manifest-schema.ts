@@ -1,0 +1,99 @@
+import { z } from "zod";
+import { LocationType, LocationStatus } from "../../shared/api/location.ts";
+import { PERMISSIONS } from "../../shared/api/permissions.ts";
+import { DEVICE_TYPES, POWER_SAVE_STRATEGIES } from "../../shared/domain/device-types.ts";
+import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
+import { LocationAttrs } from "../locations/location-attrs.ts";
+
+/**
+ * The service operator's site manifest: a declarative description of operators, API clients, public
+ * areas, locations, gateways and devices, applied idempotently (`npm run manifest -- apply FILE`).
+ * A secret is given as `secret` (plain, for local demos), `secret_env` (read from the environment) or
+ * `secret_hash` (an scrypt hash); only hashes are stored.
+ */
+const Secret = z
+  .object({
+    secret: z.string().min(8).optional(),
+    secret_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+    secret_hash: z.string().startsWith("scrypt$").optional(),
+  })
+  .refine((s) => [s.secret, s.secret_env, s.secret_hash].filter((x) => x !== undefined).length === 1, {
+    message: "give exactly one of secret, secret_env or secret_hash",
+  });
+
+const Client = z.intersection(
+  z.strictObject({
+    client_id: z.string().regex(/^[\x21-\x7e]{3,100}$/, "printable ASCII without spaces, 3–100 characters"),
+    name: z.string().default(""),
+    permissions: z.array(z.enum(PERMISSIONS)).default([]),
+    secret: z.string().optional(),
+    secret_env: z.string().optional(),
+    secret_hash: z.string().optional(),
+  }),
+  Secret,
+);
+
+const Device = z.strictObject({
+  id: z.uuid().optional().describe("Stable id; derived from the location and alias when omitted"),
+  alias: z.string().min(1).max(32),
+  type: z.enum(DEVICE_TYPES).exclude(["GUARD"]),
+  code: z.string().default(""),
+  hardware_id: z.string().default(""),
+  power_save_strategy: z.enum(POWER_SAVE_STRATEGIES).default("NONE"),
+  bus: z.strictObject({ board: z.number().int().min(1).max(247), channel: z.number().int().min(1).max(64) }).optional(),
+  tags: z.array(z.string()).default([]),
+  comment: z.string().default(""),
+});
+
+const Gateway = z.intersection(
+  z.strictObject({
+    id: z.string().regex(GATEWAY_ID_PATTERN, "letters, digits, '.', '_' and '-' only"),
+    guard_id: z.uuid().optional().describe("Id of the gateway's GUARD device; derived when omitted"),
+    camera: z.boolean().default(false),
+    devices: z.array(Device).default([]),
+    secret: z.string().optional(),
+    secret_env: z.string().optional(),
+    secret_hash: z.string().optional(),
+  }),
+  Secret,
+);
+
+const Location = z.strictObject({
+  id: z.uuid().optional().describe("Stable id; derived from the operator and code when omitted"),
+  code: z.string().min(1).max(32),
+  label: z.string().min(1),
+  type: LocationType,
+  status: LocationStatus.default("LAUNCHED"),
+  latitude: z.number().min(-90).max(90),
+  longitude: z.number().min(-180).max(180),
+  tags: z.array(z.string()).default([]),
+  attrs: LocationAttrs.partial().strict().default({}),
+  gateways: z.array(Gateway).default([]),
+});
+
+const PublicArea = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, "a slug or a UUID")
+    .describe("Public area id; may be a slug such as 'amsterdam-centre'"),
+  name: z.string(),
+  locations: z.array(z.string()).describe("Codes of this operator's locations"),
+});
+
+const Operator = z.strictObject({
+  id: z.uuid(),
+  name: z.string().min(1),
+  clients: z.array(Client).default([]),
+  public_areas: z.array(PublicArea).default([]),
+  locations: z.array(Location).default([]),
+});
+
+export const SiteManifest = z
+  .strictObject({
+    version: z.literal(1),
+    operators: z.array(Operator).min(1),
+  })
+  .meta({ title: "Site manifest", description: "Operators, API clients, public areas, locations, gateways and devices" });
+
+export type SiteManifest = z.infer<typeof SiteManifest>;
+export type ManifestInput = z.input<typeof SiteManifest>;

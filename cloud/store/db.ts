@@ -1,0 +1,51 @@
+import BetterSqlite3 from "better-sqlite3";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import type { Database } from "./schema.ts";
+import { migrationProvider } from "./migrations.ts";
+
+export type Db = Kysely<Database>;
+
+export type StoreConfig =
+  | { kind: "sqlite"; file: string }
+  | { kind: "postgres"; url: string; /** schema to use (created if missing); default public */ schema?: string };
+
+/** Opens the store named by config and runs pending migrations. */
+export async function openDb(config: StoreConfig): Promise<Db> {
+  const db = config.kind === "sqlite" ? openSqlite(config.file) : await openPostgres(config.url, config.schema);
+  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    await db.destroy();
+    throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ""}: ${String(error)}`);
+  }
+  return db;
+}
+
+function openSqlite(file: string): Db {
+  const sqlite = new BetterSqlite3(file);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 5000");
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+}
+
+async function openPostgres(url: string, schema?: string): Promise<Db> {
+  if (schema) {
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

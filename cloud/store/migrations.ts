@@ -1,0 +1,123 @@
+import type { Kysely, Migration, MigrationProvider } from "kysely";
+
+/** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
+const migrations: Record<string, Migration> = {
+  "001-init": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("operators")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("api_clients")
+        .addColumn("client_id", "text", (c) => c.primaryKey())
+        .addColumn("operator_id", "text", (c) => c.notNull().references("operators.id"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("secret_hash", "text", (c) => c.notNull())
+        .addColumn("permissions", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("locations")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("operator_id", "text", (c) => c.notNull().references("operators.id"))
+        .addColumn("code", "text", (c) => c.notNull())
+        .addColumn("label", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("latitude", "double precision", (c) => c.notNull())
+        .addColumn("longitude", "double precision", (c) => c.notNull())
+        .addColumn("tags", "text", (c) => c.notNull())
+        .addColumn("attrs", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("locations_operator").on("locations").column("operator_id").execute();
+      await db.schema
+        .createTable("public_areas")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("operator_id", "text", (c) => c.notNull().references("operators.id"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("public_area_locations")
+        .addColumn("public_area_id", "text", (c) => c.notNull().references("public_areas.id"))
+        .addColumn("location_id", "text", (c) => c.notNull().references("locations.id"))
+        .addPrimaryKeyConstraint("public_area_locations_pk", ["public_area_id", "location_id"])
+        .execute();
+      await db.schema
+        .createTable("gateways")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("operator_id", "text", (c) => c.notNull().references("operators.id"))
+        .addColumn("location_id", "text", (c) => c.notNull().references("locations.id"))
+        .addColumn("secret_hash", "text", (c) => c.notNull())
+        .addColumn("online", "integer")
+        .addColumn("status_at", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("devices")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("operator_id", "text", (c) => c.notNull().references("operators.id"))
+        .addColumn("location_id", "text", (c) => c.notNull().references("locations.id"))
+        .addColumn("gateway_id", "text", (c) => c.references("gateways.id"))
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("alias", "text", (c) => c.notNull())
+        .addColumn("code", "text", (c) => c.notNull())
+        .addColumn("hardware_id", "text", (c) => c.notNull())
+        .addColumn("has_camera", "integer", (c) => c.notNull())
+        .addColumn("power_save_strategy", "text", (c) => c.notNull())
+        .addColumn("sleep_state", "text", (c) => c.notNull())
+        .addColumn("state_value", "text", (c) => c.notNull())
+        .addColumn("state_changed_at", "text", (c) => c.notNull())
+        .addColumn("state_timeout_at", "text")
+        .addColumn("state_restore", "text")
+        .addColumn("lock_state", "text", (c) => c.notNull())
+        .addColumn("hardware_state", "text", (c) => c.notNull())
+        .addColumn("last_seen_at", "text")
+        .addColumn("offline_at", "text")
+        .addColumn("user_id", "text")
+        .addColumn("user_access_key", "text")
+        .addColumn("booked_by", "text")
+        .addColumn("command_id", "text")
+        .addColumn("last_lock_command_at", "text")
+        .addColumn("attrs", "text", (c) => c.notNull())
+        .addColumn("version", "integer", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("devices_location").on("devices").column("location_id").execute();
+      await db.schema.createIndex("devices_timeout").on("devices").column("state_timeout_at").execute();
+      await db.schema
+        .createTable("commands")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("operator_id", "text", (c) => c.notNull().references("operators.id"))
+        .addColumn("device_id", "text", (c) => c.notNull().references("devices.id"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("state_value", "text", (c) => c.notNull())
+        .addColumn("state_reason", "text", (c) => c.notNull())
+        .addColumn("state_timeout_at", "text")
+        .addColumn("params", "text", (c) => c.notNull())
+        .addColumn("requested_by", "text", (c) => c.notNull())
+        .addColumn("events", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("commands_device").on("commands").column("device_id").execute();
+      await db.schema.createIndex("commands_timeout").on("commands").column("state_timeout_at").execute();
+      await db.schema
+        .createTable("applied_seqs")
+        .addColumn("gateway_id", "text", (c) => c.notNull())
+        .addColumn("seq", "integer", (c) => c.notNull())
+        .addColumn("applied_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("applied_seqs_pk", ["gateway_id", "seq"])
+        .execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

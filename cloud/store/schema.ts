@@ -1,0 +1,129 @@
+/**
+ * Table types of the cloud store. Portable across SQLite and PostgreSQL by construction: timestamps are
+ * RFC 3339 UTC text (sortable as text), booleans are 0/1 integers, structured values are JSON text.
+ */
+export interface OperatorsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiClientsTable {
+  client_id: string;
+  operator_id: string;
+  name: string;
+  secret_hash: string;
+  /** JSON array of Permission */
+  permissions: string;
+  created_at: string;
+}
+
+export interface PublicAreasTable {
+  id: string;
+  operator_id: string;
+  name: string;
+}
+
+export interface PublicAreaLocationsTable {
+  public_area_id: string;
+  location_id: string;
+}
+
+export interface LocationsTable {
+  id: string;
+  operator_id: string;
+  code: string;
+  label: string;
+  type: string;
+  status: string;
+  latitude: number;
+  longitude: number;
+  /** JSON array of public tags */
+  tags: string;
+  /** JSON object of the remaining location fields (see cloud/locations/location-attrs.ts) */
+  attrs: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GatewaysTable {
+  id: string;
+  operator_id: string;
+  location_id: string;
+  secret_hash: string;
+  /** Last retained status: 1 online, 0 offline, null never heard. */
+  online: number | null;
+  status_at: string | null;
+  created_at: string;
+}
+
+export interface DevicesTable {
+  id: string;
+  operator_id: string;
+  location_id: string;
+  gateway_id: string | null;
+  type: string;
+  alias: string;
+  code: string;
+  hardware_id: string;
+  has_camera: number;
+  power_save_strategy: string;
+  sleep_state: string;
+  state_value: string;
+  state_changed_at: string;
+  state_timeout_at: string | null;
+  /** JSON StableState or null */
+  state_restore: string | null;
+  lock_state: string;
+  hardware_state: string;
+  last_seen_at: string | null;
+  offline_at: string | null;
+  user_id: string | null;
+  user_access_key: string | null;
+  /** Who holds the current booking (principal id), for cancel-booking. */
+  booked_by: string | null;
+  /** The command driving the current interim state, if any. */
+  command_id: string | null;
+  last_lock_command_at: string | null;
+  /** JSON object: tags, comment, flags, price list, settings, bus address */
+  attrs: string;
+  /** Optimistic concurrency: every state write checks and bumps it. */
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CommandsTable {
+  id: string;
+  operator_id: string;
+  device_id: string;
+  name: string;
+  state_value: string;
+  state_reason: string;
+  state_timeout_at: string | null;
+  /** JSON of the accepted request parameters */
+  params: string;
+  requested_by: string;
+  /** JSON array of CommandEvent */
+  events: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AppliedSeqsTable {
+  gateway_id: string;
+  seq: number;
+  applied_at: string;
+}
+
+export interface Database {
+  operators: OperatorsTable;
+  api_clients: ApiClientsTable;
+  public_areas: PublicAreasTable;
+  public_area_locations: PublicAreaLocationsTable;
+  locations: LocationsTable;
+  gateways: GatewaysTable;
+  devices: DevicesTable;
+  commands: CommandsTable;
+  applied_seqs: AppliedSeqsTable;
+}

@@ -1,0 +1,29 @@
+/** Time is injected (STYLE rule 6): anything that waits or reads "now" takes a Clock. */
+export type TimerHandle = { readonly id: number };
+
+export interface Clock {
+  now(): Date;
+  setTimer(ms: number, fn: () => void): TimerHandle;
+  clearTimer(handle: TimerHandle): void;
+}
+
+export const systemClock: Clock = {
+  now: () => new Date(),
+  setTimer(ms, fn) {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return { id: Number(t[Symbol.toPrimitive]()) };
+  },
+  clearTimer(handle) {
+    clearTimeout(handle.id);
+  },
+};
+
+/** RFC 3339 in UTC with milliseconds: sortable as text, so both stores compare timestamps alike. */
+export function iso(d: Date): string {
+  return d.toISOString();
+}
+
+export function addMs(d: Date, ms: number): Date {
+  return new Date(d.getTime() + ms);
+}

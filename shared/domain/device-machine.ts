@@ -1,0 +1,170 @@
+/**
+ * The API-level device state machine (spec: States and transitions → Device state), as a pure function.
+ * The caller owns time and I/O: it feeds an input and `now`, and persists what comes back.
+ *
+ * Stable states: UNLOCKED, BOOKED, LOCKED. Interim states: ALLOCATED, LOCKING, UNLOCKING; each carries a
+ * deadline in `timeout_at` and remembers in `restore` the stable state to return to if its command fails.
+ * Doors use inverted logic: LOCKED is their ready state; UNLOCKED is the released lock, which re-locks
+ * when its `timeout_at` passes.
+ */
+import type { CommandName, DeviceFamily } from "./device-types.ts";
+
+export const DEVICE_STATE_VALUES = ["ALLOCATED", "LOCKED", "LOCKING", "UNLOCKED", "UNLOCKING", "BOOKED"] as const;
+export type DeviceStateValue = (typeof DEVICE_STATE_VALUES)[number];
+
+export type StableState = { value: DeviceStateValue; timeout_at: string | null };
+
+export type DeviceState = {
+  value: DeviceStateValue;
+  changed_at: string;
+  /** RFC 3339 or null: null means the state does not time out. */
+  timeout_at: string | null;
+  /** Set only in interim states: what a failed command returns the device to. */
+  restore: StableState | null;
+};
+
+export type DeviceTimeouts = {
+  /** Window for the gateway to take a command (ALLOCATED, and UNLOCKING before RECEIVED). */
+  deliveryMs: number;
+  /** Window for the hardware to confirm once the gateway has the command (LOCKING, UNLOCKING). */
+  hardwareMs: number;
+  /** Default booking length when `book` has no timeout_at: 1 hour (spec: Limits). */
+  bookingMs: number;
+  /** How long a released door stays UNLOCKED before it re-locks. */
+  doorReleaseMs: number;
+};
+
+export type DeviceInput =
+  /** A command was accepted: move into its interim (or final, for cloud-only commands) state. */
+  | { kind: "command"; name: CommandName; bookingUntil?: string }
+  /** The gateway took the command to the hardware: the delivery window becomes the hardware window. */
+  | { kind: "received"; name: CommandName }
+  /** The hardware confirmed the command. */
+  | { kind: "confirmed"; name: CommandName }
+  /** The command ended in ERROR: go back to the remembered stable state. */
+  | { kind: "failed" }
+  /** `timeout_at` has passed. */
+  | { kind: "expired" };
+
+export type Refusal = { refused: true; code: "COMMAND_NOT_ALLOWED_IN_STATE"; message: string };
+export type Transition = { refused: false; state: DeviceState; changed: boolean };
+
+const INTERIM: ReadonlySet<DeviceStateValue> = new Set(["ALLOCATED", "LOCKING", "UNLOCKING"]);
+
+export function isInterim(value: DeviceStateValue): boolean {
+  return INTERIM.has(value);
+}
+
+/** The state a door or locker settles in when nothing is happening. */
+export function readyState(family: DeviceFamily): DeviceStateValue {
+  return family === "door" ? "LOCKED" : "UNLOCKED";
+}
+
+function at(now: Date, ms: number): string {
+  return new Date(now.getTime() + ms).toISOString();
+}
+
+function stableOf(s: DeviceState): StableState {
+  return s.restore ?? { value: s.value, timeout_at: s.timeout_at };
+}
+
+function move(from: DeviceState, value: DeviceStateValue, now: Date, timeout_at: string | null, restore: StableState | null): Transition {
+  return {
+    refused: false,
+    changed: true,
+    state: { value, changed_at: now.toISOString(), timeout_at, restore },
+  };
+}
+
+function stay(s: DeviceState): Transition {
+  return { refused: false, changed: false, state: s };
+}
+
+function refuse(name: string, s: DeviceState): Refusal {
+  return {
+    refused: true,
+    code: "COMMAND_NOT_ALLOWED_IN_STATE",
+    message: `Command ${name} is not allowed while the device is ${s.value}`,
+  };
+}
+
+export function transitionDevice(
+  family: DeviceFamily,
+  s: DeviceState,
+  input: DeviceInput,
+  now: Date,
+  t: DeviceTimeouts,
+): Transition | Refusal {
+  switch (input.kind) {
+    case "command":
+      return onCommand(family, s, input.name, now, t, input.bookingUntil);
+    case "received":
+      // The delivery deadline is replaced by the hardware confirmation window (ALLOCATED → LOCKING).
+      if (!isInterim(s.value)) return stay(s);
+      return move(s, s.value === "ALLOCATED" ? "LOCKING" : s.value, now, at(now, t.hardwareMs), s.restore);
+    case "confirmed":
+      if (s.value === "LOCKING" || s.value === "ALLOCATED") return move(s, "LOCKED", now, null, null);
+      if (s.value === "UNLOCKING") {
+        // A released door re-locks after its window; a locker or dock is simply available again.
+        return move(s, "UNLOCKED", now, family === "door" ? at(now, t.doorReleaseMs) : null, null);
+      }
+      return stay(s);
+    case "failed":
+      if (!s.restore) return stay(s);
+      return move(s, s.restore.value, now, s.restore.timeout_at, null);
+    case "expired":
+      return onExpired(family, s, now);
+  }
+}
+
+function onExpired(family: DeviceFamily, s: DeviceState, now: Date): Transition {
+  if (s.timeout_at === null || new Date(s.timeout_at).getTime() > now.getTime()) return stay(s);
+  if (s.value === "BOOKED") return move(s, "UNLOCKED", now, null, null);
+  if (s.value === "UNLOCKED" && family === "door") return move(s, "LOCKED", now, null, null);
+  if (isInterim(s.value) && s.restore) {
+    const back = s.restore;
+    // A booking that ran out while a lock was in flight is over: go to UNLOCKED, not back to BOOKED.
+    const bookingOver = back.value === "BOOKED" && back.timeout_at !== null && Date.parse(back.timeout_at) <= now.getTime();
+    return move(s, bookingOver ? "UNLOCKED" : back.value, now, bookingOver ? null : back.timeout_at, null);
+  }
+  return stay(s);
+}
+
+function onCommand(
+  family: DeviceFamily,
+  s: DeviceState,
+  name: CommandName,
+  now: Date,
+  t: DeviceTimeouts,
+  bookingUntil: string | undefined,
+): Transition | Refusal {
+  const delivery = at(now, t.deliveryMs);
+  switch (name) {
+    case "book":
+      if (s.value !== "UNLOCKED") return refuse(name, s);
+      return move(s, "BOOKED", now, bookingUntil ?? at(now, t.bookingMs), null);
+    case "cancel-booking":
+    case "force-cancel-booking":
+      if (s.value !== "BOOKED") return refuse(name, s);
+      return move(s, "UNLOCKED", now, null, null);
+    case "lock":
+      // The lock first holds the device as ALLOCATED so no one else can claim it (spec: Device state).
+      if (s.value !== "UNLOCKED" && s.value !== "BOOKED") return refuse(name, s);
+      return move(s, "ALLOCATED", now, delivery, stableOf(s));
+    case "unlock":
+      if (family === "door") {
+        if (s.value !== "LOCKED" && s.value !== "UNLOCKED") return refuse(name, s);
+        return move(s, "UNLOCKING", now, delivery, stableOf(s));
+      }
+      if (s.value !== "LOCKED") return refuse(name, s);
+      return move(s, "UNLOCKING", now, delivery, stableOf(s));
+    case "force-lock":
+      // Force commands bypass the state checks (spec); they still remember where to go back to.
+      return move(s, "LOCKING", now, delivery, stableOf(s));
+    case "force-unlock":
+      return move(s, "UNLOCKING", now, delivery, stableOf(s));
+    case "sync-device":
+    case "take-photo":
+      return stay(s);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * One error class with stable codes (spec: Errors). Callers and tests branch on `code`, never on the
+ * message; each code knows its HTTP status so the cloud's error handler needs no mapping table.
+ */
+export const ERROR_STATUS = {
+  "ERRORS.VALIDATION_FAILED": 400,
+  "ERRORS.INVALID_TIMEOUT_AT": 400,
+  "ERRORS.COMMAND_NOT_SUPPORTED": 400,
+  "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE": 400,
+  "ERRORS.DEVICE_ASLEEP": 400,
+  "ERRORS.INVALID_PAGINATION_TOKEN": 400,
+  "ERRORS.INVALID_REQUEST": 400,
+  "ERRORS.UNSUPPORTED_GRANT_TYPE": 400,
+  "ERRORS.INVALID_CLIENT": 401,
+  "ERRORS.UNAUTHORIZED": 401,
+  "ERRORS.INVALID_TOKEN": 401,
+  "ERRORS.FORBIDDEN": 403,
+  "ERRORS.NOT_FOUND": 404,
+  "ERRORS.METHOD_NOT_ALLOWED": 405,
+  "ERRORS.NOT_ACCEPTABLE": 406,
+  "ERRORS.PAYLOAD_TOO_LARGE": 413,
+  "ERRORS.UNSUPPORTED_MEDIA_TYPE": 415,
+  "ERRORS.LOCK_COMMAND_THROTTLED": 429,
+  "ERRORS.RATE_LIMITED": 429,
+  "ERRORS.INTERNAL": 500,
+  "ERRORS.SERVICE_UNAVAILABLE": 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  /** Evidence for logs and for the client (only safe, public facts go here). */
+  readonly context: Record<string, unknown>;
+  /** Extra response headers, e.g. Retry-After for 429. */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    context: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "AppError";
+    this.code = code;
+    this.context = context;
+    this.headers = headers;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}
+
+export function hasCode(e: unknown, code: ErrorCode): boolean {
+  return isAppError(e) && e.code === code;
+}

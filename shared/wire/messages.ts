@@ -1,0 +1,76 @@
+/**
+ * Payloads of the gateway ⇄ cloud wire, one zod schema each, validated on receipt by both ends
+ * (ARCHITECTURE: Wire principles). JSON keys are snake_case like the public API.
+ */
+import { z } from "zod";
+import { COMMAND_NAMES } from "../domain/device-types.ts";
+
+const Timestamp = z.iso.datetime({ offset: true });
+
+/** Down, `cmd`, QoS 1. The command id is the idempotency key end to end. */
+export const CommandRequest = z.object({
+  command_id: z.uuid(),
+  device_id: z.uuid(),
+  name: z.enum(COMMAND_NAMES),
+  params: z
+    .object({
+      power_cycle: z.boolean().optional(),
+      reason: z.string().optional(),
+      comment: z.string().optional(),
+    })
+    .default({}),
+  issued_at: Timestamp,
+  /** The gateway never actuates a command after this instant (S31, F7). */
+  expires_at: Timestamp,
+});
+export type CommandRequest = z.infer<typeof CommandRequest>;
+
+/** Common fields of every up-going message that travels through the gateway's durable outbox. */
+const OutboxFields = {
+  gateway_id: z.string(),
+  /** Per-gateway monotonic sequence number: the cloud applies each (gateway_id, seq) once. */
+  seq: z.number().int().positive(),
+  /** RFC 3339, from the side that observed the fact. */
+  observed_at: Timestamp,
+};
+
+export const CommandProgress = z.object({
+  ...OutboxFields,
+  type: z.literal("command_progress"),
+  command_id: z.uuid(),
+  device_id: z.uuid(),
+  state: z.enum(["RECEIVED", "SUCCESS", "ERROR"]),
+  reason: z.string().max(500).default(""),
+  /** Physical lock state after the command, when the hardware reported it. */
+  lock_state: z.enum(["LOCKED", "UNLOCKED"]).optional(),
+});
+export type CommandProgress = z.infer<typeof CommandProgress>;
+
+export const DeviceStateReport = z.object({
+  ...OutboxFields,
+  type: z.literal("device_state"),
+  device_id: z.uuid(),
+  lock_state: z.enum(["LOCKED", "UNLOCKED"]).optional(),
+  sleep_state: z.enum(["", "LIGHT_SLEEP", "DEEP_SLEEP"]).optional(),
+});
+export type DeviceStateReport = z.infer<typeof DeviceStateReport>;
+
+/** Up, `up` channel, QoS 1: anything from the outbox. */
+export const UpMessage = z.discriminatedUnion("type", [CommandProgress, DeviceStateReport]);
+export type UpMessage = z.infer<typeof UpMessage>;
+
+/** Down, `ack`: the sequence numbers the cloud has applied (so the gateway may delete them). */
+export const Ack = z.object({ seqs: z.array(z.number().int().positive()).max(1000) });
+export type Ack = z.infer<typeof Ack>;
+
+/** Up, `hb`, QoS 0, never queued: the gateway and every bus device it reached. */
+export const Heartbeat = z.object({
+  gateway_id: z.string(),
+  sent_at: Timestamp,
+  devices: z.array(z.object({ device_id: z.uuid(), reachable: z.boolean() })).max(1000),
+});
+export type Heartbeat = z.infer<typeof Heartbeat>;
+
+/** Up, `status`, retained; the offline form is also the Last Will. */
+export const Status = z.object({ gateway_id: z.string(), online: z.boolean(), at: Timestamp });
+export type Status = z.infer<typeof Status>;
