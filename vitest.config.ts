@@ -9,12 +9,19 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["shared/**/*.test.ts", "cloud/**/*.test.ts", "gateway/**/*.test.ts", "hardware-sim/**/*.test.ts"],
+          include: [
+            "shared/**/*.test.ts",
+            "cloud/**/*.test.ts",
+            "gateway/**/*.test.ts",
+            "hardware-sim/**/*.test.ts",
+          ],
         },
       },
       { test: { name: "api-sqlite", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "sqlite" } } },
       { test: { name: "api-postgres", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "postgres" } } },
-      { test: { name: "integration", include: ["test/integration/**/*.test.ts"], env: { TEST_DB: "sqlite" } } },
+      {
+        test: { name: "integration", include: ["test/integration/**/*.test.ts"], env: { TEST_DB: "sqlite" } },
+      },
     ],
   },
 });

@@ -1,7 +1,7 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { randomUUID } from "node:crypto";
 import fastifySwagger from "@fastify/swagger";
 import fastifySwaggerUi from "@fastify/swagger-ui";
-import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
 import type { Clock } from "../shared/clock.ts";
@@ -13,9 +13,9 @@ import { createDeviceService } from "./devices/device-service.ts";
 import { installAuthentication } from "./http/authenticate.ts";
 import { installErrorHandling } from "./http/error-handler.ts";
 import { registerDeviceRoutes } from "./http/routes/devices.ts";
+import { registerHealthRoutes } from "./http/routes/health.ts";
 import { registerLocationRoutes } from "./http/routes/locations.ts";
 import { registerTokenRoute } from "./http/routes/oauth-token.ts";
-import { registerHealthRoutes } from "./http/routes/health.ts";
 import { createLocationService } from "./locations/location-service.ts";
 import type { GatewayPublisher } from "./ports.ts";
 import type { Db } from "./store/db.ts";
@@ -45,7 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: 64 * 1024,
     requestIdHeader: false,
-    requestIdLogLabel: "correlation_id",
+    logController: new LogController({ requestIdLogLabel: "correlation_id" }),
     genReqId: (req) => {
       const given = req.headers["x-correlation-id"];
       return typeof given === "string" && CORRELATION_ID.test(given) ? given : randomUUID();
@@ -53,10 +53,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
   // Tokens in a query string are never accepted, and never written to the access log (S11).
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-correlation-id", request.id);
-    request.log = request.log.child({}, { redact: [] });
     if (/[?&]access_token=/i.test(request.url)) request.raw.url = redactUrl(request.raw.url ?? "");
+    done();
   });
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by typed presenters; the zod response schemas document them (docs/decisions.md).
@@ -73,7 +73,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-          clientCredentials: { type: "oauth2", flows: { clientCredentials: { tokenUrl: "/oauth2/token", scopes: {} } } },
+          clientCredentials: {
+            type: "oauth2",
+            flows: { clientCredentials: { tokenUrl: "/oauth2/token", scopes: {} } },
+          },
         },
       },
       security: [{ bearer: [] }],

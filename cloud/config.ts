@@ -9,11 +9,20 @@ export const CloudConfig = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   DATA_DIR: z.string().default("./data"),
   /** postgres://… to use PostgreSQL; SQLite in DATA_DIR otherwise. */
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional(),
   /** mqtt://host:port of an external broker; the embedded broker is started when unset. */
-  MQTT_URL: z.string().regex(/^(mqtt|tcp):\/\//, "must be an mqtt:// URL").optional(),
+  MQTT_URL: z
+    .string()
+    .regex(/^(mqtt|tcp):\/\//, "must be an mqtt:// URL")
+    .optional(),
   MQTT_PORT: z.coerce.number().int().min(0).max(65535).default(1884),
-  MQTT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("parking"),
+  MQTT_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_-]+$/)
+    .default("parking"),
   MQTT_USERNAME: z.string().default("cloud"),
   MQTT_PASSWORD: z.string().optional(),
   MQTT_CLIENT_ID: z.string().default("parking-cloud"),

@@ -14,7 +14,7 @@ export type TokenVerdict = { ok: true; principal: Principal } | { ok: false; rea
 export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; clock: Clock }) {
   const { secret, issuer, clock } = deps;
   return {
-    async issue(client: { id: string; operatorId: string; permissions: readonly Permission[] }): Promise<string> {
+    issue(client: { id: string; operatorId: string; permissions: readonly Permission[] }): Promise<string> {
       const now = Math.floor(clock.now().getTime() / 1000);
       return new SignJWT({ op: client.operatorId, perms: client.permissions, kind: "client" })
         .setProtectedHeader({ alg: "HS256", typ: "JWT" })
@@ -43,7 +43,9 @@ export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; cl
             kind: "client",
             id: payload.sub,
             operatorId: payload.op,
-            permissions: new Set(perms.filter((p): p is Permission => (PERMISSIONS as readonly unknown[]).includes(p))),
+            permissions: new Set(
+              perms.filter((p): p is Permission => (PERMISSIONS as readonly unknown[]).includes(p)),
+            ),
           },
         };
       } catch (err) {

@@ -31,7 +31,10 @@ export async function applyCommandProgress(
     .where("commands.id", "=", msg.command_id)
     .executeTakeFirst();
   if (!cmd || cmd.device_id !== msg.device_id || cmd.gateway_id !== gatewayId) {
-    log.warn({ gateway_id: gatewayId, command_id: msg.command_id }, "progress for a command this gateway does not own");
+    log.warn(
+      { gateway_id: gatewayId, command_id: msg.command_id },
+      "progress for a command this gateway does not own",
+    );
     return false;
   }
   const name = cmd.name as CommandName;
@@ -56,12 +59,26 @@ export async function applyCommandProgress(
       event = { name: "RESPONSE_ERROR", value: msg.reason };
       break;
   }
-  const row = await advanceCommand(tx, cmd.id, input, now, cfg, () => [{ ...event, timestamp: msg.observed_at ?? ts }]);
+  const row = await advanceCommand(tx, cmd.id, input, now, cfg, () => [
+    { ...event, timestamp: msg.observed_at ?? ts },
+  ]);
   if (!row) return true; // already terminal or already past this step: a repeat, nothing to do
   if (drivesDeviceState(name)) {
-    await advanceDevice(tx, cmd.device_id, cmd.id, deviceInput, now, cfg, msg.lock_state ? { lock_state: msg.lock_state } : {});
+    await advanceDevice(
+      tx,
+      cmd.device_id,
+      cmd.id,
+      deviceInput,
+      now,
+      cfg,
+      msg.lock_state ? { lock_state: msg.lock_state } : {},
+    );
   } else if (msg.lock_state) {
-    await tx.updateTable("devices").set({ lock_state: msg.lock_state }).where("id", "=", cmd.device_id).execute();
+    await tx
+      .updateTable("devices")
+      .set({ lock_state: msg.lock_state })
+      .where("id", "=", cmd.device_id)
+      .execute();
   }
   return true;
 }
@@ -71,7 +88,13 @@ export async function applyCommandProgress(
  * ERROR and return their device; bookings and door releases expire. Safe across replicas because each
  * write is a compare-and-set.
  */
-export function createDeadlineSweeper(deps: { db: Db; clock: Clock; timeouts: CommandTimeoutConfig; log: Logger; everyMs?: number }) {
+export function createDeadlineSweeper(deps: {
+  db: Db;
+  clock: Clock;
+  timeouts: CommandTimeoutConfig;
+  log: Logger;
+  everyMs?: number;
+}) {
   const { db, clock, timeouts, log } = deps;
   const everyMs = deps.everyMs ?? 1_000;
   let timer: TimerHandle | null = null;

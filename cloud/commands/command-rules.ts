@@ -1,5 +1,5 @@
 import { type CommandRequest, REASONS_NEEDING_COMMENT } from "../../shared/api/command.ts";
-import { commandsFor, type CommandName, type DeviceType } from "../../shared/domain/device-types.ts";
+import { type CommandName, commandsFor, type DeviceType } from "../../shared/domain/device-types.ts";
 import { AppError } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
 
@@ -51,9 +51,16 @@ export function checkCommandRequest(
     }
   }
   if (name === "book" && body.timeout_at !== undefined && Date.parse(body.timeout_at) <= now.getTime()) {
-    throw new AppError("ERRORS.INVALID_TIMEOUT_AT", "timeout_at must be in the future", { field: "timeout_at" });
+    throw new AppError("ERRORS.INVALID_TIMEOUT_AT", "timeout_at must be in the future", {
+      field: "timeout_at",
+    });
   }
-  if (name === "lock" && body.user_id !== undefined && body.user_id !== principal.id && !can(principal, "ACT_ON_BEHALF_OF")) {
+  if (
+    name === "lock" &&
+    body.user_id !== undefined &&
+    body.user_id !== principal.id &&
+    !can(principal, "ACT_ON_BEHALF_OF")
+  ) {
     throw new AppError("ERRORS.FORBIDDEN", "Locking for another user needs the ACT_ON_BEHALF_OF permission", {
       field: "user_id",
     });

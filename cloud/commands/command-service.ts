@@ -60,10 +60,14 @@ export function createCommandService(deps: CommandServiceDeps) {
       const strategy = device.power_save_strategy as PowerSaveStrategy;
       // LOCAL_WAKEUP devices in deep sleep wake only on a physical interaction (spec: Device).
       if (strategy === "LOCAL_WAKEUP" && device.sleep_state === "DEEP_SLEEP" && !isCloudOnlyCommand(name)) {
-        throw new AppError("ERRORS.DEVICE_ASLEEP", "The device is in deep sleep and wakes only on a physical interaction");
+        throw new AppError(
+          "ERRORS.DEVICE_ASLEEP",
+          "The device is in deep sleep and wakes only on a physical interaction",
+        );
       }
       if (isLockOrUnlock(name) && device.last_lock_command_at) {
-        const wait = Date.parse(device.last_lock_command_at) + throttleWindowMs(timeouts, strategy) - now.getTime();
+        const wait =
+          Date.parse(device.last_lock_command_at) + throttleWindowMs(timeouts, strategy) - now.getTime();
         if (wait > 0) {
           throw new AppError(
             "ERRORS.LOCK_COMMAND_THROTTLED",
@@ -74,13 +78,23 @@ export function createCommandService(deps: CommandServiceDeps) {
         }
       }
       if (name === "cancel-booking" && device.booked_by !== null && device.booked_by !== principal.id) {
-        throw new AppError("ERRORS.FORBIDDEN", "The booking belongs to another user; use force-cancel-booking");
+        throw new AppError(
+          "ERRORS.FORBIDDEN",
+          "The booking belongs to another user; use force-cancel-booking",
+        );
       }
       const t = timeoutsFor(timeouts, strategy);
       const bookingUntil = body.timeout_at ? new Date(body.timeout_at).toISOString() : undefined;
       const family = familyOf(device.type as DeviceType);
-      const tr = transitionDevice(family, deviceStateOf(device), { kind: "command", name, bookingUntil }, now, t);
-      if (tr.refused) throw new AppError("ERRORS.COMMAND_NOT_ALLOWED_IN_STATE", tr.message, { state: device.state_value });
+      const tr = transitionDevice(
+        family,
+        deviceStateOf(device),
+        { kind: "command", name, bookingUntil },
+        now,
+        t,
+      );
+      if (tr.refused)
+        throw new AppError("ERRORS.COMMAND_NOT_ALLOWED_IN_STATE", tr.message, { state: device.state_value });
 
       const id = randomUUID();
       const ts = now.toISOString();
@@ -115,9 +129,14 @@ export function createCommandService(deps: CommandServiceDeps) {
         if (res.numUpdatedRows === 0n) return false;
         if (name.startsWith("force-") && device.command_id) {
           // A force command takes over: the command it interrupts ends now, not at its deadline.
-          await advanceCommand(trx, device.command_id, { kind: "failed", reason: `superseded by ${name}` }, now, t, (s) => [
-            { name: "RESPONSE_ERROR", value: s.reason, timestamp: ts },
-          ]);
+          await advanceCommand(
+            trx,
+            device.command_id,
+            { kind: "failed", reason: `superseded by ${name}` },
+            now,
+            t,
+            (s) => [{ name: "RESPONSE_ERROR", value: s.reason, timestamp: ts }],
+          );
         }
         await trx
           .insertInto("commands")
@@ -141,7 +160,12 @@ export function createCommandService(deps: CommandServiceDeps) {
       if (written) return { id, device, expiresAt: state.timeout_at };
       // Another request changed the device between our read and write: decide again on fresh data.
     }
-    throw new AppError("ERRORS.SERVICE_UNAVAILABLE", "The device is busy; try again", {}, { "retry-after": "1" });
+    throw new AppError(
+      "ERRORS.SERVICE_UNAVAILABLE",
+      "The device is busy; try again",
+      {},
+      { "retry-after": "1" },
+    );
   }
 
   async function fail(commandId: string, deviceId: string, reason: string): Promise<void> {
@@ -156,7 +180,12 @@ export function createCommandService(deps: CommandServiceDeps) {
   }
 
   /** Hands the command to the device's gateway; SENT once the broker has it. */
-  async function dispatch(commandId: string, device: DevicesTable, body: CommandRequest, expiresAt: string | null) {
+  async function dispatch(
+    commandId: string,
+    device: DevicesTable,
+    body: CommandRequest,
+    expiresAt: string | null,
+  ) {
     if (!device.gateway_id) {
       await fail(commandId, device.id, "device offline: it is not connected to a gateway");
       return;

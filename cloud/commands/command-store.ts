@@ -79,7 +79,9 @@ export async function advanceDevice(
     if (!row) return null;
     const mine = commandId === null || row.command_id === commandId;
     const t = timeoutsFor(cfg, row.power_save_strategy as PowerSaveStrategy);
-    const tr = mine ? transitionDevice(familyOf(row.type as DeviceType), deviceStateOf(row), input, now, t) : null;
+    const tr = mine
+      ? transitionDevice(familyOf(row.type as DeviceType), deviceStateOf(row), input, now, t)
+      : null;
     const changed = tr !== null && !tr.refused && tr.changed;
     const set: Partial<DevicesTable> = { ...extra, version: row.version + 1, updated_at: now.toISOString() };
     if (tr && !tr.refused && changed) {

@@ -12,7 +12,11 @@ export function presentCommand(row: CommandsTable): Command {
     name: row.name as CommandName,
     uri: commandUri(row.id),
     device: { id: row.device_id, uri: deviceUri(row.device_id) },
-    state: { value: row.state_value as CommandStateValue, reason: row.state_reason, timeout_at: row.state_timeout_at },
+    state: {
+      value: row.state_value as CommandStateValue,
+      reason: row.state_reason,
+      timeout_at: row.state_timeout_at,
+    },
     events: JSON.parse(row.events) as CommandEvent[],
   };
 }

@@ -1,7 +1,13 @@
 import type { Device } from "../../shared/api/device.ts";
 import type { DeviceStateValue } from "../../shared/domain/device-machine.ts";
-import { familyOf, commandsFor, type DeviceType, type PowerSaveStrategy, type SleepState } from "../../shared/domain/device-types.ts";
-import { deriveHealth, legacyHealth, type HealthView } from "../../shared/domain/health.ts";
+import {
+  commandsFor,
+  type DeviceType,
+  familyOf,
+  type PowerSaveStrategy,
+  type SleepState,
+} from "../../shared/domain/device-types.ts";
+import { deriveHealth, type HealthView, legacyHealth } from "../../shared/domain/health.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import type { DevicesTable } from "../store/schema.ts";
 import { parseDeviceAttrs } from "./device-attrs.ts";
@@ -9,7 +15,10 @@ import { parseDeviceAttrs } from "./device-attrs.ts";
 export const deviceUri = (id: string) => `/device/v1/devices/${id}`;
 export const locationUri = (id: string) => `/location/v1/locations/${id}`;
 
-export function healthOf(row: Pick<DevicesTable, "last_seen_at" | "offline_at">, now: Date): HealthView | null {
+export function healthOf(
+  row: Pick<DevicesTable, "last_seen_at" | "offline_at">,
+  now: Date,
+): HealthView | null {
   return deriveHealth({ last_seen_at: row.last_seen_at, offline_at: row.offline_at }, now);
 }
 
@@ -49,20 +58,25 @@ export function presentDevice(row: DevicesTable, now: Date, principal: Principal
     wifi_rssi: null,
     sleep_state: row.sleep_state as SleepState,
     power_save_strategy: row.power_save_strategy as PowerSaveStrategy,
-    commands: Object.fromEntries(commandsFor(type, row.has_camera === 1).map((c) => [c, commandsUri])) as Device["commands"],
+    commands: Object.fromEntries(
+      commandsFor(type, row.has_camera === 1).map((c) => [c, commandsUri]),
+    ) as Device["commands"],
     has_otp_support: attrs.has_otp_support,
     has_access_lists: attrs.has_access_lists,
     has_allowlist: attrs.has_allowlist,
     has_subscription: attrs.has_subscription,
     has_camera: row.has_camera === 1,
-    price_list: attrs.price_list_id ? { id: attrs.price_list_id, uri: `/price-lists/v1/price-lists/${attrs.price_list_id}` } : null,
+    price_list: attrs.price_list_id
+      ? { id: attrs.price_list_id, uri: `/price-lists/v1/price-lists/${attrs.price_list_id}` }
+      : null,
     location: { id: row.location_id, uri: locationUri(row.location_id) },
     tags: attrs.tags,
     comment: attrs.comment,
     hardware_id: row.hardware_id,
   };
   if (can(principal, "DEVICE_PRIVATE_FIELDS")) {
-    device.user = row.user_id || row.user_access_key ? { access_key: row.user_access_key, id: row.user_id } : null;
+    device.user =
+      row.user_id || row.user_access_key ? { access_key: row.user_access_key, id: row.user_id } : null;
     device.settings = { created_at: row.created_at, updated_at: row.updated_at, deep_link: attrs.deep_link };
   }
   return device;

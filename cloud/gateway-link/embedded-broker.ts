@@ -10,7 +10,9 @@ export type EmbeddedBroker = { port: number; close(): Promise<void> };
 const UP: ReadonlySet<string> = new Set<UpChannel>(["up", "hb", "status"]);
 
 function refused(code: 4 | 5): AuthenticateError {
-  return Object.assign(new Error(code === 4 ? "bad username or password" : "not authorized"), { returnCode: code });
+  return Object.assign(new Error(code === 4 ? "bad username or password" : "not authorized"), {
+    returnCode: code,
+  });
 }
 
 /**

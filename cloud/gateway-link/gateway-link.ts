@@ -3,11 +3,11 @@ import type { Logger } from "pino";
 import type { Clock } from "../../shared/clock.ts";
 import { Heartbeat, Status, UpMessage } from "../../shared/wire/messages.ts";
 import { parseTopic, topicFor, wildcardFor } from "../../shared/wire/topics.ts";
-import { applyCommandProgress } from "../commands/command-progress.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
-import { applyDeviceState, applyHeartbeat, applyStatus } from "./gateway-reports.ts";
+import { applyUpMessage } from "./apply-up-message.ts";
+import { applyHeartbeat, applyStatus } from "./gateway-reports.ts";
 import { connectMqtt } from "./mqtt-client.ts";
 
 export type GatewayLinkConfig = {
@@ -50,24 +50,17 @@ export async function startGatewayLink(
 
   async function onUp(gatewayId: string, payload: unknown) {
     const parsed = UpMessage.safeParse(payload);
-    if (!parsed.success) return log.warn({ gateway_id: gatewayId, issues: parsed.error.issues }, "invalid up message dropped");
+    if (!parsed.success)
+      return log.warn({ gateway_id: gatewayId, issues: parsed.error.issues }, "invalid up message dropped");
     const msg = parsed.data;
-    if (msg.gateway_id !== gatewayId) return log.warn({ gateway_id: gatewayId }, "message names another gateway: dropped");
-    const now = clock.now();
-    await db.transaction().execute(async (trx) => {
-      const inserted = await trx
-        .insertInto("applied_seqs")
-        .values({ gateway_id: gatewayId, seq: msg.seq, applied_at: now.toISOString() })
-        .onConflict((oc) => oc.columns(["gateway_id", "seq"]).doNothing())
-        .executeTakeFirst();
-      if (inserted.numInsertedOrUpdatedRows === 0n) return; // applied before: only the ack was lost
-      if (msg.type === "command_progress") await applyCommandProgress(trx, gatewayId, msg, timeouts, now, log);
-      else await applyDeviceState(trx, gatewayId, msg, now, log);
-    });
+    if (msg.gateway_id !== gatewayId)
+      return log.warn({ gateway_id: gatewayId }, "message names another gateway: dropped");
+    // A duplicate is acknowledged again: its first ack was evidently lost.
+    await applyUpMessage(db, gatewayId, msg, { now: clock.now(), timeouts, log });
     await publisher.ack(gatewayId, [msg.seq]);
   }
 
-  async function onMessage(topic: string, raw: Buffer) {
+  function onMessage(topic: string, raw: Buffer): Promise<void> | void {
     const t = parseTopic(cfg.prefix, topic);
     if (!t) return;
     let payload: unknown;
@@ -81,12 +74,14 @@ export async function startGatewayLink(
         return onUp(t.gatewayId, payload);
       case "hb": {
         const hb = Heartbeat.safeParse(payload);
-        if (!hb.success || hb.data.gateway_id !== t.gatewayId) return log.warn({ topic }, "invalid heartbeat dropped");
+        if (!hb.success || hb.data.gateway_id !== t.gatewayId)
+          return log.warn({ topic }, "invalid heartbeat dropped");
         return applyHeartbeat(db, hb.data, clock.now());
       }
       case "status": {
         const st = Status.safeParse(payload);
-        if (!st.success || st.data.gateway_id !== t.gatewayId) return log.warn({ topic }, "invalid status dropped");
+        if (!st.success || st.data.gateway_id !== t.gatewayId)
+          return log.warn({ topic }, "invalid status dropped");
         return applyStatus(db, st.data, clock.now());
       }
       default:
@@ -107,14 +102,19 @@ export async function startGatewayLink(
   client.on("error", (err) => log.warn({ err }, "broker link error"));
 
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker ${cfg.brokerUrl} did not answer within 10 s`)), 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`broker ${cfg.brokerUrl} did not answer within 10 s`)),
+      10_000,
+    );
     client.once("connect", () => {
       clearTimeout(timer);
       resolve();
     });
   });
   await client.subscribeAsync(
-    Object.fromEntries((["up", "hb", "status"] as const).map((c) => [wildcardFor(cfg.prefix, c), { qos: 1 as const }])),
+    Object.fromEntries(
+      (["up", "hb", "status"] as const).map((c) => [wildcardFor(cfg.prefix, c), { qos: 1 as const }]),
+    ),
   );
   log.info({ broker: cfg.brokerUrl }, "gateway link connected");
 

@@ -15,7 +15,9 @@ export async function applyHeartbeat(db: Db, hb: Heartbeat, now: Date): Promise<
     .updateTable("devices")
     .set({ last_seen_at: ts, offline_at: null })
     .where("gateway_id", "=", hb.gateway_id)
-    .where((eb) => eb.or([eb("type", "=", "GUARD"), ...(reachable.length ? [eb("id", "in", reachable)] : [])]))
+    .where((eb) =>
+      eb.or([eb("type", "=", "GUARD"), ...(reachable.length ? [eb("id", "in", reachable)] : [])]),
+    )
     .execute();
 }
 
@@ -23,7 +25,11 @@ export async function applyHeartbeat(db: Db, hb: Heartbeat, now: Date): Promise<
 export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> {
   const ts = now.toISOString();
   await db.transaction().execute(async (trx) => {
-    await trx.updateTable("gateways").set({ online: st.online ? 1 : 0, status_at: ts }).where("id", "=", st.gateway_id).execute();
+    await trx
+      .updateTable("gateways")
+      .set({ online: st.online ? 1 : 0, status_at: ts })
+      .where("id", "=", st.gateway_id)
+      .execute();
     if (st.online) {
       await trx
         .updateTable("devices")
@@ -32,13 +38,23 @@ export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> 
         .where("type", "=", "GUARD")
         .execute();
     } else {
-      await trx.updateTable("devices").set({ offline_at: ts }).where("gateway_id", "=", st.gateway_id).execute();
+      await trx
+        .updateTable("devices")
+        .set({ offline_at: ts })
+        .where("gateway_id", "=", st.gateway_id)
+        .execute();
     }
   });
 }
 
 /** Physical state observed by the gateway; the API state machine is moved only by commands. */
-export async function applyDeviceState(tx: Tx, gatewayId: string, msg: DeviceStateReport, now: Date, log: Logger) {
+export async function applyDeviceState(
+  tx: Tx,
+  gatewayId: string,
+  msg: DeviceStateReport,
+  now: Date,
+  log: Logger,
+) {
   const set = {
     ...(msg.lock_state ? { lock_state: msg.lock_state } : {}),
     ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
@@ -50,5 +66,9 @@ export async function applyDeviceState(tx: Tx, gatewayId: string, msg: DeviceSta
     .where("id", "=", msg.device_id)
     .where("gateway_id", "=", gatewayId)
     .executeTakeFirst();
-  if (res.numUpdatedRows === 0n) log.warn({ gateway_id: gatewayId, device_id: msg.device_id }, "state for a device this gateway does not own");
+  if (res.numUpdatedRows === 0n)
+    log.warn(
+      { gateway_id: gatewayId, device_id: msg.device_id },
+      "state for a device this gateway does not own",
+    );
 }

@@ -7,7 +7,8 @@ import { type IClientOptions, MqttClient } from "mqtt";
  */
 export function connectMqtt(url: string, options: IClientOptions): MqttClient {
   const u = new URL(url);
-  if (u.protocol !== "mqtt:" && u.protocol !== "tcp:") throw new Error(`unsupported broker URL ${url}: use mqtt://host:port`);
+  if (u.protocol !== "mqtt:" && u.protocol !== "tcp:")
+    throw new Error(`unsupported broker URL ${url}: use mqtt://host:port`);
   const host = u.hostname;
   const port = Number(u.port || 1883);
   return new MqttClient(

@@ -21,14 +21,26 @@ export function installAuthentication(app: FastifyInstance, tokens: TokenIssuer)
     const header = request.headers.authorization;
     if (!header) {
       // RFC 6750 §3.1: no error parameter when the request carried no credentials at all (S9).
-      throw new AppError("ERRORS.UNAUTHORIZED", "Missing bearer token", {}, { "www-authenticate": 'Bearer realm="api"' });
+      throw new AppError(
+        "ERRORS.UNAUTHORIZED",
+        "Missing bearer token",
+        {},
+        { "www-authenticate": 'Bearer realm="api"' },
+      );
     }
     const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header);
-    const verdict = match?.[1] ? await tokens.verify(match[1]) : { ok: false as const, reason: "not a bearer token" };
+    const verdict = match?.[1]
+      ? await tokens.verify(match[1])
+      : { ok: false as const, reason: "not a bearer token" };
     if (!verdict.ok) {
-      throw new AppError("ERRORS.INVALID_TOKEN", `Invalid bearer token: ${verdict.reason}`, {}, {
-        "www-authenticate": `Bearer realm="api", error="invalid_token", error_description="${verdict.reason}"`,
-      });
+      throw new AppError(
+        "ERRORS.INVALID_TOKEN",
+        `Invalid bearer token: ${verdict.reason}`,
+        {},
+        {
+          "www-authenticate": `Bearer realm="api", error="invalid_token", error_description="${verdict.reason}"`,
+        },
+      );
     }
     request.principal = verdict.principal;
   });

@@ -69,8 +69,17 @@ export function installErrorHandling(app: FastifyInstance) {
       return reply
         .code(405)
         .header("allow", allowed.join(", "))
-        .send(errorBody(request, "ERRORS.METHOD_NOT_ALLOWED", `Method ${request.method} is not allowed on ${path}`, 405));
+        .send(
+          errorBody(
+            request,
+            "ERRORS.METHOD_NOT_ALLOWED",
+            `Method ${request.method} is not allowed on ${path}`,
+            405,
+          ),
+        );
     }
-    return reply.code(404).send(errorBody(request, "ERRORS.NOT_FOUND", `Route ${request.method} ${path} not found`, 404));
+    return reply
+      .code(404)
+      .send(errorBody(request, "ERRORS.NOT_FOUND", `Route ${request.method} ${path} not found`, 404));
   });
 }

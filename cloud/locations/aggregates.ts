@@ -1,4 +1,4 @@
-import { isLockingDevice, type DeviceType } from "../../shared/domain/device-types.ts";
+import { type DeviceType, isLockingDevice } from "../../shared/domain/device-types.ts";
 import { isOnline } from "../../shared/domain/health.ts";
 import { healthOf, isAvailable } from "../devices/present-device.ts";
 import type { DevicesTable } from "../store/schema.ts";
@@ -9,12 +9,23 @@ export type LocationAggregates = {
   online: number;
   connection: "online" | "partially_online" | "offline" | "unknown";
   offline_since: string;
-  resources: { alias: string; available: { last_updated: string; value: boolean }; online: { last_updated: string; value: boolean } }[];
+  resources: {
+    alias: string;
+    available: { last_updated: string; value: boolean };
+    online: { last_updated: string; value: boolean };
+  }[];
 };
 
 type Row = Pick<
   DevicesTable,
-  "type" | "alias" | "state_value" | "state_changed_at" | "hardware_state" | "last_seen_at" | "offline_at" | "created_at"
+  | "type"
+  | "alias"
+  | "state_value"
+  | "state_changed_at"
+  | "hardware_state"
+  | "last_seen_at"
+  | "offline_at"
+  | "created_at"
 >;
 
 /**
@@ -48,6 +59,14 @@ export function aggregate(devices: readonly Row[], now: Date): LocationAggregate
     });
   }
   let connection: LocationAggregates["connection"] = "unknown";
-  if (anyKnown) connection = onlineAll === devices.length ? "online" : onlineAll === 0 ? "offline" : "partially_online";
-  return { total, available, online, connection, offline_since: connection === "offline" ? lastDeath : "", resources };
+  if (anyKnown)
+    connection = onlineAll === devices.length ? "online" : onlineAll === 0 ? "offline" : "partially_online";
+  return {
+    total,
+    available,
+    online,
+    connection,
+    offline_since: connection === "offline" ? lastDeath : "",
+    resources,
+  };
 }

@@ -1,5 +1,5 @@
-import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
 import type { LocationPatch } from "../../shared/api/location.ts";
+import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
@@ -88,7 +88,10 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
       }
       const near = q.near;
       if (near) {
-        const withDistance = rows.map((r) => ({ r, d: distanceM(near, { lat: r.latitude, lng: r.longitude }) }));
+        const withDistance = rows.map((r) => ({
+          r,
+          d: distanceM(near, { lat: r.latitude, lng: r.longitude }),
+        }));
         rows = withDistance
           .filter((x) => near.radiusM === undefined || x.d <= near.radiusM)
           .sort((x, y) => x.d - y.d)
@@ -97,14 +100,18 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
       const devices = await devicesByLocation(rows.map((r) => r.id));
       const now = clock.now();
       return rows.map((r) =>
-        presentLocation(r, aggregate(devices.get(r.id) ?? [], now), principal, { includeResources: q.includeResources }),
+        presentLocation(r, aggregate(devices.get(r.id) ?? [], now), principal, {
+          includeResources: q.includeResources,
+        }),
       );
     },
 
     async get(principal: Principal, id: string, includeResources: boolean) {
       const row = await findOwned(principal, id);
       const devices = await devicesByLocation([row.id]);
-      return presentLocationDetail(row, aggregate(devices.get(row.id) ?? [], clock.now()), principal, { includeResources });
+      return presentLocationDetail(row, aggregate(devices.get(row.id) ?? [], clock.now()), principal, {
+        includeResources,
+      });
     },
 
     /**
@@ -139,7 +146,10 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
             tags = applyTagChange(tags, value as { add: string[]; remove: string[] });
             break;
           case "private_tags":
-            attrs.private_tags = applyTagChange(attrs.private_tags, value as { add: string[]; remove: string[] });
+            attrs.private_tags = applyTagChange(
+              attrs.private_tags,
+              value as { add: string[]; remove: string[] },
+            );
             break;
           default:
             Object.assign(attrs, { [field]: value });
@@ -147,7 +157,12 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
       }
       await db
         .updateTable("locations")
-        .set({ ...columns, tags: JSON.stringify(tags), attrs: JSON.stringify(attrs), updated_at: clock.now().toISOString() })
+        .set({
+          ...columns,
+          tags: JSON.stringify(tags),
+          attrs: JSON.stringify(attrs),
+          updated_at: clock.now().toISOString(),
+        })
         .where("id", "=", row.id)
         .where("operator_id", "=", principal.operatorId)
         .execute();
@@ -160,12 +175,20 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
         .where("operator_id", "=", principal.operatorId)
         .orderBy("id")
         .execute();
-      return rows.map((r) => ({ id: r.id, name: r.name, uri: `/location/v1/public-areas/${r.id}/locations` }));
+      return rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        uri: `/location/v1/public-areas/${r.id}/locations`,
+      }));
     },
 
     /** The public map (no auth): only public fields, GeoJSON coordinates are [longitude, latitude]. */
     async publicAreaGeoJson(publicAreaId: string) {
-      const area = await db.selectFrom("public_areas").select("id").where("id", "=", publicAreaId).executeTakeFirst();
+      const area = await db
+        .selectFrom("public_areas")
+        .select("id")
+        .where("id", "=", publicAreaId)
+        .executeTakeFirst();
       if (!area) throw new AppError("ERRORS.NOT_FOUND", `Public area ${publicAreaId} not found`);
       const rows = await db
         .selectFrom("locations")
@@ -192,7 +215,12 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
               tags: JSON.parse(r.tags) as string[],
               parking: { total: agg.total, available: agg.available, online: agg.online },
               icon: { png2x: "", svg: "", png: "" },
-              renting: { available_docks: agg.available, online_docks: agg.online, total_docks: agg.total, available_rentals: 0 },
+              renting: {
+                available_docks: agg.available,
+                online_docks: agg.online,
+                total_docks: agg.total,
+                available_rentals: 0,
+              },
             },
           };
         }),

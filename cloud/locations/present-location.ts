@@ -3,7 +3,7 @@ import { can, type Principal } from "../auth/principal.ts";
 import { locationUri } from "../devices/present-device.ts";
 import type { LocationsTable } from "../store/schema.ts";
 import type { LocationAggregates } from "./aggregates.ts";
-import { parseLocationAttrs, type LocationAttrs } from "./location-attrs.ts";
+import { type LocationAttrs, parseLocationAttrs } from "./location-attrs.ts";
 
 /** `name` combines code and label (spec: Location): "#<code> <label>". */
 export function locationName(code: string, label: string): string {

@@ -1,10 +1,10 @@
 import { v5 as uuidv5 } from "uuid";
+import type { Clock } from "../../shared/clock.ts";
 import { readyState } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
-import type { Clock } from "../../shared/clock.ts";
-import { LocationAttrs } from "../locations/location-attrs.ts";
-import { DeviceAttrs } from "../devices/device-attrs.ts";
 import { hashSecret, verifySecret } from "../auth/secrets.ts";
+import { DeviceAttrs } from "../devices/device-attrs.ts";
+import { LocationAttrs } from "../locations/location-attrs.ts";
 import type { Db } from "../store/db.ts";
 import type { SiteManifest } from "./manifest-schema.ts";
 
@@ -25,7 +25,8 @@ export function checkManifest(m: SiteManifest): string[] {
   const areaIds = new Set<string>();
   m.operators.forEach((op, i) => {
     op.clients.forEach((c, j) => {
-      if (clientIds.has(c.client_id)) problems.push(`operators[${i}].clients[${j}].client_id: duplicate ${c.client_id}`);
+      if (clientIds.has(c.client_id))
+        problems.push(`operators[${i}].clients[${j}].client_id: duplicate ${c.client_id}`);
       clientIds.add(c.client_id);
     });
     const codes = new Set<string>();
@@ -34,11 +35,14 @@ export function checkManifest(m: SiteManifest): string[] {
       codes.add(loc.code);
       const aliases = new Set<string>();
       loc.gateways.forEach((gw, k) => {
-        if (gatewayIds.has(gw.id)) problems.push(`operators[${i}].locations[${j}].gateways[${k}].id: duplicate ${gw.id}`);
+        if (gatewayIds.has(gw.id))
+          problems.push(`operators[${i}].locations[${j}].gateways[${k}].id: duplicate ${gw.id}`);
         gatewayIds.add(gw.id);
         gw.devices.forEach((d, n) => {
           if (aliases.has(d.alias)) {
-            problems.push(`operators[${i}].locations[${j}].gateways[${k}].devices[${n}].alias: duplicate ${d.alias}`);
+            problems.push(
+              `operators[${i}].locations[${j}].gateways[${k}].devices[${n}].alias: duplicate ${d.alias}`,
+            );
           }
           aliases.add(d.alias);
         });
@@ -48,7 +52,8 @@ export function checkManifest(m: SiteManifest): string[] {
       if (areaIds.has(pa.id)) problems.push(`operators[${i}].public_areas[${j}].id: duplicate ${pa.id}`);
       areaIds.add(pa.id);
       for (const code of pa.locations) {
-        if (!codes.has(code)) problems.push(`operators[${i}].public_areas[${j}].locations: no location with code ${code}`);
+        if (!codes.has(code))
+          problems.push(`operators[${i}].public_areas[${j}].locations: no location with code ${code}`);
       }
     });
   });
@@ -73,7 +78,12 @@ async function secretHash(
  * Applies a manifest idempotently: creates what is missing, updates what changed, never touches a
  * device's runtime state (state, health, occupant) and never deletes.
  */
-export async function applyManifest(db: Db, m: SiteManifest, clock: Clock, env: Env = process.env): Promise<ApplySummary> {
+export async function applyManifest(
+  db: Db,
+  m: SiteManifest,
+  clock: Clock,
+  env: Env = process.env,
+): Promise<ApplySummary> {
   const problems = checkManifest(m);
   if (problems.length > 0) throw new Error(`invalid manifest:\n  ${problems.join("\n  ")}`);
   const ts = clock.now().toISOString();
@@ -84,12 +94,23 @@ export async function applyManifest(db: Db, m: SiteManifest, clock: Clock, env: 
   const gatewayHashes = new Map<string, string>();
   for (const [i, op] of m.operators.entries()) {
     for (const [j, c] of op.clients.entries()) {
-      const row = await db.selectFrom("api_clients").select("secret_hash").where("client_id", "=", c.client_id).executeTakeFirst();
-      clientHashes.set(c.client_id, await secretHash(c, row?.secret_hash, env, `operators[${i}].clients[${j}]`));
+      const row = await db
+        .selectFrom("api_clients")
+        .select("secret_hash")
+        .where("client_id", "=", c.client_id)
+        .executeTakeFirst();
+      clientHashes.set(
+        c.client_id,
+        await secretHash(c, row?.secret_hash, env, `operators[${i}].clients[${j}]`),
+      );
     }
     for (const loc of op.locations) {
       for (const gw of loc.gateways) {
-        const row = await db.selectFrom("gateways").select("secret_hash").where("id", "=", gw.id).executeTakeFirst();
+        const row = await db
+          .selectFrom("gateways")
+          .select("secret_hash")
+          .where("id", "=", gw.id)
+          .executeTakeFirst();
         gatewayHashes.set(gw.id, await secretHash(gw, row?.secret_hash, env, `gateway ${gw.id}`));
       }
     }
@@ -106,7 +127,10 @@ export async function applyManifest(db: Db, m: SiteManifest, clock: Clock, env: 
       for (const [k, v] of Object.entries(key)) q = q.where(k as "id", "=", v);
       const existing = await q.executeTakeFirst();
       if (!existing) {
-        await trx.insertInto(table as "operators").values({ ...key, ...insert, ...update } as never).execute();
+        await trx
+          .insertInto(table as "operators")
+          .values({ ...key, ...insert, ...update } as never)
+          .execute();
         summary.created++;
         return;
       }
@@ -161,8 +185,20 @@ export async function applyManifest(db: Db, m: SiteManifest, clock: Clock, env: 
             { operator_id: op.id, location_id: locationId, secret_hash: gatewayHashes.get(gw.id) },
           );
           const devices = [
-            { id: gw.guard_id ?? derivedId("gateway", gw.id), alias: gw.id, type: "GUARD" as const, camera: gw.camera, d: null },
-            ...gw.devices.map((d) => ({ id: d.id ?? derivedId(locationId, "device", d.alias), alias: d.alias, type: d.type, camera: false, d })),
+            {
+              id: gw.guard_id ?? derivedId("gateway", gw.id),
+              alias: gw.id,
+              type: "GUARD" as const,
+              camera: gw.camera,
+              d: null,
+            },
+            ...gw.devices.map((d) => ({
+              id: d.id ?? derivedId(locationId, "device", d.alias),
+              alias: d.alias,
+              type: d.type,
+              camera: false,
+              d,
+            })),
           ];
           for (const dev of devices) {
             const d = dev.d;
@@ -197,7 +233,9 @@ export async function applyManifest(db: Db, m: SiteManifest, clock: Clock, env: 
                 hardware_id: d?.hardware_id ?? "",
                 has_camera: dev.camera ? 1 : 0,
                 power_save_strategy: d?.power_save_strategy ?? "NONE",
-                attrs: JSON.stringify(DeviceAttrs.parse({ tags: d?.tags ?? [], comment: d?.comment ?? "", bus: d?.bus ?? null })),
+                attrs: JSON.stringify(
+                  DeviceAttrs.parse({ tags: d?.tags ?? [], comment: d?.comment ?? "", bus: d?.bus ?? null }),
+                ),
                 updated_at: ts,
               },
             );
@@ -214,7 +252,11 @@ export async function applyManifest(db: Db, m: SiteManifest, clock: Clock, env: 
             .where("public_area_id", "=", pa.id)
             .where("location_id", "=", locationId)
             .executeTakeFirst();
-          if (!link) await trx.insertInto("public_area_locations").values({ public_area_id: pa.id, location_id: locationId }).execute();
+          if (!link)
+            await trx
+              .insertInto("public_area_locations")
+              .values({ public_area_id: pa.id, location_id: locationId })
+              .execute();
         }
       }
     }

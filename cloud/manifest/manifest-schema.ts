@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LocationType, LocationStatus } from "../../shared/api/location.ts";
+import { LocationStatus, LocationType } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
 import { DEVICE_TYPES, POWER_SAVE_STRATEGIES } from "../../shared/domain/device-types.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
@@ -14,7 +14,10 @@ import { LocationAttrs } from "../locations/location-attrs.ts";
 const Secret = z
   .object({
     secret: z.string().min(8).optional(),
-    secret_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+    secret_env: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/)
+      .optional(),
     secret_hash: z.string().startsWith("scrypt$").optional(),
   })
   .refine((s) => [s.secret, s.secret_env, s.secret_hash].filter((x) => x !== undefined).length === 1, {
@@ -40,7 +43,9 @@ const Device = z.strictObject({
   code: z.string().default(""),
   hardware_id: z.string().default(""),
   power_save_strategy: z.enum(POWER_SAVE_STRATEGIES).default("NONE"),
-  bus: z.strictObject({ board: z.number().int().min(1).max(247), channel: z.number().int().min(1).max(64) }).optional(),
+  bus: z
+    .strictObject({ board: z.number().int().min(1).max(247), channel: z.number().int().min(1).max(64) })
+    .optional(),
   tags: z.array(z.string()).default([]),
   comment: z.string().default(""),
 });
@@ -93,7 +98,15 @@ export const SiteManifest = z
     version: z.literal(1),
     operators: z.array(Operator).min(1),
   })
-  .meta({ title: "Site manifest", description: "Operators, API clients, public areas, locations, gateways and devices" });
+  .meta({
+    title: "Site manifest",
+    description: "Operators, API clients, public areas, locations, gateways and devices",
+  });
 
 export type SiteManifest = z.infer<typeof SiteManifest>;
 export type ManifestInput = z.input<typeof SiteManifest>;
+
+/** The JSON Schema published in docs/site-manifest.schema.json, generated from the zod schema. */
+export function manifestJsonSchema() {
+  return z.toJSONSchema(SiteManifest, { io: "input" });
+}

@@ -1,23 +1,30 @@
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
-import type { Database } from "./schema.ts";
 import { migrationProvider } from "./migrations.ts";
+import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
 
 export type StoreConfig =
   | { kind: "sqlite"; file: string }
-  | { kind: "postgres"; url: string; /** schema to use (created if missing); default public */ schema?: string };
+  | {
+      kind: "postgres";
+      url: string /** schema to use (created if missing); default public */;
+      schema?: string;
+    };
 
 /** Opens the store named by config and runs pending migrations. */
 export async function openDb(config: StoreConfig): Promise<Db> {
-  const db = config.kind === "sqlite" ? openSqlite(config.file) : await openPostgres(config.url, config.schema);
+  const db =
+    config.kind === "sqlite" ? openSqlite(config.file) : await openPostgres(config.url, config.schema);
   const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
     await db.destroy();
-    throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ""}: ${String(error)}`);
+    throw new Error(
+      `database migration failed${failed ? ` at ${failed.migrationName}` : ""}: ${String(error)}`,
+    );
   }
   return db;
 }

@@ -30,7 +30,11 @@ export const CommandRequest = z
     timeout_at: z.iso.datetime({ offset: true }).optional().describe("book only; default 1 hour from now"),
     user_id: z.string().min(1).max(200).optional().describe("lock only; needs ACT_ON_BEHALF_OF"),
     reason: z.enum(FORCE_UNLOCK_REASONS).optional().describe("force-unlock only; required there"),
-    comment: z.string().max(1000).optional().describe("force-unlock with STUCK_USER_OTHER_ISSUE or OTHER; ≥ 5 characters"),
+    comment: z
+      .string()
+      .max(1000)
+      .optional()
+      .describe("force-unlock with STUCK_USER_OTHER_ISSUE or OTHER; ≥ 5 characters"),
     power_cycle: z.boolean().optional().describe("sync-device only; default false"),
   })
   .meta({ id: "CommandRequest" });

@@ -36,7 +36,10 @@ export const Device = z
         latency_millis: z.number().nullable().describe("Deprecated"),
       })
       .nullable(),
-    heartbeat_health: z.enum(["HEALTHY", "UNHEALTHY", "DEAD"]).nullable().describe("Deprecated: use heartbeat_v2"),
+    heartbeat_health: z
+      .enum(["HEALTHY", "UNHEALTHY", "DEAD"])
+      .nullable()
+      .describe("Deprecated: use heartbeat_v2"),
     heartbeat: z.string().nullable().describe("Deprecated"),
     heartbeat_latency: z.null().describe("Deprecated: always null"),
     wifi_rssi: z.null().describe("Deprecated: always null"),

@@ -90,7 +90,9 @@ export const Location = z
     has_access_lists: z.boolean(),
     icon: Icon,
     devices: LocationDevices,
-    rental_devices: z.object({ available: z.number(), icon: z.string(), uri: z.string() }).describe("Deprecated"),
+    rental_devices: z
+      .object({ available: z.number(), icon: z.string(), uri: z.string() })
+      .describe("Deprecated"),
     owner_id: z.string().optional(),
     operator_id: z.string().optional(),
     reseller_id: z.string().optional(),
@@ -135,9 +137,14 @@ export const LocationDetail = Location.extend({
 }).meta({ id: "LocationDetail" });
 export type LocationDetail = z.infer<typeof LocationDetail>;
 
-export const LocationList = z.object({ data: z.array(Location), uri: z.string() }).meta({ id: "LocationList" });
+export const LocationList = z
+  .object({ data: z.array(Location), uri: z.string() })
+  .meta({ id: "LocationList" });
 
-const TagChange = z.strictObject({ add: z.array(z.string().min(1)).default([]), remove: z.array(z.string().min(1)).default([]) });
+const TagChange = z.strictObject({
+  add: z.array(z.string().min(1)).default([]),
+  remove: z.array(z.string().min(1)).default([]),
+});
 
 /**
  * PATCH body (spec: Endpoints → Location). Strict: an unknown or read-only field is a 400 naming it.
@@ -216,5 +223,7 @@ export const PublicAreaFeatureCollection = z
   })
   .meta({ id: "PublicAreaLocations" });
 
-export const PublicArea = z.object({ id: z.string(), name: z.string(), uri: z.string() }).meta({ id: "PublicArea" });
+export const PublicArea = z
+  .object({ id: z.string(), name: z.string(), uri: z.string() })
+  .meta({ id: "PublicArea" });
 export const PublicAreaList = z.object({ data: z.array(PublicArea), uri: z.string() });

@@ -9,7 +9,12 @@ export const TokenResponse = z
   .meta({ id: "TokenResponse" });
 
 /** RFC 6749 §5.2 error codes; the body also carries the spec's error fields. */
-export const OAUTH_ERRORS = ["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"] as const;
+export const OAUTH_ERRORS = [
+  "invalid_request",
+  "invalid_client",
+  "unsupported_grant_type",
+  "invalid_scope",
+] as const;
 export const TokenError = z
   .object({
     error: z.enum(OAUTH_ERRORS),

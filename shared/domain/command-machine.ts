@@ -51,7 +51,9 @@ export function transitionCommand(
       // The delivery deadline was set when the command was created; dispatching keeps it.
       return RANK[s.value] < RANK.SENT ? { value: "SENT", reason: s.reason, timeout_at: s.timeout_at } : null;
     case "received":
-      return RANK[s.value] < RANK.RECEIVED ? { value: "RECEIVED", reason: "", timeout_at: after(t.hardwareMs) } : null;
+      return RANK[s.value] < RANK.RECEIVED
+        ? { value: "RECEIVED", reason: "", timeout_at: after(t.hardwareMs) }
+        : null;
     case "succeeded":
       return { value: "SUCCESS", reason: input.reason ?? "", timeout_at: null };
     case "failed":

@@ -9,7 +9,14 @@
  */
 import type { CommandName, DeviceFamily } from "./device-types.ts";
 
-export const DEVICE_STATE_VALUES = ["ALLOCATED", "LOCKED", "LOCKING", "UNLOCKED", "UNLOCKING", "BOOKED"] as const;
+export const DEVICE_STATE_VALUES = [
+  "ALLOCATED",
+  "LOCKED",
+  "LOCKING",
+  "UNLOCKED",
+  "UNLOCKING",
+  "BOOKED",
+] as const;
 export type DeviceStateValue = (typeof DEVICE_STATE_VALUES)[number];
 
 export type StableState = { value: DeviceStateValue; timeout_at: string | null };
@@ -68,7 +75,12 @@ function stableOf(s: DeviceState): StableState {
   return s.restore ?? { value: s.value, timeout_at: s.timeout_at };
 }
 
-function move(from: DeviceState, value: DeviceStateValue, now: Date, timeout_at: string | null, restore: StableState | null): Transition {
+function move(
+  value: DeviceStateValue,
+  now: Date,
+  timeout_at: string | null,
+  restore: StableState | null,
+): Transition {
   return {
     refused: false,
     changed: true,
@@ -101,17 +113,17 @@ export function transitionDevice(
     case "received":
       // The delivery deadline is replaced by the hardware confirmation window (ALLOCATED → LOCKING).
       if (!isInterim(s.value)) return stay(s);
-      return move(s, s.value === "ALLOCATED" ? "LOCKING" : s.value, now, at(now, t.hardwareMs), s.restore);
+      return move(s.value === "ALLOCATED" ? "LOCKING" : s.value, now, at(now, t.hardwareMs), s.restore);
     case "confirmed":
-      if (s.value === "LOCKING" || s.value === "ALLOCATED") return move(s, "LOCKED", now, null, null);
+      if (s.value === "LOCKING" || s.value === "ALLOCATED") return move("LOCKED", now, null, null);
       if (s.value === "UNLOCKING") {
         // A released door re-locks after its window; a locker or dock is simply available again.
-        return move(s, "UNLOCKED", now, family === "door" ? at(now, t.doorReleaseMs) : null, null);
+        return move("UNLOCKED", now, family === "door" ? at(now, t.doorReleaseMs) : null, null);
       }
       return stay(s);
     case "failed":
       if (!s.restore) return stay(s);
-      return move(s, s.restore.value, now, s.restore.timeout_at, null);
+      return move(s.restore.value, now, s.restore.timeout_at, null);
     case "expired":
       return onExpired(family, s, now);
   }
@@ -119,13 +131,14 @@ export function transitionDevice(
 
 function onExpired(family: DeviceFamily, s: DeviceState, now: Date): Transition {
   if (s.timeout_at === null || new Date(s.timeout_at).getTime() > now.getTime()) return stay(s);
-  if (s.value === "BOOKED") return move(s, "UNLOCKED", now, null, null);
-  if (s.value === "UNLOCKED" && family === "door") return move(s, "LOCKED", now, null, null);
+  if (s.value === "BOOKED") return move("UNLOCKED", now, null, null);
+  if (s.value === "UNLOCKED" && family === "door") return move("LOCKED", now, null, null);
   if (isInterim(s.value) && s.restore) {
     const back = s.restore;
     // A booking that ran out while a lock was in flight is over: go to UNLOCKED, not back to BOOKED.
-    const bookingOver = back.value === "BOOKED" && back.timeout_at !== null && Date.parse(back.timeout_at) <= now.getTime();
-    return move(s, bookingOver ? "UNLOCKED" : back.value, now, bookingOver ? null : back.timeout_at, null);
+    const bookingOver =
+      back.value === "BOOKED" && back.timeout_at !== null && Date.parse(back.timeout_at) <= now.getTime();
+    return move(bookingOver ? "UNLOCKED" : back.value, now, bookingOver ? null : back.timeout_at, null);
   }
   return stay(s);
 }
@@ -142,27 +155,27 @@ function onCommand(
   switch (name) {
     case "book":
       if (s.value !== "UNLOCKED") return refuse(name, s);
-      return move(s, "BOOKED", now, bookingUntil ?? at(now, t.bookingMs), null);
+      return move("BOOKED", now, bookingUntil ?? at(now, t.bookingMs), null);
     case "cancel-booking":
     case "force-cancel-booking":
       if (s.value !== "BOOKED") return refuse(name, s);
-      return move(s, "UNLOCKED", now, null, null);
+      return move("UNLOCKED", now, null, null);
     case "lock":
       // The lock first holds the device as ALLOCATED so no one else can claim it (spec: Device state).
       if (s.value !== "UNLOCKED" && s.value !== "BOOKED") return refuse(name, s);
-      return move(s, "ALLOCATED", now, delivery, stableOf(s));
+      return move("ALLOCATED", now, delivery, stableOf(s));
     case "unlock":
       if (family === "door") {
         if (s.value !== "LOCKED" && s.value !== "UNLOCKED") return refuse(name, s);
-        return move(s, "UNLOCKING", now, delivery, stableOf(s));
+        return move("UNLOCKING", now, delivery, stableOf(s));
       }
       if (s.value !== "LOCKED") return refuse(name, s);
-      return move(s, "UNLOCKING", now, delivery, stableOf(s));
+      return move("UNLOCKING", now, delivery, stableOf(s));
     case "force-lock":
       // Force commands bypass the state checks (spec); they still remember where to go back to.
-      return move(s, "LOCKING", now, delivery, stableOf(s));
+      return move("LOCKING", now, delivery, stableOf(s));
     case "force-unlock":
-      return move(s, "UNLOCKING", now, delivery, stableOf(s));
+      return move("UNLOCKING", now, delivery, stableOf(s));
     case "sync-device":
     case "take-photo":
       return stay(s);

@@ -79,7 +79,9 @@ export function commandsFor(type: DeviceType, hasCamera: boolean): readonly Comm
   switch (familyOf(type)) {
     case "locking":
       return type === "DOCK_SESSIONLESS"
-        ? LOCKING_COMMANDS.filter((c) => c !== "book" && c !== "cancel-booking" && c !== "force-cancel-booking")
+        ? LOCKING_COMMANDS.filter(
+            (c) => c !== "book" && c !== "cancel-booking" && c !== "force-cancel-booking",
+          )
         : LOCKING_COMMANDS;
     case "door":
       return ["unlock"];

@@ -26,7 +26,8 @@ export function deriveHealth(h: HealthInput, now: Date): HealthView | null {
   // An explicit offline report newer than the last heartbeat makes the device dead at once; a late
   // report never moves dead_since past the moment silence alone would have made it dead.
   const silentDeath = seen + DEAD_AFTER_MS; // -Infinity when never seen
-  const deadSince = offline > seen ? (h.last_seen_at ? Math.min(offline, silentDeath) : offline) : silentDeath;
+  const deadSince =
+    offline > seen ? (h.last_seen_at ? Math.min(offline, silentDeath) : offline) : silentDeath;
   if (deadSince <= t) {
     return {
       health: t - deadSince >= LONG_DEAD_AFTER_MS ? "LONG_DEAD" : "DEAD",

@@ -32,7 +32,10 @@ export function parseTopic(prefix: string, topic: string): { gatewayId: string; 
   if (rest.length !== 2) return null;
   const [gatewayId, channel] = rest as [string, string];
   if (!GATEWAY_ID_PATTERN.test(gatewayId)) return null;
-  if (!(DOWN_CHANNELS as readonly string[]).includes(channel) && !(UP_CHANNELS as readonly string[]).includes(channel)) {
+  if (
+    !(DOWN_CHANNELS as readonly string[]).includes(channel) &&
+    !(UP_CHANNELS as readonly string[]).includes(channel)
+  ) {
     return null;
   }
   return { gatewayId, channel: channel as Channel };

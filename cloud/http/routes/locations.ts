@@ -2,14 +2,23 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
-import { LocationDetail, LocationList, LocationPatch, PublicAreaFeatureCollection, PublicAreaList } from "../../../shared/api/location.ts";
+import {
+  LocationDetail,
+  LocationList,
+  LocationPatch,
+  PublicAreaFeatureCollection,
+  PublicAreaList,
+} from "../../../shared/api/location.ts";
 import type { LocationService } from "../../locations/location-service.ts";
 import { principalOf } from "../authenticate.ts";
 
 const Include = z.enum(["resources"]).optional().describe("Supported value: resources");
 
 const ListQuery = z.strictObject({
-  tag: z.union([z.string(), z.array(z.string())]).optional().describe("Repeatable; a location must carry every tag given"),
+  tag: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe("Repeatable; a location must carry every tag given"),
   lat_lng: z
     .string()
     .regex(/^\s*-?\d+(\.\d+)?\s*,\s*-?\d+(\.\d+)?\s*$/, "must be 'latitude,longitude'")
@@ -33,7 +42,12 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get("/location/v1/locations", {
-    schema: { tags: ["locations"], summary: "List locations", querystring: ListQuery, response: { 200: LocationList, ...errors } },
+    schema: {
+      tags: ["locations"],
+      summary: "List locations",
+      querystring: ListQuery,
+      response: { 200: LocationList, ...errors },
+    },
     handler: async (request) => {
       const q = request.query;
       const tags = q.tag === undefined ? [] : Array.isArray(q.tag) ? q.tag : [q.tag];
@@ -43,7 +57,11 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
             return { lat, lng, ...(q.radius !== undefined ? { radiusM: Number(q.radius) } : {}) };
           })()
         : undefined;
-      const data = await locations.list(principalOf(request), { tags, near, includeResources: q.include === "resources" });
+      const data = await locations.list(principalOf(request), {
+        tags,
+        near,
+        includeResources: q.include === "resources",
+      });
       return { data, uri: "/location/v1/locations" };
     },
   });
@@ -75,7 +93,11 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
   });
 
   r.get("/location/v1/public-areas", {
-    schema: { tags: ["public areas"], summary: "List the caller's public areas", response: { 200: PublicAreaList, ...errors } },
+    schema: {
+      tags: ["public areas"],
+      summary: "List the caller's public areas",
+      response: { 200: PublicAreaList, ...errors },
+    },
     handler: async (request) => ({
       data: await locations.listPublicAreas(principalOf(request)),
       uri: "/location/v1/public-areas",

@@ -2,11 +2,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { TokenError, TokenResponse } from "../../../shared/api/oauth.ts";
 import type { Permission } from "../../../shared/api/permissions.ts";
+import type { Clock } from "../../../shared/clock.ts";
+import type { ErrorCode } from "../../../shared/errors.ts";
 import { createFailureLimiter } from "../../auth/failure-limiter.ts";
 import { verifySecret } from "../../auth/secrets.ts";
 import { ACCESS_TOKEN_TTL_S, type TokenIssuer } from "../../auth/tokens.ts";
-import type { Clock } from "../../../shared/clock.ts";
-import type { ErrorCode } from "../../../shared/errors.ts";
 import type { Db } from "../../store/db.ts";
 
 type OAuthError = "invalid_request" | "invalid_client" | "unsupported_grant_type";
@@ -18,7 +18,13 @@ const SPEC_CODE: Record<OAuthError, ErrorCode> = {
 };
 
 /** RFC 6749 §5.2 error, carrying the spec's error fields as well so every error body looks alike. */
-function oauthError(request: FastifyRequest, reply: FastifyReply, status: number, error: OAuthError, description: string) {
+function oauthError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  error: OAuthError,
+  description: string,
+) {
   reply.code(status).header("cache-control", "no-store").header("pragma", "no-cache");
   if (error === "invalid_client") reply.header("www-authenticate", 'Basic realm="oauth2", charset="UTF-8"');
   return reply.send({
@@ -49,13 +55,18 @@ function parseBasic(header: string): { id: string; secret: string } | null {
 const FORM = "application/x-www-form-urlencoded";
 
 /** POST {auth_url}/oauth2/token, client credentials grant (spec: S2S OAuth 2.0). */
-export function registerTokenRoute(app: FastifyInstance, deps: { db: Db; tokens: TokenIssuer; clock: Clock }) {
+export function registerTokenRoute(
+  app: FastifyInstance,
+  deps: { db: Db; tokens: TokenIssuer; clock: Clock },
+) {
   const limiter = createFailureLimiter({ clock: deps.clock, max: 20, windowMs: 60_000 });
 
   // Own scope: the body is read raw so that a JSON or other body is an OAuth invalid_request, not a 415.
-  void app.register(async (scope) => {
+  void app.register((scope, _opts, done) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", { parseAs: "string", bodyLimit: 8 * 1024 }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser("*", { parseAs: "string", bodyLimit: 8 * 1024 }, (_req, body, done) =>
+      done(null, body),
+    );
     scope.withTypeProvider<ZodTypeProvider>().post("/oauth2/token", {
       config: { public: true },
       schema: {
@@ -66,43 +77,72 @@ export function registerTokenRoute(app: FastifyInstance, deps: { db: Db; tokens:
       },
       handler: async (request, reply) => {
         const contentType = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-        if (contentType !== FORM) return oauthError(request, reply, 400, "invalid_request", `content type must be ${FORM}`);
+        if (contentType !== FORM)
+          return oauthError(request, reply, 400, "invalid_request", `content type must be ${FORM}`);
         const query = new URLSearchParams(request.url.split("?")[1] ?? "");
         if (query.has("client_secret") || query.has("client_id") || query.has("grant_type")) {
-          return oauthError(request, reply, 400, "invalid_request", "parameters must be sent in the body, not the query");
+          return oauthError(
+            request,
+            reply,
+            400,
+            "invalid_request",
+            "parameters must be sent in the body, not the query",
+          );
         }
         const form = new URLSearchParams(typeof request.body === "string" ? request.body : "");
         for (const key of new Set(form.keys())) {
-          if (form.getAll(key).length > 1) return oauthError(request, reply, 400, "invalid_request", `${key} is repeated`);
+          if (form.getAll(key).length > 1)
+            return oauthError(request, reply, 400, "invalid_request", `${key} is repeated`);
         }
         const grant = form.get("grant_type");
         if (!grant) return oauthError(request, reply, 400, "invalid_request", "grant_type is required");
         if (grant !== "client_credentials") {
-          return oauthError(request, reply, 400, "unsupported_grant_type", "only client_credentials is supported");
+          return oauthError(
+            request,
+            reply,
+            400,
+            "unsupported_grant_type",
+            "only client_credentials is supported",
+          );
         }
         const header = request.headers.authorization;
         const inBody = form.has("client_id") || form.has("client_secret");
         if (header && inBody) {
-          return oauthError(request, reply, 400, "invalid_request", "send client credentials in one place only");
+          return oauthError(
+            request,
+            reply,
+            400,
+            "invalid_request",
+            "send client credentials in one place only",
+          );
         }
-        const creds = header ? parseBasic(header) : { id: form.get("client_id") ?? "", secret: form.get("client_secret") ?? "" };
-        if (!creds || !creds.id || !creds.secret) {
+        const creds = header
+          ? parseBasic(header)
+          : { id: form.get("client_id") ?? "", secret: form.get("client_secret") ?? "" };
+        if (!creds?.id || !creds.secret) {
           return oauthError(request, reply, 401, "invalid_client", "client credentials are required");
         }
         const keys = [`ip:${request.ip}`, `client:${creds.id}`];
         const wait = limiter.retryAfterS(keys);
         if (wait > 0) {
           reply.header("retry-after", String(wait));
-          return reply.code(429).header("cache-control", "no-store").send({
-            error: "invalid_request",
-            error_description: "too many failed attempts",
-            error_message: "Too many failed authentication attempts; try again later",
-            status_code: 429,
-            correlation_id: String(request.id),
-            error_code: "ERRORS.RATE_LIMITED",
-          });
+          return reply
+            .code(429)
+            .header("cache-control", "no-store")
+            .send({
+              error: "invalid_request",
+              error_description: "too many failed attempts",
+              error_message: "Too many failed authentication attempts; try again later",
+              status_code: 429,
+              correlation_id: String(request.id),
+              error_code: "ERRORS.RATE_LIMITED",
+            });
         }
-        const client = await deps.db.selectFrom("api_clients").selectAll().where("client_id", "=", creds.id).executeTakeFirst();
+        const client = await deps.db
+          .selectFrom("api_clients")
+          .selectAll()
+          .where("client_id", "=", creds.id)
+          .executeTakeFirst();
         if (!client || !(await verifySecret(creds.secret, client.secret_hash))) {
           limiter.fail(keys);
           return oauthError(request, reply, 401, "invalid_client", "client authentication failed");
@@ -116,5 +156,6 @@ export function registerTokenRoute(app: FastifyInstance, deps: { db: Db; tokens:
         return { access_token, token_type: "Bearer" as const, expires_in: ACCESS_TOKEN_TTL_S as 3600 };
       },
     });
+    done();
   });
 }

@@ -1,0 +1,61 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { systemClock } from "../shared/clock.ts";
+import { loadCloudConfig } from "./config.ts";
+import { applyManifest } from "./manifest/apply-manifest.ts";
+import { loadManifest } from "./manifest/load-manifest.ts";
+import { startCloud } from "./server.ts";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * `npm start`: the whole system on embedded defaults — SQLite in ./data/demo, the embedded MQTT broker,
+ * the cloud API, and the demo site manifest. Prints where to reach it and how to authenticate.
+ */
+async function main() {
+  const env = {
+    DATA_DIR: "./data/demo",
+    ...process.env,
+    DEMO_CLIENT_SECRET: process.env.DEMO_CLIENT_SECRET ?? "demo-secret-change-me",
+    DEMO_GATEWAY_SECRET: process.env.DEMO_GATEWAY_SECRET ?? "demo-gateway-secret",
+  };
+  const clientId = process.env.DEMO_CLIENT_ID ?? "demo-client";
+  const cfg = loadCloudConfig(env);
+  const manifest = loadManifest(path.join(here, "..", "manifests", "demo-site.yaml"));
+  const client = manifest.operators[0]?.clients[0];
+  if (client) client.client_id = clientId;
+
+  const cloud = await startCloud(cfg, {
+    beforeListen: async (db) => {
+      await applyManifest(db, manifest, systemClock, env);
+    },
+  });
+  const base = cloud.baseUrl;
+  process.stdout.write(
+    [
+      "",
+      "Parking cloud demo is running.",
+      `  API base URL   ${base}   (docs: ${base}/docs, OpenAPI: ${base}/openapi.json)`,
+      `  MQTT broker    ${cloud.mqttUrl}`,
+      `  Client id      ${clientId}`,
+      `  Client secret  ${env.DEMO_CLIENT_SECRET}`,
+      "",
+      "  Get a token:",
+      `    curl -s -u '${clientId}:${env.DEMO_CLIENT_SECRET}' -d grant_type=client_credentials ${base}/oauth2/token`,
+      "  Public map (no auth):",
+      `    curl -s ${base}/location/v1/public-areas/demo-city/locations`,
+      "",
+    ].join("\n"),
+  );
+  const stop = async () => {
+    await cloud.stop();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop());
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

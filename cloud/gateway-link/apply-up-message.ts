@@ -1,0 +1,30 @@
+import type { Logger } from "pino";
+import type { UpMessage } from "../../shared/wire/messages.ts";
+import { applyCommandProgress } from "../commands/command-progress.ts";
+import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
+import type { Db } from "../store/db.ts";
+import { applyDeviceState } from "./gateway-reports.ts";
+
+/**
+ * Applies one outbox message from a gateway exactly once: the (gateway_id, seq) row and the message's
+ * effects commit together, so a redelivery after a lost ack changes nothing (F4, F6).
+ */
+export function applyUpMessage(
+  db: Db,
+  gatewayId: string,
+  msg: UpMessage,
+  deps: { now: Date; timeouts: CommandTimeoutConfig; log: Logger },
+): Promise<"applied" | "duplicate"> {
+  return db.transaction().execute(async (trx) => {
+    const inserted = await trx
+      .insertInto("applied_seqs")
+      .values({ gateway_id: gatewayId, seq: msg.seq, applied_at: deps.now.toISOString() })
+      .onConflict((oc) => oc.columns(["gateway_id", "seq"]).doNothing())
+      .executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows === 0n) return "duplicate";
+    if (msg.type === "command_progress")
+      await applyCommandProgress(trx, gatewayId, msg, deps.timeouts, deps.now, deps.log);
+    else await applyDeviceState(trx, gatewayId, msg, deps.now, deps.log);
+    return "applied";
+  });
+}

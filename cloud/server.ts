@@ -1,0 +1,115 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import { sql } from "kysely";
+import pino, { type Logger } from "pino";
+import { type Clock, systemClock } from "../shared/clock.ts";
+import { buildApp } from "./app.ts";
+import { createDeadlineSweeper } from "./commands/command-progress.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "./commands/timeouts.ts";
+import type { CloudConfig } from "./config.ts";
+import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
+import { type GatewayLink, startGatewayLink } from "./gateway-link/gateway-link.ts";
+import { type Db, openDb } from "./store/db.ts";
+
+export type RunningCloud = {
+  app: FastifyInstance;
+  db: Db;
+  link: GatewayLink;
+  broker: EmbeddedBroker | null;
+  baseUrl: string;
+  mqttUrl: string;
+  stop(): Promise<void>;
+};
+
+/** A secret kept in the data directory so tokens survive restarts of a single-node install. */
+function persistentSecret(dataDir: string, name: string, bytes: number): string {
+  const file = path.join(dataDir, name);
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const secret = randomBytes(bytes).toString("base64url");
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+/**
+ * Composition root of the cloud process: store, broker (embedded unless MQTT_URL is set), gateway
+ * link, deadline sweeper and HTTP app, started in that order and stopped in reverse.
+ */
+export async function startCloud(
+  cfg: CloudConfig,
+  opts: { clock?: Clock; log?: Logger; beforeListen?: (db: Db) => Promise<void> } = {},
+): Promise<RunningCloud> {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? pino({ level: cfg.LOG_LEVEL });
+  mkdirSync(cfg.DATA_DIR, { recursive: true });
+  const db = await openDb(
+    cfg.DATABASE_URL
+      ? { kind: "postgres", url: cfg.DATABASE_URL }
+      : { kind: "sqlite", file: path.join(cfg.DATA_DIR, "cloud.db") },
+  );
+  if (opts.beforeListen) await opts.beforeListen(db);
+
+  const mqttPassword = cfg.MQTT_PASSWORD ?? persistentSecret(cfg.DATA_DIR, "mqtt-cloud-secret", 24);
+  let broker: EmbeddedBroker | null = null;
+  let mqttUrl = cfg.MQTT_URL;
+  if (!mqttUrl) {
+    broker = await startEmbeddedBroker({
+      db,
+      log,
+      port: cfg.MQTT_PORT,
+      host: cfg.HOST,
+      prefix: cfg.MQTT_PREFIX,
+      cloud: { username: cfg.MQTT_USERNAME, password: mqttPassword },
+    });
+    mqttUrl = `mqtt://${cfg.HOST}:${broker.port}`;
+  }
+  const timeouts = DEFAULT_COMMAND_TIMEOUTS;
+  const link = await startGatewayLink(
+    {
+      brokerUrl: mqttUrl,
+      username: cfg.MQTT_USERNAME,
+      password: mqttPassword,
+      clientId: cfg.MQTT_CLIENT_ID,
+      prefix: cfg.MQTT_PREFIX,
+    },
+    { db, clock, log, timeouts },
+  );
+  const sweeper = createDeadlineSweeper({ db, clock, timeouts, log });
+  sweeper.start();
+
+  const tokenSecret = cfg.TOKEN_SECRET ?? persistentSecret(cfg.DATA_DIR, "token-secret", 48);
+  const app = await buildApp({
+    db,
+    clock,
+    log,
+    gateways: link,
+    tokenSecret: new TextEncoder().encode(tokenSecret),
+    issuer: cfg.AUTH_URL ?? cfg.BASE_URL ?? `http://${cfg.HOST}:${cfg.PORT}`,
+    timeouts,
+    isReady: async () => {
+      await sql`select 1`.execute(db);
+      return link.client.connected;
+    },
+  });
+  await app.listen({ host: cfg.HOST, port: cfg.PORT });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : cfg.PORT;
+  const baseUrl = cfg.BASE_URL ?? `http://${cfg.HOST}:${port}`;
+
+  return {
+    app,
+    db,
+    link,
+    broker,
+    baseUrl,
+    mqttUrl,
+    async stop() {
+      sweeper.stop();
+      await app.close();
+      await link.close();
+      await broker?.close();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+
+/** A Clock for tests: time moves only when advance() is called, firing due timers in order. */
+export class FakeClock implements Clock {
+  private t: number;
+  private nextId = 1;
+  private timers = new Map<number, { at: number; fn: () => void }>();
+
+  constructor(start: string | Date = "2026-01-15T10:00:00.000Z") {
+    this.t = new Date(start).getTime();
+  }
+
+  now(): Date {
+    return new Date(this.t);
+  }
+
+  setTimer(ms: number, fn: () => void): TimerHandle {
+    const id = this.nextId++;
+    this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
+    return { id };
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    this.timers.delete(handle.id);
+  }
+
+  /** Moves time forward, firing each timer that falls due at its own instant. */
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      const due = [...this.timers.entries()]
+        .filter(([, x]) => x.at <= end)
+        .sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.timers.delete(due[0]);
+      this.t = Math.max(this.t, due[1].at);
+      due[1].fn();
+    }
+    this.t = end;
+  }
+}
