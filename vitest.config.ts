@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     projects: [
       {
+        extends: true,
         test: {
           name: "unit",
           include: [
@@ -17,9 +18,10 @@ export default defineConfig({
           ],
         },
       },
-      { test: { name: "api-sqlite", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "sqlite" } } },
-      { test: { name: "api-postgres", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "postgres" } } },
+      { extends: true, test: { name: "api-sqlite", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "sqlite" } } },
+      { extends: true, test: { name: "api-postgres", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "postgres" } } },
       {
+        extends: true,
         test: { name: "integration", include: ["test/integration/**/*.test.ts"], env: { TEST_DB: "sqlite" } },
       },
     ],

@@ -62,7 +62,8 @@ export async function startEmbeddedBroker(opts: {
       if (!gatewayId) return done(null, sub);
       const t = parseTopic(prefix, sub.topic);
       if (t && t.gatewayId === gatewayId && !UP.has(t.channel)) return done(null, sub);
-      return done(new Error(`gateway ${gatewayId} may not subscribe to ${sub.topic}`));
+      log.warn({ gateway_id: gatewayId, topic: sub.topic }, "subscription refused");
+      return done(null, null); // a negative SUBACK (0x80); the connection stays up
     },
   });
   const server = net.createServer({ noDelay: true }, (socket) => broker.handle(socket));
