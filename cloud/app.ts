@@ -84,6 +84,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
+  // The interactive docs are public: integrators read them before they have credentials.
+  app.addHook("onRoute", (route) => {
+    if (route.url.startsWith("/docs")) route.config = { ...(route.config ?? {}), public: true };
+  });
   await app.register(fastifySwaggerUi, { routePrefix: "/docs", uiConfig: { tryItOutEnabled: true } });
 
   installErrorHandling(app);

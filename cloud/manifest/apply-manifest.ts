@@ -123,9 +123,9 @@ export async function applyManifest(
       insert: Record<string, unknown>,
       update: Record<string, unknown>,
     ) {
-      let q = trx.selectFrom(table as "operators").select(Object.keys(key)[0] as "id");
+      let q = trx.selectFrom(table as "operators").selectAll();
       for (const [k, v] of Object.entries(key)) q = q.where(k as "id", "=", v);
-      const existing = await q.executeTakeFirst();
+      const existing = (await q.executeTakeFirst()) as Record<string, unknown> | undefined;
       if (!existing) {
         await trx
           .insertInto(table as "operators")
@@ -134,6 +134,9 @@ export async function applyManifest(
         summary.created++;
         return;
       }
+      // Unchanged rows are left alone, so re-applying a manifest writes nothing (not even updated_at).
+      const changed = Object.entries(update).some(([k, v]) => k !== "updated_at" && existing[k] !== v);
+      if (!changed) return;
       let u = trx.updateTable(table as "operators").set(update as never);
       for (const [k, v] of Object.entries(key)) u = u.where(k as "id", "=", v);
       await u.execute();

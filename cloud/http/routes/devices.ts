@@ -45,7 +45,7 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
         "A second lock or unlock on one device within 3 s (15 s with a power-save strategy) answers 429 ERRORS.LOCK_COMMAND_THROTTLED.",
       params: z.object({ device_id: z.uuid() }),
       body: CommandRequest,
-      response: { 200: Command, ...errors, 429: ErrorBody, 503: ErrorBody },
+      response: { 200: Command, ...errors, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody, 503: ErrorBody },
     },
     handler: (request) => commands.create(principalOf(request), request.params.device_id, request.body),
   });

@@ -84,7 +84,7 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       summary: "Update a location (all-or-nothing; each field needs its permission)",
       params: IdParams,
       body: LocationPatch,
-      response: { 204: z.null().describe("Updated"), ...errors },
+      response: { 204: z.null().describe("Updated"), ...errors, 413: ErrorBody, 415: ErrorBody },
     },
     handler: async (request, reply) => {
       await locations.patch(principalOf(request), request.params.id, request.body);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { ErrorBody } from "../../../shared/api/common.ts";
 import { TokenError, TokenResponse } from "../../../shared/api/oauth.ts";
 import type { Permission } from "../../../shared/api/permissions.ts";
 import type { Clock } from "../../../shared/clock.ts";
@@ -73,7 +74,7 @@ export function registerTokenRoute(
         tags: ["auth"],
         summary: "Issue an access token (OAuth 2.0 client credentials)",
         consumes: [FORM],
-        response: { 200: TokenResponse, 400: TokenError, 401: TokenError, 429: TokenError },
+        response: { 200: TokenResponse, 400: TokenError, 401: TokenError, 429: TokenError, 500: ErrorBody },
       },
       handler: async (request, reply) => {
         const contentType = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
