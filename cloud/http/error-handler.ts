@@ -38,15 +38,19 @@ function describeIssues(context: string, issues: Issue[]): { message: string; fi
 }
 
 export function installErrorHandling(app: FastifyInstance) {
+  // Request bodies are JSON only (spec: Endpoints). Fastify ships a text/plain parser by default, which
+  // handed the raw string to the validator and turned an unsupported media type into a 400 (U3: 415).
+  app.removeContentTypeParser("text/plain");
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (isAppError(err)) return sendAppError(request, reply, err);
     if (hasZodFastifySchemaValidationErrors(err)) {
       const context = err.validationContext ?? "request";
+      // fastify-type-provider-zod 7 flattens each zod issue: path → instancePath "/a/b", code → keyword.
       const issues = err.validation.map((v) => ({
-        path: (v.params.issue as Issue | undefined)?.path ?? [],
+        path: v.instancePath.split("/").filter((p) => p !== ""),
         message: v.message ?? "invalid",
-        code: (v.params.issue as Issue | undefined)?.code,
-        keys: (v.params.issue as Issue | undefined)?.keys,
+        code: v.keyword,
+        keys: Array.isArray(v.params.keys) ? v.params.keys.map(String) : undefined,
       }));
       const { message, fields } = describeIssues(context, issues);
       return sendAppError(request, reply, new AppError("ERRORS.VALIDATION_FAILED", message, { fields }));

@@ -16,6 +16,7 @@ export type LocationQuery = {
 };
 
 const EARTH_RADIUS_M = 6_371_008.8;
+const MAX_PATCH_ATTEMPTS = 10;
 
 /** Great-circle distance in metres (haversine). */
 export function distanceM(a: { lat: number; lng: number }, b: { lat: number; lng: number }): number {
@@ -128,44 +129,58 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
           fields: forbidden,
         });
       }
-      const row = await findOwned(principal, id);
-      const attrs = parseLocationAttrs(row.attrs);
-      let tags = JSON.parse(row.tags) as string[];
-      const columns: Partial<LocationsTable> = {};
-      for (const [field, value] of Object.entries(patch)) {
-        if (value === undefined) continue;
-        switch (field) {
-          case "code":
-          case "label":
-          case "type":
-          case "latitude":
-          case "longitude":
-            Object.assign(columns, { [field]: value });
-            break;
-          case "public_tags":
-            tags = applyTagChange(tags, value as { add: string[]; remove: string[] });
-            break;
-          case "private_tags":
-            attrs.private_tags = applyTagChange(
-              attrs.private_tags,
-              value as { add: string[]; remove: string[] },
-            );
-            break;
-          default:
-            Object.assign(attrs, { [field]: value });
+      // attrs and tags are read-modify-write JSON columns: write only if nobody changed them since we
+      // read them (compare-and-swap), otherwise re-read and re-apply, so concurrent PATCHes of
+      // different fields never lose each other's changes.
+      for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS; attempt++) {
+        const row = await findOwned(principal, id);
+        const attrs = parseLocationAttrs(row.attrs);
+        let tags = JSON.parse(row.tags) as string[];
+        const columns: Partial<LocationsTable> = {};
+        for (const [field, value] of Object.entries(patch)) {
+          if (value === undefined) continue;
+          switch (field) {
+            case "code":
+            case "label":
+            case "type":
+            case "latitude":
+            case "longitude":
+              Object.assign(columns, { [field]: value });
+              break;
+            case "public_tags":
+              tags = applyTagChange(tags, value as { add: string[]; remove: string[] });
+              break;
+            case "private_tags":
+              attrs.private_tags = applyTagChange(
+                attrs.private_tags,
+                value as { add: string[]; remove: string[] },
+              );
+              break;
+            default:
+              Object.assign(attrs, { [field]: value });
+          }
         }
+        const res = await db
+          .updateTable("locations")
+          .set({
+            ...columns,
+            tags: JSON.stringify(tags),
+            attrs: JSON.stringify(attrs),
+            updated_at: clock.now().toISOString(),
+          })
+          .where("id", "=", row.id)
+          .where("operator_id", "=", principal.operatorId)
+          .where("tags", "=", row.tags)
+          .where("attrs", "=", row.attrs)
+          .executeTakeFirst();
+        if (res.numUpdatedRows > 0n) return;
       }
-      await db
-        .updateTable("locations")
-        .set({
-          ...columns,
-          tags: JSON.stringify(tags),
-          attrs: JSON.stringify(attrs),
-          updated_at: clock.now().toISOString(),
-        })
-        .where("id", "=", row.id)
-        .where("operator_id", "=", principal.operatorId)
-        .execute();
+      throw new AppError(
+        "ERRORS.SERVICE_UNAVAILABLE",
+        "The location is being changed by another request; try again",
+        {},
+        { "retry-after": "1" },
+      );
     },
 
     async listPublicAreas(principal: Principal) {
