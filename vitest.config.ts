@@ -18,8 +18,14 @@ export default defineConfig({
           ],
         },
       },
-      { extends: true, test: { name: "api-sqlite", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "sqlite" } } },
-      { extends: true, test: { name: "api-postgres", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "postgres" } } },
+      {
+        extends: true,
+        test: { name: "api-sqlite", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "sqlite" } },
+      },
+      {
+        extends: true,
+        test: { name: "api-postgres", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "postgres" } },
+      },
       {
         extends: true,
         test: { name: "integration", include: ["test/integration/**/*.test.ts"], env: { TEST_DB: "sqlite" } },

@@ -39,7 +39,10 @@ const manifest = SiteManifest.parse({
           {
             id: `gw-bench-${i}`,
             secret_hash: hash,
-            devices: Array.from({ length: DEVICES_PER_LOCATION - 1 }, (_, d) => ({ alias: String(d + 1), type: "LOCKER" })),
+            devices: Array.from({ length: DEVICES_PER_LOCATION - 1 }, (_, d) => ({
+              alias: String(d + 1),
+              type: "LOCKER",
+            })),
           },
         ],
       })),
@@ -47,7 +50,10 @@ const manifest = SiteManifest.parse({
   ],
 });
 await applyManifest(db, manifest, systemClock);
-await db.updateTable("devices").set({ last_seen_at: new Date(Date.now() + 3_600_000).toISOString() }).execute();
+await db
+  .updateTable("devices")
+  .set({ last_seen_at: new Date(Date.now() + 3_600_000).toISOString() })
+  .execute();
 
 const app = await buildApp({
   db,
@@ -75,9 +81,13 @@ const sample = await app.inject({
 
 const bare = Fastify();
 const bytes = sample.body;
-bare.get("/location/v1/locations", (_req, reply) => reply.type("application/json; charset=utf-8").send(bytes));
+bare.get("/location/v1/locations", (_req, reply) =>
+  reply.type("application/json; charset=utf-8").send(bytes),
+);
 await bare.listen({ host: "127.0.0.1", port: 0 });
 const barePort = (bare.server.address() as { port: number }).port;
 
-process.stdout.write(`${JSON.stringify({ api: apiPort, bare: barePort, token, bytes: Buffer.byteLength(bytes) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ api: apiPort, bare: barePort, token, bytes: Buffer.byteLength(bytes) })}\n`,
+);
 process.on("SIGTERM", () => process.exit(0));

@@ -62,7 +62,18 @@ export async function applyCommandProgress(
   const row = await advanceCommand(tx, cmd.id, input, now, cfg, () => [
     { ...event, timestamp: msg.observed_at ?? ts },
   ]);
-  if (!row) return true; // already terminal or already past this step: a repeat, nothing to do
+  if (!row) {
+    // Already terminal or past this step: the command does not move, but what the hardware says about the
+    // physical lock is still the truth.
+    if (msg.lock_state) {
+      await tx
+        .updateTable("devices")
+        .set({ lock_state: msg.lock_state })
+        .where("id", "=", cmd.device_id)
+        .execute();
+    }
+    return true;
+  }
   if (drivesDeviceState(name)) {
     await advanceDevice(
       tx,

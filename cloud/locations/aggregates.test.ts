@@ -167,12 +167,19 @@ describe("location aggregates", () => {
     });
 
     it("is online even when every locking device is occupied", () => {
-      const devices = [aDevice("GUARD", seen(0)), aDevice("LOCKER", () => ({ ...seen(0)(), state_value: "LOCKED" }))];
+      const devices = [
+        aDevice("GUARD", seen(0)),
+        aDevice("LOCKER", () => ({ ...seen(0)(), state_value: "LOCKED" })),
+      ];
       expect(aggregate(devices, at(0))).toMatchObject({ connection: "online", available: 0, online: 1 });
     });
 
     it("is partially_online when some devices communicate and others do not", () => {
-      const devices = [aDevice("GUARD", seen(0)), aDevice("LOCKER", seen(0)), aDevice("LOCKER", seen(-60_000))];
+      const devices = [
+        aDevice("GUARD", seen(0)),
+        aDevice("LOCKER", seen(0)),
+        aDevice("LOCKER", seen(-60_000)),
+      ];
       const agg = aggregate(devices, at(1_000));
       expect(agg.connection).toBe("partially_online");
       expect(agg.offline_since).toBe("");

@@ -48,3 +48,19 @@ export type LocationAttrs = z.infer<typeof LocationAttrs>;
 export function parseLocationAttrs(json: string): LocationAttrs {
   return LocationAttrs.parse(JSON.parse(json));
 }
+
+/**
+ * The same fields with no defaults, every one optional: what a site manifest may set. Fields it leaves
+ * out keep their stored value when the manifest is applied again.
+ */
+export const LocationAttrsPatch = z
+  .object(
+    Object.fromEntries(
+      Object.entries(LocationAttrs.shape).map(([key, field]) => [key, field.unwrap().optional()]),
+    ) as {
+      [K in keyof typeof LocationAttrs.shape]: z.ZodOptional<
+        ReturnType<(typeof LocationAttrs.shape)[K]["unwrap"]>
+      >;
+    },
+  )
+  .strict();

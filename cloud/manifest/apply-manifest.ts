@@ -162,7 +162,15 @@ export async function applyManifest(
       for (const loc of op.locations) {
         const locationId = loc.id ?? derivedId(op.id, "location", loc.code);
         locationIds.set(loc.code, locationId);
-        const attrs = LocationAttrs.parse({ operator_id: op.id, ...loc.attrs });
+        const stored = await trx
+          .selectFrom("locations")
+          .select("attrs")
+          .where("id", "=", locationId)
+          .executeTakeFirst();
+        const previous = stored
+          ? (JSON.parse(stored.attrs) as Record<string, unknown>)
+          : { operator_id: op.id };
+        const attrs = LocationAttrs.parse({ ...previous, ...loc.attrs });
         await upsert(
           "locations",
           { id: locationId },

@@ -3,7 +3,7 @@ import { LocationStatus, LocationType } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
 import { DEVICE_TYPES, POWER_SAVE_STRATEGIES } from "../../shared/domain/device-types.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
-import { LocationAttrs } from "../locations/location-attrs.ts";
+import { LocationAttrsPatch } from "../locations/location-attrs.ts";
 
 /**
  * The service operator's site manifest: a declarative description of operators, API clients, public
@@ -72,7 +72,7 @@ const Location = z.strictObject({
   latitude: z.number().min(-90).max(90),
   longitude: z.number().min(-180).max(180),
   tags: z.array(z.string()).default([]),
-  attrs: LocationAttrs.partial().strict().default({}),
+  attrs: LocationAttrsPatch.default({}),
   gateways: z.array(Gateway).default([]),
 });
 

@@ -18,7 +18,14 @@ export type StoreConfig =
 export async function openDb(config: StoreConfig): Promise<Db> {
   const db =
     config.kind === "sqlite" ? openSqlite(config.file) : await openPostgres(config.url, config.schema);
-  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  const schema = config.kind === "postgres" ? config.schema : undefined;
+  // The migration bookkeeping lives in the store's own schema, so several schemas never share it.
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
     await db.destroy();

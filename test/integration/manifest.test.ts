@@ -85,6 +85,34 @@ describe("the site manifest", () => {
     expect(row).toMatchObject({ state_value: "LOCKED", user_id: "u1" });
   });
 
+  it("leaves location fields the manifest does not mention as they were", async () => {
+    const m = SiteManifest.parse(fixtureManifest(await fixtureSecretHash()));
+    await applyManifest(store.db, m, clock);
+    const id = fx.location("L1");
+    const row = await store.db
+      .selectFrom("locations")
+      .select("attrs")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    const patched = { ...JSON.parse(row.attrs), city: "Patched City" };
+    await store.db
+      .updateTable("locations")
+      .set({ attrs: JSON.stringify(patched) })
+      .where("id", "=", id)
+      .execute();
+    await applyManifest(store.db, m, clock);
+    const after = await store.db
+      .selectFrom("locations")
+      .select("attrs")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(after.attrs)).toMatchObject({
+      city: "Patched City",
+      address: "Street 1",
+      operator_id: OP_A,
+    });
+  });
+
   it("derives stable ids from operator, code and alias", () => {
     expect(fx.location("L1")).toBe(derivedId(OP_A, "location", "L1"));
     expect(derivedId(OP_A, "location", "L1")).toMatch(/^[0-9a-f-]{36}$/);

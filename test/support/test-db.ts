@@ -16,16 +16,22 @@ export type TestDb = { db: Db; kind: "sqlite" | "postgres"; drop(): Promise<void
 export async function openTestDb(): Promise<TestDb> {
   if (process.env.TEST_DB === "postgres") {
     const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-    const db = await openDb({ kind: "postgres", url: TEST_PG_URL, schema });
+    const dropSchema = async () => {
+      const c = new pg.Client({ connectionString: TEST_PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+    };
+    const db = await openDb({ kind: "postgres", url: TEST_PG_URL, schema }).catch(async (err: unknown) => {
+      await dropSchema();
+      throw err;
+    });
     return {
       db,
       kind: "postgres",
       async drop() {
         await db.destroy();
-        const c = new pg.Client({ connectionString: TEST_PG_URL });
-        await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await c.end();
+        await dropSchema();
       },
     };
   }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
@@ -54,6 +55,8 @@ function parseBasic(header: string): { id: string; secret: string } | null {
 }
 
 const FORM = "application/x-www-form-urlencoded";
+/** A well-formed hash that no secret matches (random salt and key). */
+const UNKNOWN_CLIENT_HASH = `scrypt$${randomBytes(16).toString("base64")}$${randomBytes(32).toString("base64")}`;
 
 /** POST {auth_url}/oauth2/token, client credentials grant (spec: S2S OAuth 2.0). */
 export function registerTokenRoute(
@@ -144,7 +147,8 @@ export function registerTokenRoute(
           .selectAll()
           .where("client_id", "=", creds.id)
           .executeTakeFirst();
-        if (!client || !(await verifySecret(creds.secret, client.secret_hash))) {
+        // An unknown client costs the same scrypt as a wrong secret, so timing does not reveal client ids.
+        if (!(await verifySecret(creds.secret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
           limiter.fail(keys);
           return oauthError(request, reply, 401, "invalid_client", "client authentication failed");
         }

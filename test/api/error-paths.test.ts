@@ -1,0 +1,275 @@
+import type { LightMyRequestResponse } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { CLIENTS, fx } from "../support/fixture-site.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const SPEC_FIELDS = ["correlation_id", "error_code", "error_message", "status_code"];
+
+/** The spec's standard error body: exactly the four fields, the correlation id equal to the header. */
+function expectSpecError(res: LightMyRequestResponse, status: number, errorCode: string) {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.headers["content-type"]).toMatch(/^application\/json/);
+  const body = res.json();
+  expect(Object.keys(body).sort()).toEqual(SPEC_FIELDS);
+  expect(body.status_code).toBe(status);
+  expect(body.error_code).toBe(errorCode);
+  expect(typeof body.error_message).toBe("string");
+  expect(body.error_message.length).toBeGreaterThan(0);
+  expect(typeof body.correlation_id).toBe("string");
+  expect(body.correlation_id.length).toBeGreaterThan(0);
+  expect(body.correlation_id).toBe(res.headers["x-correlation-id"]);
+  return body as { error_message: string; correlation_id: string };
+}
+
+const locationUrl = () => `/location/v1/locations/${fx.location("L1")}`;
+
+describe("error paths", () => {
+  let h: CloudHarness;
+  beforeAll(async () => {
+    h = await startCloudHarness();
+  });
+  afterAll(() => h.close());
+
+  describe("unknown routes and methods", () => {
+    it("answers an unknown route with 404 and the spec error body, without a token", async () => {
+      const body = expectSpecError(
+        await h.app.inject({ method: "GET", url: "/location/v1/nowhere?x=1" }),
+        404,
+        "ERRORS.NOT_FOUND",
+      );
+      expect(body.error_message).toContain("/location/v1/nowhere");
+      expect(body.error_message).not.toContain("x=1");
+    });
+
+    it("answers an unknown route with 404 for an authenticated caller too", async () => {
+      expectSpecError(
+        await h.call(CLIENTS.admin, { method: "GET", url: "/device/v2/devices" }),
+        404,
+        "ERRORS.NOT_FOUND",
+      );
+    });
+
+    it("answers a wrong method on a location with 405 and an Allow header listing GET and PATCH", async () => {
+      const res = await h.app.inject({ method: "DELETE", url: locationUrl() });
+      expectSpecError(res, 405, "ERRORS.METHOD_NOT_ALLOWED");
+      expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(["GET", "PATCH"]);
+    });
+
+    it("answers PUT on the commands route with 405 and Allow: POST", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "PUT",
+        url: `/device/v1/devices/${fx.device("L1", "1")}/commands`,
+        payload: { command: "lock" },
+      });
+      expectSpecError(res, 405, "ERRORS.METHOD_NOT_ALLOWED");
+      expect(res.headers.allow).toBe("POST");
+      expect(h.gateways.commands).toEqual([]);
+    });
+
+    it("answers POST on the locations list with 405 and Allow: GET", async () => {
+      const res = await h.app.inject({ method: "POST", url: "/location/v1/locations", payload: {} });
+      expectSpecError(res, 405, "ERRORS.METHOD_NOT_ALLOWED");
+      expect(res.headers.allow).toBe("GET");
+    });
+  });
+
+  describe("request bodies", () => {
+    it("answers a PATCH body over 64 KiB with 413 and the spec error body, changing nothing", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "PATCH",
+        url: locationUrl(),
+        headers: { "content-type": "application/json" },
+        payload: JSON.stringify({ label: "x".repeat(65 * 1024) }),
+      });
+      expectSpecError(res, 413, "ERRORS.PAYLOAD_TOO_LARGE");
+      const detail = await h.call(CLIENTS.admin, { method: "GET", url: locationUrl() });
+      expect(detail.json().label).toBe("Lockers one");
+    });
+
+    it("accepts a PATCH body just under the limit as far as size goes", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "PATCH",
+        url: locationUrl(),
+        headers: { "content-type": "application/json" },
+        payload: JSON.stringify({ no_such_field: "x".repeat(60 * 1024) }),
+      });
+      // Not a 413: the size passes, and the unknown field is a validation error.
+      expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+    });
+
+    it("answers a PATCH with content type text/plain with 415 and the spec error body", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "PATCH",
+        url: locationUrl(),
+        headers: { "content-type": "text/plain" },
+        payload: '{"label":"plain"}',
+      });
+      expectSpecError(res, 415, "ERRORS.UNSUPPORTED_MEDIA_TYPE");
+    });
+
+    it("answers malformed JSON with 400 ERRORS.VALIDATION_FAILED and the spec error body", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "PATCH",
+        url: locationUrl(),
+        headers: { "content-type": "application/json" },
+        payload: '{"label": "unterminated',
+      });
+      const body = expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+      expect(body.error_message).toMatch(/json/i);
+    });
+
+    it("names the offending field when validation fails", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "PATCH",
+        url: locationUrl(),
+        payload: { latitude: "x" },
+      });
+      const body = expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+      expect(body.error_message).toContain("latitude");
+    });
+
+    it("names an unknown or read-only body field when validation fails", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "PATCH",
+        url: locationUrl(),
+        payload: { label: "fine", connection: "ONLINE" },
+      });
+      const body = expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+      expect(body.error_message).toContain("body.connection");
+      expect(body.error_message).not.toContain("body.label");
+    });
+
+    it("names an invalid query parameter when validation fails", async () => {
+      const res = await h.call(CLIENTS.admin, { method: "GET", url: "/location/v1/locations?lat_lng=north" });
+      const body = expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+      expect(body.error_message).toContain("lat_lng");
+    });
+
+    it("names the path parameter when an id is malformed", async () => {
+      const res = await h.call(CLIENTS.admin, { method: "GET", url: "/location/v1/locations/not-a-uuid" });
+      const body = expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+      expect(body.error_message).toContain("id");
+    });
+  });
+
+  describe("correlation ids (U4)", () => {
+    it("sends the correlation id as a response header equal to the body's correlation_id", async () => {
+      const res = await h.app.inject({ method: "GET", url: "/nowhere" });
+      const body = expectSpecError(res, 404, "ERRORS.NOT_FOUND");
+      expect(body.correlation_id).toMatch(UUID);
+    });
+
+    it("generates a different correlation id for each request", async () => {
+      const a = await h.app.inject({ method: "GET", url: "/nowhere" });
+      const b = await h.app.inject({ method: "GET", url: "/nowhere" });
+      expect(a.headers["x-correlation-id"]).not.toBe(b.headers["x-correlation-id"]);
+    });
+
+    it("sends the correlation id header on successful responses too", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "GET",
+        url: "/location/v1/locations",
+        headers: { "x-correlation-id": "ok-req-1" },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers["x-correlation-id"]).toBe("ok-req-1");
+    });
+
+    it("echoes a caller-supplied x-correlation-id in the header and the body", async () => {
+      const res = await h.app.inject({
+        method: "GET",
+        url: "/location/v1/locations",
+        headers: { "x-correlation-id": "abc-123" },
+      });
+      const body = expectSpecError(res, 401, "ERRORS.UNAUTHORIZED");
+      expect(res.headers["x-correlation-id"]).toBe("abc-123");
+      expect(body.correlation_id).toBe("abc-123");
+    });
+
+    it.each([
+      ["300 characters long", "a".repeat(300)],
+      ["containing spaces", "abc 123"],
+      ["containing markup", "<script>alert(1)</script>"],
+      ["containing a newline escape", "abc\\n123"],
+    ])("replaces a caller-supplied correlation id %s with a generated one", async (_what, given) => {
+      const res = await h.app.inject({
+        method: "GET",
+        url: "/location/v1/nowhere",
+        headers: { "x-correlation-id": given },
+      });
+      const body = expectSpecError(res, 404, "ERRORS.NOT_FOUND");
+      expect(body.correlation_id).not.toBe(given);
+      expect(body.correlation_id).toMatch(UUID);
+    });
+
+    it("echoes the caller's correlation id on token endpoint errors", async () => {
+      const res = await h.app.inject({
+        method: "POST",
+        url: "/oauth2/token",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-correlation-id": "tok-1" },
+        payload: "grant_type=password",
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers["x-correlation-id"]).toBe("tok-1");
+      expect(res.json().correlation_id).toBe("tok-1");
+    });
+  });
+});
+
+describe("internal errors (S32)", () => {
+  let h: CloudHarness;
+  let token: string;
+  beforeAll(async () => {
+    h = await startCloudHarness();
+    token = await h.token(CLIENTS.admin);
+    await h.db.destroy();
+  });
+  afterAll(() => h.close());
+
+  const bearer = () => ({ authorization: `Bearer ${token}` });
+
+  it.each([
+    ["GET locations", "GET", "/location/v1/locations"],
+    ["GET device", "GET", `/device/v1/devices/${fx.device("L1", "1")}`],
+    ["GET public-area GeoJSON", "GET", "/location/v1/public-areas/city-a/locations"],
+  ] as const)(
+    "answers %s with a dead database with 500 and only the spec fields",
+    async (_name, method, url) => {
+      const res = await h.app.inject({
+        method,
+        url,
+        headers: { ...bearer(), "x-correlation-id": "db-down-1" },
+      });
+      const body = expectSpecError(res, 500, "ERRORS.INTERNAL");
+      expect(body.correlation_id).toBe("db-down-1");
+      expect(res.body).not.toMatch(
+        /stack|select|from "|sqlite|postgres|kysely|destroyed|driver|\bat\s+\S+\s+\(/i,
+      );
+    },
+  );
+
+  it("generates a correlation id for a 500 that matches the header", async () => {
+    const res = await h.app.inject({ method: "GET", url: "/location/v1/locations", headers: bearer() });
+    const body = expectSpecError(res, 500, "ERRORS.INTERNAL");
+    expect(body.correlation_id).toMatch(UUID);
+  });
+
+  it("answers a token request with a dead database with 500 and issues no token", async () => {
+    const res = await h.app.inject({
+      method: "POST",
+      url: "/oauth2/token",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: "grant_type=client_credentials&client_id=a-admin&client_secret=fixture-secret-123",
+    });
+    expect(res.statusCode).toBe(500);
+    const body = res.json();
+    expect(body).toMatchObject({ status_code: 500, correlation_id: res.headers["x-correlation-id"] });
+    expect(body).not.toHaveProperty("access_token");
+    expect(res.body).not.toMatch(/stack|select|sqlite|postgres|kysely|destroyed|driver/i);
+  });
+
+  it("still answers an unknown route with 404 and the spec body while the database is down", async () => {
+    expectSpecError(await h.app.inject({ method: "GET", url: "/no/such/route" }), 404, "ERRORS.NOT_FOUND");
+  });
+});
