@@ -89,6 +89,7 @@ const migrations: Record<string, Migration> = {
         .addColumn("updated_at", "text", (c) => c.notNull())
         .execute();
       await db.schema.createIndex("devices_location").on("devices").column("location_id").execute();
+      await db.schema.createIndex("devices_operator").on("devices").column("operator_id").execute();
       await db.schema.createIndex("devices_timeout").on("devices").column("state_timeout_at").execute();
       await db.schema
         .createTable("commands")
