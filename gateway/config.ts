@@ -1,0 +1,95 @@
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { GATEWAY_ID_PATTERN } from "../shared/wire/topics.ts";
+
+/**
+ * Gateway daemon configuration, validated at start (ARCHITECTURE: a bad config fails fast with a message
+ * that names the key). Serial paths are device paths (/dev/ttyUSB0), `tcp://host:port`, or `sim://name`
+ * for links the test harness injects.
+ */
+export const GatewayConfig = z.strictObject({
+  gateway_id: z.string().regex(GATEWAY_ID_PATTERN, "letters, digits, '.', '_' and '-' only"),
+  /** The gateway's broker password; `secret_file` keeps it out of the config file. */
+  secret: z.string().min(8).optional(),
+  secret_file: z.string().optional(),
+  broker: z.strictObject({
+    url: z.string().regex(/^(mqtt|tcp):\/\//, "must be an mqtt:// URL"),
+    prefix: z.string().regex(/^[a-z0-9_-]+$/).default("parking"),
+  }),
+  state_dir: z.string().min(1),
+  buses: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        path: z.string().min(1),
+        baud_rate: z.number().int().positive().default(115_200),
+        /** Board addresses expected on this bus; probed at start and polled for reachability. */
+        boards: z.array(z.number().int().min(1).max(247)).min(1),
+      }),
+    )
+    .default([]),
+  readers: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1),
+        path: z.string().min(1),
+        baud_rate: z.number().int().positive().default(9_600),
+        /** Alias of the device this reader opens (a door, or a locker). */
+        device_alias: z.string().min(1),
+      }),
+    )
+    .default([]),
+  gpio: z
+    .strictObject({
+      /** "onoff" drives real lines; "memory" keeps them in memory (dev runs without GPIO hardware). */
+      driver: z.enum(["onoff", "memory"]).default("memory"),
+      /** Logical line name (e.g. "door_strike:north", "tamper") → GPIO number. */
+      lines: z.record(z.string(), z.number().int().min(0)).default({}),
+    })
+    .default({ driver: "memory", lines: {} }),
+  control_socket: z.string().optional().describe("Unix socket for parkctl; default <state_dir>/control.sock"),
+  metrics: z
+    .strictObject({ host: z.string().default("127.0.0.1"), port: z.number().int().min(0).max(65535).default(9464) })
+    .optional(),
+  heartbeat_interval_s: z.number().positive().default(5),
+  /** How long a door stays released after an unlock, in seconds. */
+  door_release_s: z.number().int().min(1).max(255).default(10),
+  log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+export type GatewayConfig = z.infer<typeof GatewayConfig>;
+export type GatewayConfigInput = z.input<typeof GatewayConfig>;
+
+export class ConfigError extends Error {}
+
+/** Validates a parsed config object; the error lists every problem by key path. */
+export function parseGatewayConfig(data: unknown, source = "config"): GatewayConfig {
+  const parsed = GatewayConfig.safeParse(data);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new ConfigError(`${source} is not a valid gateway configuration:\n${lines.join("\n")}`);
+  }
+  const cfg = parsed.data;
+  if (!cfg.secret && !cfg.secret_file) throw new ConfigError(`${source}: secret or secret_file: one is required`);
+  return cfg;
+}
+
+export function loadGatewayConfig(file: string): GatewayConfig {
+  let data: unknown;
+  try {
+    const raw = readFileSync(file, "utf8");
+    data = file.endsWith(".json") ? JSON.parse(raw) : parseYaml(raw);
+  } catch (err) {
+    throw new ConfigError(`${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return parseGatewayConfig(data, file);
+}
+
+export function gatewaySecret(cfg: GatewayConfig): string {
+  if (cfg.secret) return cfg.secret;
+  return readFileSync(cfg.secret_file as string, "utf8").trim();
+}
+
+export function controlSocketPath(cfg: GatewayConfig): string {
+  return cfg.control_socket ?? `${cfg.state_dir}/control.sock`;
+}
