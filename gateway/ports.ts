@@ -24,3 +24,8 @@ export interface GpioBank {
   line(name: string): GpioLine;
   close(): void;
 }
+
+/** A camera on the GUARD (take-photo). */
+export interface Camera {
+  capture(): Promise<{ bytes: Uint8Array; mime: string }>;
+}
