@@ -15,7 +15,10 @@ export const GatewayConfig = z.strictObject({
   secret_file: z.string().optional(),
   broker: z.strictObject({
     url: z.string().regex(/^(mqtt|tcp):\/\//, "must be an mqtt:// URL"),
-    prefix: z.string().regex(/^[a-z0-9_-]+$/).default("parking"),
+    prefix: z
+      .string()
+      .regex(/^[a-z0-9_-]+$/)
+      .default("parking"),
   }),
   state_dir: z.string().min(1),
   buses: z
@@ -50,7 +53,10 @@ export const GatewayConfig = z.strictObject({
     .default({ driver: "memory", lines: {} }),
   control_socket: z.string().optional().describe("Unix socket for parkctl; default <state_dir>/control.sock"),
   metrics: z
-    .strictObject({ host: z.string().default("127.0.0.1"), port: z.number().int().min(0).max(65535).default(9464) })
+    .strictObject({
+      host: z.string().default("127.0.0.1"),
+      port: z.number().int().min(0).max(65535).default(9464),
+    })
     .optional(),
   heartbeat_interval_s: z.number().positive().default(5),
   /** How long a door stays released after an unlock, in seconds. */
@@ -70,7 +76,8 @@ export function parseGatewayConfig(data: unknown, source = "config"): GatewayCon
     throw new ConfigError(`${source} is not a valid gateway configuration:\n${lines.join("\n")}`);
   }
   const cfg = parsed.data;
-  if (!cfg.secret && !cfg.secret_file) throw new ConfigError(`${source}: secret or secret_file: one is required`);
+  if (!cfg.secret && !cfg.secret_file)
+    throw new ConfigError(`${source}: secret or secret_file: one is required`);
   return cfg;
 }
 

@@ -4,8 +4,12 @@
  * normal form. Returns null for anything that cannot be a card id.
  */
 export function normaliseCardId(raw: string): string | null {
-  const hex = raw.trim().replace(/[\s:.-]/g, "").toLowerCase();
+  const hex = raw
+    .trim()
+    .replace(/[\s:.-]/g, "")
+    .toLowerCase();
   if (!/^[0-9a-f]+$/.test(hex)) return null;
-  const even = hex.length % 2 === 1 ? `0${hex}` : hex;
-  return even.length > 0 && even.length <= 20 ? even : null;
+  // An odd digit count is not a whole-byte uid (a lost character, or a reader that dropped a zero somewhere);
+  // guessing where the zero belongs could yield another card's id, so reject it rather than pad it.
+  return hex.length % 2 === 0 && hex.length <= 20 ? hex : null;
 }

@@ -3,7 +3,7 @@ import type { UpMessage } from "../../shared/wire/messages.ts";
 import { applyCommandProgress } from "../commands/command-progress.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import type { Db } from "../store/db.ts";
-import { applyDeviceState } from "./gateway-reports.ts";
+import { applyDeviceState, applyHardwareEvent } from "./gateway-reports.ts";
 
 /**
  * Applies one outbox message from a gateway exactly once: the (gateway_id, seq) row and the message's
@@ -22,9 +22,17 @@ export function applyUpMessage(
       .onConflict((oc) => oc.columns(["gateway_id", "seq"]).doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows === 0n) return "duplicate";
-    if (msg.type === "command_progress")
-      await applyCommandProgress(trx, gatewayId, msg, deps.timeouts, deps.now, deps.log);
-    else await applyDeviceState(trx, gatewayId, msg, deps.now, deps.log);
+    switch (msg.type) {
+      case "command_progress":
+        await applyCommandProgress(trx, gatewayId, msg, deps.timeouts, deps.now, deps.log);
+        break;
+      case "device_state":
+        await applyDeviceState(trx, gatewayId, msg, deps.now, deps.log);
+        break;
+      case "hardware_event":
+        await applyHardwareEvent(trx, gatewayId, msg, deps.now, deps.log);
+        break;
+    }
     return "applied";
   });
 }

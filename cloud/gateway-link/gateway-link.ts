@@ -7,6 +7,7 @@ import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
+import { allGatewayIds, deviceMapFor } from "./device-map.ts";
 import { applyHeartbeat, applyStatus } from "./gateway-reports.ts";
 import { connectMqtt } from "./mqtt-client.ts";
 
@@ -19,7 +20,12 @@ export type GatewayLinkConfig = {
   prefix: string;
 };
 
-export type GatewayLink = GatewayPublisher & { close(): Promise<void>; readonly client: MqttClient };
+export type GatewayLink = GatewayPublisher & {
+  /** Publishes (retained) the device map of each gateway, e.g. after the site manifest changed. */
+  publishDeviceMaps(gatewayIds?: string[]): Promise<void>;
+  close(): Promise<void>;
+  readonly client: MqttClient;
+};
 
 /**
  * The cloud's end of the wire (flow 1 steps 2 and 7): publishes commands, and applies what gateways
@@ -118,8 +124,21 @@ export async function startGatewayLink(
   );
   log.info({ broker: cfg.brokerUrl }, "gateway link connected");
 
+  async function publishDeviceMaps(gatewayIds?: string[]) {
+    for (const id of gatewayIds ?? (await allGatewayIds(db))) {
+      const map = await deviceMapFor(db, id);
+      await client.publishAsync(topicFor(cfg.prefix, id, "config"), JSON.stringify(map), {
+        qos: 1,
+        retain: true,
+      });
+    }
+  }
+  // Retained, so a gateway that connects later (or reconnects with a clean session) gets its map at once.
+  await publishDeviceMaps();
+
   return {
     ...publisher,
+    publishDeviceMaps,
     client,
     async close() {
       await Promise.allSettled([...chains.values()]);

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { DeviceStateReport, Heartbeat, Status } from "../../shared/wire/messages.ts";
+import type { DeviceStateReport, HardwareEvent, Heartbeat, Status } from "../../shared/wire/messages.ts";
 import type { Db } from "../store/db.ts";
 
 type Tx = Pick<Db, "updateTable" | "selectFrom">;
@@ -71,4 +71,46 @@ export async function applyDeviceState(
       { gateway_id: gatewayId, device_id: msg.device_id },
       "state for a device this gateway does not own",
     );
+}
+
+/**
+ * Keeps what the hardware reported on its own (site events: doors, jams, tamper) for the event and
+ * webhook features. A device another gateway owns is recorded without the device (S30).
+ */
+export async function applyHardwareEvent(
+  tx: Tx & Pick<Db, "insertInto">,
+  gatewayId: string,
+  msg: HardwareEvent,
+  now: Date,
+  log: Logger,
+) {
+  let deviceId = msg.device_id;
+  if (deviceId) {
+    const owned = await tx
+      .selectFrom("devices")
+      .select("id")
+      .where("id", "=", deviceId)
+      .where("gateway_id", "=", gatewayId)
+      .executeTakeFirst();
+    if (!owned) {
+      log.warn(
+        { gateway_id: gatewayId, device_id: deviceId },
+        "event for a device this gateway does not own",
+      );
+      deviceId = null;
+    }
+  }
+  await tx
+    .insertInto("hardware_events")
+    .values({
+      gateway_id: gatewayId,
+      seq: msg.seq,
+      device_id: deviceId,
+      source: msg.source,
+      event: msg.event,
+      detail: msg.detail,
+      observed_at: msg.observed_at,
+      received_at: now.toISOString(),
+    })
+    .execute();
 }

@@ -117,6 +117,27 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "002-hardware-events": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("hardware_events")
+        .addColumn("gateway_id", "text", (c) => c.notNull())
+        .addColumn("seq", "integer", (c) => c.notNull())
+        .addColumn("device_id", "text")
+        .addColumn("source", "text", (c) => c.notNull())
+        .addColumn("event", "text", (c) => c.notNull())
+        .addColumn("detail", "text", (c) => c.notNull())
+        .addColumn("observed_at", "text", (c) => c.notNull())
+        .addColumn("received_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("hardware_events_pk", ["gateway_id", "seq"])
+        .execute();
+      await db.schema
+        .createIndex("hardware_events_device")
+        .on("hardware_events")
+        .column("device_id")
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

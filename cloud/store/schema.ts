@@ -116,6 +116,18 @@ export interface AppliedSeqsTable {
   applied_at: string;
 }
 
+export interface HardwareEventsTable {
+  gateway_id: string;
+  seq: number;
+  device_id: string | null;
+  source: string;
+  event: string;
+  detail: string;
+  /** When the gateway saw it (its clock) and when the cloud received it (ours). */
+  observed_at: string;
+  received_at: string;
+}
+
 export interface Database {
   operators: OperatorsTable;
   api_clients: ApiClientsTable;
@@ -126,4 +138,5 @@ export interface Database {
   devices: DevicesTable;
   commands: CommandsTable;
   applied_seqs: AppliedSeqsTable;
+  hardware_events: HardwareEventsTable;
 }

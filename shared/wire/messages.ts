@@ -55,8 +55,35 @@ export const DeviceStateReport = z.object({
 });
 export type DeviceStateReport = z.infer<typeof DeviceStateReport>;
 
+/** Something the hardware reported on its own: a door opened, a latch jammed, the case opened. */
+export const HardwareEvent = z.object({
+  ...OutboxFields,
+  type: z.literal("hardware_event"),
+  /** The device the event is about, when it maps to one (a board reset concerns the whole board). */
+  device_id: z.uuid().nullable(),
+  source: z.string().max(100).describe("bus/board/channel or reader id"),
+  event: z.enum([
+    "door_opened",
+    "door_closed",
+    "jammed",
+    "tamper",
+    "item_inserted",
+    "item_removed",
+    "reset",
+    "latch_locked",
+    "latch_unlocked",
+    "reader_lost",
+    "reader_back",
+    "bus_lost",
+    "bus_back",
+  ]),
+  /** Who caused it and why, for actions a technician took on site. */
+  detail: z.string().max(500).default(""),
+});
+export type HardwareEvent = z.infer<typeof HardwareEvent>;
+
 /** Up, `up` channel, QoS 1: anything from the outbox. */
-export const UpMessage = z.discriminatedUnion("type", [CommandProgress, DeviceStateReport]);
+export const UpMessage = z.discriminatedUnion("type", [CommandProgress, DeviceStateReport, HardwareEvent]);
 export type UpMessage = z.infer<typeof UpMessage>;
 
 /** Down, `ack`: the sequence numbers the cloud has applied (so the gateway may delete them). */
@@ -70,6 +97,25 @@ export const Heartbeat = z.object({
   devices: z.array(z.object({ device_id: z.uuid(), reachable: z.boolean() })).max(1000),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
+
+/** Down, `config`, retained: the devices this gateway drives and where it reaches them. */
+export const DeviceMap = z.object({
+  gateway_id: z.string(),
+  /** Changes whenever the map does, so a gateway can tell a new map from a redelivery. */
+  version: z.string(),
+  devices: z
+    .array(
+      z.object({
+        device_id: z.uuid(),
+        type: z.string(),
+        alias: z.string(),
+        bus: z.object({ board: z.number().int(), channel: z.number().int() }).nullable(),
+        has_camera: z.boolean().default(false),
+      }),
+    )
+    .max(1000),
+});
+export type DeviceMap = z.infer<typeof DeviceMap>;
 
 /** Up, `status`, retained; the offline form is also the Last Will. */
 export const Status = z.object({ gateway_id: z.string(), online: z.boolean(), at: Timestamp });

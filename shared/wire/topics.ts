@@ -5,7 +5,7 @@
 export const WIRE_VERSION = "v1";
 
 /** Channels the cloud publishes to a gateway. */
-export const DOWN_CHANNELS = ["cmd", "ack"] as const;
+export const DOWN_CHANNELS = ["cmd", "ack", "config"] as const;
 /** Channels a gateway publishes to the cloud. */
 export const UP_CHANNELS = ["up", "hb", "status"] as const;
 export type DownChannel = (typeof DOWN_CHANNELS)[number];

@@ -6,7 +6,10 @@ export type Discarded = {
   reason: "no_start" | "bad_length" | "bad_end" | "bad_checksum" | "stale_start";
 };
 
-type Attempt = { kind: "valid"; total: number } | { kind: "invalid"; reason: Discarded["reason"] } | { kind: "incomplete" };
+type Attempt =
+  | { kind: "valid"; total: number }
+  | { kind: "invalid"; reason: Discarded["reason"] }
+  | { kind: "incomplete" };
 
 /**
  * Bytes → frames. Resynchronises after garbage: anything before a start byte is dropped, and a start
@@ -45,7 +48,8 @@ export class FrameParser {
     if (b.length - at < total) return { kind: "incomplete" };
     if (b[at + total - 1] !== ETX) return { kind: "invalid", reason: "bad_end" };
     const crc = (b[at + HEADER_LEN + len] as number) | ((b[at + HEADER_LEN + len + 1] as number) << 8);
-    if (checksum(b.subarray(at + 1, at + HEADER_LEN + len)) !== crc) return { kind: "invalid", reason: "bad_checksum" };
+    if (checksum(b.subarray(at + 1, at + HEADER_LEN + len)) !== crc)
+      return { kind: "invalid", reason: "bad_checksum" };
     return { kind: "valid", total };
   }
 
@@ -75,7 +79,12 @@ export class FrameParser {
       }
       const b = this.buf;
       const len = b[4] as number;
-      const frame: Frame = { addr: b[1] as number, seq: b[2] as number, cmd: b[3] as number, payload: b.slice(HEADER_LEN, HEADER_LEN + len) };
+      const frame: Frame = {
+        addr: b[1] as number,
+        seq: b[2] as number,
+        cmd: b[3] as number,
+        payload: b.slice(HEADER_LEN, HEADER_LEN + len),
+      };
       this.buf = b.slice(a.total);
       this.onFrame(frame);
     }

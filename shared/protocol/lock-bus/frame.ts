@@ -1,5 +1,5 @@
 import { crc16modbus } from "crc";
-import { ETX, FRAME_OVERHEAD, HEADER_LEN, MAX_ADDRESS, MAX_PAYLOAD, STX } from "./constants.ts";
+import { ETX, FRAME_OVERHEAD, HEADER_LEN, MAX_ADDRESS, MAX_PAYLOAD, MIN_ADDRESS, STX } from "./constants.ts";
 
 /**
  * One frame on the lock bus:
@@ -13,8 +13,12 @@ export function checksum(bytes: Uint8Array): number {
 }
 
 export function encodeFrame(f: Frame): Uint8Array {
-  if (f.payload.length > MAX_PAYLOAD) throw new RangeError(`payload of ${f.payload.length} bytes exceeds ${MAX_PAYLOAD}`);
-  if (f.addr < 0 || f.addr > MAX_ADDRESS) throw new RangeError(`address ${f.addr} out of range`);
+  if (f.payload.length > MAX_PAYLOAD)
+    throw new RangeError(`payload of ${f.payload.length} bytes exceeds ${MAX_PAYLOAD}`);
+  // Addresses are 1–247 (docs/hardware-protocol.md); a non-integer (NaN, 1.5) would be silently coerced to a byte.
+  if (!Number.isInteger(f.addr) || f.addr < MIN_ADDRESS || f.addr > MAX_ADDRESS) {
+    throw new RangeError(`address ${f.addr} out of range`);
+  }
   const out = new Uint8Array(FRAME_OVERHEAD + f.payload.length);
   out[0] = STX;
   out[1] = f.addr;

@@ -47,13 +47,25 @@ export type BoardMessage =
   | { kind: "nak"; addr: number; seq: number; reason: NakReason }
   | { kind: "ping_reply"; addr: number; seq: number; firmware: string; channels: number }
   | ({ kind: "status_reply"; addr: number; seq: number } & ChannelStatus)
-  | { kind: "lock_result" | "unlock_result"; addr: number; seq: number; channel: number; result: LatchResult; latch: LatchState }
+  | {
+      kind: "lock_result" | "unlock_result";
+      addr: number;
+      seq: number;
+      channel: number;
+      result: LatchResult;
+      latch: LatchState;
+    }
   | { kind: "power_result"; addr: number; seq: number; channel: number; on: boolean }
   | { kind: "event"; addr: number; channel: number; event: BoardEventKind };
 
 export type Invalid = { kind: "invalid"; reason: string; frame: Frame };
 
-const bytes = (...b: number[]) => Uint8Array.from(b);
+/** Payload bytes. Refuses values that are not bytes: Uint8Array would wrap 260 to 4 (another channel) or NaN to 0. */
+const bytes = (...b: number[]) => {
+  for (const v of b)
+    if (!Number.isInteger(v) || v < 0 || v > 0xff) throw new RangeError(`payload value ${v} is not a byte`);
+  return Uint8Array.from(b);
+};
 
 export function hostRequestFrame(r: HostRequest): Frame {
   const head = { addr: r.addr, seq: r.seq };
@@ -65,7 +77,11 @@ export function hostRequestFrame(r: HostRequest): Frame {
     case "lock":
       return { ...head, cmd: CMD.LOCK, payload: bytes(r.channel) };
     case "unlock":
-      return { ...head, cmd: CMD.UNLOCK, payload: bytes(r.channel, Math.min(255, Math.max(0, Math.round(r.holdS)))) };
+      return {
+        ...head,
+        cmd: CMD.UNLOCK,
+        payload: bytes(r.channel, Math.min(255, Math.max(0, Math.round(r.holdS)))),
+      };
     case "power":
       return { ...head, cmd: CMD.POWER, payload: bytes(r.channel, r.on ? 1 : 0) };
   }
@@ -74,7 +90,10 @@ export function hostRequestFrame(r: HostRequest): Frame {
 export function decodeHostRequest(f: Frame): HostRequest | Invalid {
   const p = f.payload;
   const head = { addr: f.addr, seq: f.seq };
-  const need = (n: number) => (p.length === n ? null : ({ kind: "invalid", reason: `payload of ${p.length} bytes, expected ${n}`, frame: f } as Invalid));
+  const need = (n: number) =>
+    p.length === n
+      ? null
+      : ({ kind: "invalid", reason: `payload of ${p.length} bytes, expected ${n}`, frame: f } as Invalid);
   switch (f.cmd) {
     case CMD.PING:
       return need(0) ?? { kind: "ping", ...head };
@@ -102,7 +121,12 @@ export function boardMessageFrame(m: BoardMessage): Frame {
       return { addr: m.addr, seq: m.seq, cmd: NAK, payload: bytes(codeOf(NAK_REASONS, m.reason)) };
     case "ping_reply": {
       const [major = 0, minor = 0] = m.firmware.split(".").map(Number);
-      return { addr: m.addr, seq: m.seq, cmd: CMD.PING | REPLY_BIT, payload: bytes(major, minor, m.channels) };
+      return {
+        addr: m.addr,
+        seq: m.seq,
+        cmd: CMD.PING | REPLY_BIT,
+        payload: bytes(major, minor, m.channels),
+      };
     }
     case "status_reply":
       return {
@@ -126,7 +150,12 @@ export function boardMessageFrame(m: BoardMessage): Frame {
         payload: bytes(m.channel, codeOf(RESULTS, m.result), latchByte(m.latch)),
       };
     case "power_result":
-      return { addr: m.addr, seq: m.seq, cmd: CMD.POWER | REPLY_BIT, payload: bytes(m.channel, m.on ? 1 : 0) };
+      return {
+        addr: m.addr,
+        seq: m.seq,
+        cmd: CMD.POWER | REPLY_BIT,
+        payload: bytes(m.channel, m.on ? 1 : 0),
+      };
     case "event":
       return { addr: m.addr, seq: 0, cmd: EVENT, payload: bytes(m.channel, codeOf(EVENTS, m.event)) };
   }
@@ -145,7 +174,9 @@ export function decodeBoardMessage(f: Frame): BoardMessage | Invalid {
       return need(1) ?? (reason ? { kind: "nak", ...head, reason } : bad(`unknown NAK reason ${p[0]}`));
     }
     case CMD.PING | REPLY_BIT:
-      return need(3) ?? { kind: "ping_reply", ...head, firmware: `${p[0]}.${p[1]}`, channels: p[2] as number };
+      return (
+        need(3) ?? { kind: "ping_reply", ...head, firmware: `${p[0]}.${p[1]}`, channels: p[2] as number }
+      );
     case CMD.STATUS | REPLY_BIT:
       return (
         need(5) ?? {
@@ -177,7 +208,9 @@ export function decodeBoardMessage(f: Frame): BoardMessage | Invalid {
     case EVENT: {
       const event = EVENTS[p[1] as keyof typeof EVENTS];
       if (p.length !== 2) return bad(`payload of ${p.length} bytes, expected 2`);
-      return event ? { kind: "event", addr: f.addr, channel: p[0] as number, event } : bad(`unknown event ${p[1]}`);
+      return event
+        ? { kind: "event", addr: f.addr, channel: p[0] as number, event }
+        : bad(`unknown event ${p[1]}`);
     }
     default:
       return bad(`unknown command 0x${f.cmd.toString(16)}`);

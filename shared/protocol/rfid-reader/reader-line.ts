@@ -24,7 +24,9 @@ export function parseReaderLine(raw: string): ReaderLine {
       return card ? { kind: "tap", card } : { kind: "garbage", line };
     }
     case "HELLO":
-      return rest.length === 2 ? { kind: "hello", model: rest[0] as string, firmware: rest[1] as string } : { kind: "garbage", line };
+      return rest.length === 2
+        ? { kind: "hello", model: rest[0] as string, firmware: rest[1] as string }
+        : { kind: "garbage", line };
     case "ALIVE":
       return rest.length === 0 ? { kind: "alive" } : { kind: "garbage", line };
     default:

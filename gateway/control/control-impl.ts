@@ -1,0 +1,237 @@
+import type { RunningGateway } from "../gateway.ts";
+import type { Action } from "../hardware/actuator.ts";
+import type { ActuationResult, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
+
+const VERSION = "0.1.0";
+
+const ageS = (iso: string | null, now: Date) =>
+  iso ? Math.round((now.getTime() - Date.parse(iso)) / 1000) : null;
+
+/** The daemon's side of parkctl: reads state from the running parts and acts through the same actuator. */
+export function createControlApi(g: RunningGateway): ControlApi {
+  const now = () => g.clock.now();
+
+  function view(alias: string): DeviceView | null {
+    const d = g.registry.byAliasName(alias);
+    if (!d) return null;
+    const bus = d.bus ? g.buses.find((b) => b.cfg.boards.includes(d.bus?.board ?? -1)) : undefined;
+    const last = g.commandLog.lastFor(d.device_id);
+    return {
+      device_id: d.device_id,
+      alias: d.alias,
+      type: d.type,
+      bus: bus?.cfg.name ?? null,
+      board: d.bus?.board ?? null,
+      channel: d.bus?.channel ?? null,
+      reachable: d.bus ? (bus?.monitor.isReachable(d.bus.board) ?? false) : true,
+      latch: null,
+      door_open: null,
+      item_present: null,
+      last_command: last
+        ? {
+            name: last.name,
+            result: last.state === "RECEIVED" ? "in progress" : last.state,
+            at: last.finished_at ?? last.received_at,
+          }
+        : null,
+    };
+  }
+
+  async function act(alias: string, action: Action): Promise<ActuationResult> {
+    const d = g.registry.byAliasName(alias);
+    if (!d) return { ok: false, result: `no device ${alias}`, latch: null, ms: 0 };
+    const t0 = Date.now();
+    const o = await g.actuator.run(d, action);
+    return {
+      ok: o.ok,
+      result: o.ok ? "ok" : o.reason,
+      latch: o.lockState === null ? null : o.lockState === "LOCKED" ? "locked" : "unlocked",
+      ms: Date.now() - t0,
+    };
+  }
+
+  const record = g.db.prepare(
+    "INSERT INTO local_actions (at, who, why, device_alias, action, result) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+
+  return {
+    async status() {
+      const s = g.outbox.stats();
+      return {
+        gateway_id: g.config.gateway_id,
+        version: VERSION,
+        uptime_s: Math.round((now().getTime() - g.startedAt.getTime()) / 1000),
+        now: now().toISOString(),
+        broker: { url: g.config.broker.url, connected: g.broker.connected, since: g.broker.connectedSince },
+        buses: g.buses.map((b) => ({
+          name: b.cfg.name,
+          path: b.cfg.path,
+          open: b.client.isOpen,
+          boards: b.monitor.health(),
+        })),
+        readers: g.readers.map((r) => ({
+          id: r.cfg.id,
+          path: r.cfg.path,
+          open: r.port.isOpen,
+          last_seen: r.port.lastSeen,
+        })),
+        outbox: { pending: s.pending, oldest_age_s: ageS(s.oldest, now()) },
+        devices: g.registry.all().length,
+      };
+    },
+
+    async devices() {
+      const views: DeviceView[] = [];
+      for (const d of g.registry.all()) {
+        const v = view(d.alias);
+        if (v) views.push(v);
+      }
+      return views.sort((a, b) => a.alias.localeCompare(b.alias, undefined, { numeric: true }));
+    },
+
+    async device(alias) {
+      const v = view(alias);
+      if (!v?.board || !v.channel) return v;
+      const d = g.registry.byAliasName(alias);
+      const bus = g.buses.find((b) => b.cfg.name === v.bus);
+      if (!d?.bus || !bus) return v;
+      try {
+        const st = await bus.client.request({ kind: "status", addr: d.bus.board, channel: d.bus.channel });
+        if (st.kind === "status_reply")
+          return { ...v, latch: st.latch, door_open: st.doorOpen, item_present: st.itemPresent };
+      } catch {
+        // unreachable board: the view says so already
+      }
+      return v;
+    },
+
+    async actuate(alias, action, who, why) {
+      const result = await act(alias, action);
+      const d = g.registry.byAliasName(alias);
+      // Recorded locally and reported to the cloud: a technician's action is part of the site's history.
+      record.run(now().toISOString(), who, why, alias, action, result.result);
+      if (d) {
+        g.outbox.append({
+          type: "hardware_event",
+          device_id: d.device_id,
+          source: "parkctl",
+          event: action === "lock" ? "latch_locked" : "latch_unlocked",
+          detail: `${action} by ${who}: ${why} (${result.result})`,
+        });
+        if (result.latch)
+          g.outbox.append({
+            type: "device_state",
+            device_id: d.device_id,
+            lock_state: result.latch === "locked" ? "LOCKED" : "UNLOCKED",
+          });
+      }
+      return result;
+    },
+
+    async testCycle(alias, who) {
+      const steps: (ActuationResult & { step: string })[] = [];
+      for (const step of ["unlock", "status", "lock", "status"] as const) {
+        const r = await act(alias, step);
+        steps.push({ ...r, step });
+        if (!r.ok) break;
+      }
+      record.run(
+        now().toISOString(),
+        who,
+        "test cycle",
+        alias,
+        "test-cycle",
+        steps.every((s) => s.ok) ? "ok" : "failed",
+      );
+      return { alias, steps };
+    },
+
+    async outbox() {
+      const s = g.outbox.stats();
+      return {
+        pending: s.pending,
+        oldest_age_s: ageS(s.oldest, now()),
+        rows: g.outbox
+          .rows(50)
+          .map((r) => ({ seq: r.seq, type: r.type, age_s: ageS(r.created_at, now()) ?? 0 })),
+      };
+    },
+
+    async probeSerial() {
+      return Promise.all(
+        g.buses.map(async (b) => ({
+          bus: b.cfg.name,
+          path: b.cfg.path,
+          open: b.client.isOpen,
+          boards: (await b.monitor.poll()).map((h) => ({
+            addr: h.addr,
+            ok: h.reachable,
+            firmware: h.firmware,
+            channels: h.channels,
+            error: h.reachable ? null : "no answer",
+          })),
+        })),
+      );
+    },
+
+    async doctor() {
+      const checks: DoctorCheck[] = [];
+      const add = (check: string, status: DoctorCheck["status"], detail: string, hint: string) =>
+        checks.push({ check, status, detail, hint });
+      add(
+        "broker",
+        g.broker.connected ? "pass" : "fail",
+        g.broker.connected
+          ? `connected to ${g.config.broker.url}`
+          : `not connected to ${g.config.broker.url}`,
+        g.broker.connected ? "" : "check the network, the broker address and the gateway's secret",
+      );
+      const year = now().getUTCFullYear();
+      add(
+        "clock",
+        year >= 2024 ? "pass" : "fail",
+        `system time ${now().toISOString()}`,
+        year >= 2024 ? "" : "the clock is not set: enable NTP (timedatectl set-ntp true)",
+      );
+      for (const b of g.buses) {
+        const down = b.monitor.health().filter((h) => !h.reachable);
+        const status = !b.client.isOpen ? "fail" : down.length > 0 ? "warn" : "pass";
+        add(
+          `serial ${b.cfg.name}`,
+          status,
+          !b.client.isOpen
+            ? `${b.cfg.path} is not open`
+            : down.length
+              ? `boards not answering: ${down.map((h) => h.addr).join(", ")}`
+              : `${b.cfg.path} open, all boards answer`,
+          status === "pass"
+            ? ""
+            : "check the cable and the board's power; `parkctl serial probe` retries at once",
+        );
+      }
+      for (const r of g.readers) {
+        add(
+          `reader ${r.cfg.id}`,
+          r.port.isOpen ? "pass" : "warn",
+          r.port.isOpen ? `${r.cfg.path} open` : `${r.cfg.path} missing`,
+          r.port.isOpen ? "" : "check the reader's USB cable",
+        );
+      }
+      const integrity = g.db.pragma("quick_check", { simple: true });
+      add(
+        "database",
+        integrity === "ok" ? "pass" : "fail",
+        `quick_check: ${String(integrity)}`,
+        integrity === "ok" ? "" : "stop the daemon and restore the state directory from backup",
+      );
+      const age = ageS(g.outbox.stats().oldest, now());
+      add(
+        "outbox",
+        age === null || age < 60 ? "pass" : age < 3600 ? "warn" : "fail",
+        age === null ? "empty" : `oldest unconfirmed event is ${age} s old`,
+        age === null || age < 60 ? "" : "events are waiting for the cloud: check the broker connection",
+      );
+      return checks;
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { DeviceMap } from "../../shared/wire/messages.ts";
+
+export type MappedDevice = DeviceMap["devices"][number];
+
+/** The devices this gateway drives, by id and by alias, from the cloud's latest device map. */
+export class DeviceRegistry {
+  private map: DeviceMap | null = null;
+  private byId = new Map<string, MappedDevice>();
+  private byAlias = new Map<string, MappedDevice>();
+
+  get version(): string | null {
+    return this.map?.version ?? null;
+  }
+
+  replace(map: DeviceMap): void {
+    this.map = map;
+    this.byId = new Map(map.devices.map((d) => [d.device_id, d]));
+    this.byAlias = new Map(map.devices.map((d) => [d.alias, d]));
+  }
+
+  get(id: string): MappedDevice | undefined {
+    return this.byId.get(id);
+  }
+
+  byAliasName(alias: string): MappedDevice | undefined {
+    return this.byAlias.get(alias);
+  }
+
+  all(): MappedDevice[] {
+    return [...this.byId.values()];
+  }
+
+  /** Devices behind one board (a board that stops answering takes all of them down). */
+  onBoard(board: number): MappedDevice[] {
+    return this.all().filter((d) => d.bus?.board === board);
+  }
+}

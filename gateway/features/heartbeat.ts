@@ -1,0 +1,55 @@
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { GatewayBroker } from "../adapters/broker-mqtt.ts";
+import type { DeviceRegistry } from "../devices/device-registry.ts";
+import type { BusMonitor } from "../hardware/bus-monitor.ts";
+
+/**
+ * Heartbeats (flow 3): the gateway and every device it can reach, at a fixed interval, QoS 0 and never
+ * queued. A device on a board that answered its last ping is reachable; a GPIO-wired door is reachable
+ * while the gateway runs.
+ */
+export function createHeartbeat(o: {
+  gatewayId: string;
+  broker: GatewayBroker;
+  registry: DeviceRegistry;
+  monitors: BusMonitor[];
+  clock: Clock;
+  intervalMs: number;
+}) {
+  let timer: TimerHandle | null = null;
+
+  function reachable(board: number | undefined): boolean {
+    if (board === undefined) return true;
+    return o.monitors.some((m) => m.isReachable(board));
+  }
+
+  function beat(): boolean {
+    return o.broker.publishHeartbeat({
+      gateway_id: o.gatewayId,
+      sent_at: o.clock.now().toISOString(),
+      devices: o.registry
+        .all()
+        .filter((d) => d.type !== "GUARD")
+        .map((d) => ({ device_id: d.device_id, reachable: reachable(d.bus?.board) })),
+    });
+  }
+
+  return {
+    beat,
+    start() {
+      const tick = () => {
+        timer = o.clock.setTimer(o.intervalMs, () => {
+          beat();
+          tick();
+        });
+      };
+      o.broker.on("connected", beat);
+      tick();
+    },
+    stop() {
+      o.broker.off("connected", beat);
+      if (timer) o.clock.clearTimer(timer);
+      timer = null;
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import type { Logger } from "pino";
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { GatewayBroker } from "../adapters/broker-mqtt.ts";
+import type { Outbox } from "../store/outbox.ts";
+
+/**
+ * Moves the outbox to the cloud (flow 2, step 5): publishes rows in sequence order with QoS 1, deletes a
+ * row only when the cloud's `ack` names it, and sends again whatever stays unacknowledged for
+ * `resendAfterMs` or was in flight when the connection dropped (the cloud ignores repeats by seq).
+ */
+export function createOutboxPump(o: {
+  outbox: Outbox;
+  broker: GatewayBroker;
+  clock: Clock;
+  log: Logger;
+  resendAfterMs?: number;
+  batch?: number;
+}) {
+  const resendAfterMs = o.resendAfterMs ?? 10_000;
+  const sentAt = new Map<number, number>();
+  let lastSent = 0;
+  let pumping = false;
+  let again = false;
+  let timer: TimerHandle | null = null;
+
+  async function pump(): Promise<void> {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        while (o.broker.connected) {
+          const batch = o.outbox.pending(lastSent, o.batch ?? 100);
+          if (batch.length === 0) break;
+          for (const msg of batch) {
+            await o.broker.publishUp(msg);
+            lastSent = msg.seq;
+            sentAt.set(msg.seq, o.clock.now().getTime());
+          }
+        }
+      } while (again && o.broker.connected);
+    } catch (err) {
+      o.log.warn({ err: (err as Error).message }, "outbox publish interrupted; will resend");
+    } finally {
+      pumping = false;
+    }
+  }
+
+  function resendFromStart() {
+    lastSent = 0;
+    sentAt.clear();
+    void pump();
+  }
+
+  function checkStale() {
+    const now = o.clock.now().getTime();
+    const oldest = o.outbox.pending(0, 1)[0];
+    const at = oldest ? sentAt.get(oldest.seq) : undefined;
+    if (oldest && at !== undefined && now - at >= resendAfterMs) {
+      o.log.info({ seq: oldest.seq }, "unacknowledged outbox rows: sending again");
+      resendFromStart();
+    }
+    timer = o.clock.setTimer(resendAfterMs, checkStale);
+  }
+
+  const onAppended = () => void pump();
+  const onConnected = () => resendFromStart();
+  const onAck = (seqs: number[]) => {
+    o.outbox.confirm(seqs);
+    for (const s of seqs) sentAt.delete(s);
+  };
+
+  return {
+    start() {
+      o.outbox.on("appended", onAppended);
+      o.broker.on("connected", onConnected);
+      o.broker.on("ack", onAck);
+      timer = o.clock.setTimer(resendAfterMs, checkStale);
+      if (o.broker.connected) resendFromStart();
+    },
+    stop() {
+      o.outbox.off("appended", onAppended);
+      o.broker.off("connected", onConnected);
+      o.broker.off("ack", onAck);
+      if (timer) o.clock.clearTimer(timer);
+    },
+    pump,
+  };
+}

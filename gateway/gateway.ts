@@ -1,0 +1,203 @@
+import type http from "node:http";
+import pino, { type Logger } from "pino";
+import { type Clock, systemClock } from "../shared/clock.ts";
+import type { DeviceMap } from "../shared/wire/messages.ts";
+import { GatewayBroker } from "./adapters/broker-mqtt.ts";
+import { createMemoryGpioBank } from "./adapters/gpio-memory.ts";
+import { createOnoffGpioBank } from "./adapters/gpio-onoff.ts";
+import { createSerialLinkFactory } from "./adapters/serial-links.ts";
+import type { GatewayConfig } from "./config.ts";
+import { DeviceRegistry } from "./devices/device-registry.ts";
+import { reportBoardEvent } from "./features/board-events.ts";
+import { createCommandExecutor } from "./features/execute-command.ts";
+import { createHeartbeat } from "./features/heartbeat.ts";
+import { createOutboxPump } from "./features/outbox-pump.ts";
+import { Actuator } from "./hardware/actuator.ts";
+import { BusMonitor } from "./hardware/bus-monitor.ts";
+import { LockBusClient } from "./lock-bus/lock-bus-client.ts";
+import { createMetrics, serveMetrics } from "./metrics.ts";
+import type { Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
+import { ReaderPort } from "./rfid/reader.ts";
+import { CommandLog } from "./store/command-log.ts";
+import { DeviceMapStore } from "./store/device-map-store.ts";
+import { openGatewayDb } from "./store/open-db.ts";
+import { Outbox } from "./store/outbox.ts";
+
+export type GatewayDeps = {
+  config: GatewayConfig;
+  secret: string;
+  clock?: Clock;
+  log?: Logger;
+  /** Serial links by path; the default opens device paths and tcp:// URLs. */
+  openLink?: SerialLinkFactory;
+  gpio?: GpioBank;
+  camera?: Camera | null;
+};
+
+/**
+ * Composition root of the gateway daemon: builds every part from its config and the injected adapters,
+ * starts them in order (store → hardware → broker → features) and stops them in reverse.
+ */
+export async function startGateway(deps: GatewayDeps) {
+  const cfg = deps.config;
+  const clock = deps.clock ?? systemClock;
+  const log = deps.log ?? pino({ level: cfg.log_level });
+  const openLink = deps.openLink ?? createSerialLinkFactory();
+  const gpio =
+    deps.gpio ??
+    (cfg.gpio.driver === "onoff"
+      ? createOnoffGpioBank(cfg.gpio.lines)
+      : createMemoryGpioBank(Object.keys(cfg.gpio.lines)));
+  const startedAt = clock.now();
+  const metrics = createMetrics();
+
+  const db = openGatewayDb(cfg.state_dir);
+  const outbox = new Outbox(db, cfg.gateway_id, clock);
+  const commandLog = new CommandLog(db);
+  const mapStore = new DeviceMapStore(db);
+  const registry = new DeviceRegistry();
+  const stored = mapStore.load();
+  if (stored) registry.replace(stored);
+
+  const buses = cfg.buses.map((b) => {
+    const client = new LockBusClient({
+      name: b.name,
+      path: b.path,
+      baudRate: b.baud_rate,
+      openLink,
+      clock,
+      log,
+    });
+    const monitor = new BusMonitor(client, b.boards, { clock, log, pollMs: cfg.heartbeat_interval_s * 1000 });
+    client.on("event", (e) => {
+      monitor.seen(e.addr);
+      reportBoardEvent({ outbox, registry, log, busName: b.name }, e);
+    });
+    client.on("discarded", (n) => metrics.discarded.inc({ bus: b.name }, n));
+    return { cfg: b, client, monitor };
+  });
+  const busFor = (d: { bus: { board: number } | null }) =>
+    buses.find((b) => d.bus && b.cfg.boards.includes(d.bus.board))?.client ?? null;
+  const actuator = new Actuator(busFor, gpio, clock, cfg.door_release_s);
+
+  const readers = cfg.readers.map((r) => {
+    const port = new ReaderPort(r.id, r.path, { baudRate: r.baud_rate, openLink, clock, log });
+    port.on("tap", (card) => {
+      metrics.taps.inc({ reader: r.id });
+      log.info({ reader: r.id, card }, "card tapped");
+    });
+    const event = (event: "reader_lost" | "reader_back") =>
+      outbox.append({
+        type: "hardware_event",
+        device_id: registry.byAliasName(r.device_alias)?.device_id ?? null,
+        source: r.id,
+        event,
+        detail: "",
+      });
+    port.on("lost", () => event("reader_lost"));
+    port.on("back", () => event("reader_back"));
+    return { cfg: r, port };
+  });
+
+  const broker = new GatewayBroker({
+    url: cfg.broker.url,
+    prefix: cfg.broker.prefix,
+    gatewayId: cfg.gateway_id,
+    password: deps.secret,
+    clock,
+    log,
+  });
+  const executor = createCommandExecutor({
+    db,
+    registry,
+    actuator,
+    camera: deps.camera ?? null,
+    commandLog,
+    outbox,
+    clock,
+    log,
+    stateDir: cfg.state_dir,
+    onFinished: (name, ok) => metrics.commands.inc({ name, result: ok ? "success" : "error" }),
+  });
+  const pump = createOutboxPump({ outbox, broker, clock, log });
+  const heartbeat = createHeartbeat({
+    gatewayId: cfg.gateway_id,
+    broker,
+    registry,
+    monitors: buses.map((b) => b.monitor),
+    clock,
+    intervalMs: cfg.heartbeat_interval_s * 1000,
+  });
+
+  const recovered = executor.recoverInterrupted();
+  if (recovered > 0)
+    log.warn({ commands: recovered }, "commands interrupted by the last stop were reported as failed");
+  await Promise.all(buses.map((b) => b.client.start()));
+  for (const b of buses) b.monitor.start();
+  await Promise.all(readers.map((r) => r.port.start()));
+
+  broker.on(
+    "command",
+    (req) => void executor.handle(req).catch((err: unknown) => log.error({ err }, "command failed")),
+  );
+  broker.on("deviceMap", (map: DeviceMap) => {
+    if (map.version === registry.version) return;
+    mapStore.save(map);
+    registry.replace(map);
+    log.info({ version: map.version, devices: map.devices.length }, "device map updated");
+  });
+  pump.start();
+  heartbeat.start();
+  broker.start();
+
+  const refreshGauges = () => {
+    const s = outbox.stats();
+    metrics.outboxPending.set(s.pending);
+    metrics.outboxOldestAge.set(s.oldest ? (clock.now().getTime() - Date.parse(s.oldest)) / 1000 : 0);
+    metrics.brokerConnected.set(broker.connected ? 1 : 0);
+    for (const b of buses) {
+      metrics.busOpen.set({ bus: b.cfg.name }, b.client.isOpen ? 1 : 0);
+      for (const h of b.monitor.health())
+        metrics.boardReachable.set({ bus: b.cfg.name, board: String(h.addr) }, h.reachable ? 1 : 0);
+    }
+    for (const r of readers) metrics.readerOpen.set({ reader: r.cfg.id }, r.port.isOpen ? 1 : 0);
+  };
+  let metricsServer: http.Server | null = null;
+  if (cfg.metrics)
+    metricsServer = await serveMetrics(metrics, cfg.metrics.host, cfg.metrics.port, refreshGauges);
+
+  log.info({ gateway_id: cfg.gateway_id, buses: buses.length, readers: readers.length }, "gateway started");
+
+  return {
+    config: cfg,
+    clock,
+    log,
+    db,
+    outbox,
+    commandLog,
+    registry,
+    broker,
+    buses,
+    readers,
+    actuator,
+    executor,
+    heartbeat,
+    metrics,
+    refreshGauges,
+    startedAt,
+    async stop() {
+      heartbeat.stop();
+      pump.stop();
+      for (const b of buses) b.monitor.stop();
+      await broker.stop();
+      await Promise.all(readers.map((r) => r.port.stop()));
+      await Promise.all(buses.map((b) => b.client.stop()));
+      if (metricsServer) await new Promise<void>((r) => metricsServer?.close(() => r()));
+      gpio.close();
+      db.close();
+      log.info("gateway stopped");
+    },
+  };
+}
+
+export type RunningGateway = Awaited<ReturnType<typeof startGateway>>;

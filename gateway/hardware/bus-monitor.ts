@@ -1,0 +1,92 @@
+import type { Logger } from "pino";
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { LockBusClient } from "../lock-bus/lock-bus-client.ts";
+
+export type BoardHealth = {
+  addr: number;
+  reachable: boolean;
+  last_seen: string | null;
+  firmware: string | null;
+  channels: number | null;
+};
+
+/**
+ * Knows which boards on a bus answer: pings each one every `pollMs`. A board is reachable while it
+ * answered its last ping; when every board on an open bus stops answering for `recycleAfter` rounds
+ * the link is recycled (closed and reopened), since a wedged USB adapter looks exactly like that.
+ */
+export class BusMonitor {
+  private readonly boards = new Map<number, BoardHealth>();
+  private timer: TimerHandle | null = null;
+  private silentRounds = 0;
+
+  constructor(
+    readonly bus: LockBusClient,
+    addresses: number[],
+    private readonly o: { clock: Clock; log: Logger; pollMs: number; recycleAfter?: number },
+  ) {
+    for (const addr of addresses)
+      this.boards.set(addr, { addr, reachable: false, last_seen: null, firmware: null, channels: null });
+    bus.on("event", (e) => this.seen(e.addr));
+    bus.on("closed", () => {
+      for (const b of this.boards.values()) b.reachable = false;
+    });
+    bus.on("open", () => void this.poll());
+  }
+
+  seen(addr: number): void {
+    const b = this.boards.get(addr);
+    if (!b) return;
+    b.reachable = true;
+    b.last_seen = this.o.clock.now().toISOString();
+  }
+
+  health(): BoardHealth[] {
+    return [...this.boards.values()].map((b) => ({ ...b }));
+  }
+
+  isReachable(addr: number): boolean {
+    return this.boards.get(addr)?.reachable ?? false;
+  }
+
+  /** One round of pings; also what `parkctl serial probe` runs. */
+  async poll(): Promise<BoardHealth[]> {
+    for (const b of this.boards.values()) {
+      try {
+        const reply = await this.bus.request({ kind: "ping", addr: b.addr });
+        if (reply.kind === "ping_reply") {
+          b.firmware = reply.firmware;
+          b.channels = reply.channels;
+        }
+        this.seen(b.addr);
+      } catch {
+        if (b.reachable) this.o.log.warn({ addr: b.addr }, "lock board stopped answering");
+        b.reachable = false;
+      }
+    }
+    const anyUp = [...this.boards.values()].some((b) => b.reachable);
+    this.silentRounds = this.bus.isOpen && !anyUp ? this.silentRounds + 1 : 0;
+    if (this.silentRounds >= (this.o.recycleAfter ?? 3)) {
+      this.o.log.warn("no board answers: reopening the serial line");
+      this.silentRounds = 0;
+      this.bus.recycle();
+    }
+    return this.health();
+  }
+
+  start(): void {
+    const tick = () => {
+      this.timer = this.o.clock.setTimer(this.o.pollMs, () => {
+        void this.poll().finally(() => {
+          if (this.timer) tick();
+        });
+      });
+    };
+    tick();
+  }
+
+  stop(): void {
+    if (this.timer) this.o.clock.clearTimer(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,90 @@
+import http from "node:http";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+
+/**
+ * Prometheus metrics of the daemon (U23): bounded labels only (bus, board, reader, command name,
+ * result). Default Node metrics include the event-loop lag.
+ */
+export function createMetrics(prefix = "parking_gateway_") {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix });
+  const m = {
+    registry,
+    commands: new Counter({
+      name: `${prefix}commands_total`,
+      help: "Commands executed",
+      labelNames: ["name", "result"],
+      registers: [registry],
+    }),
+    taps: new Counter({
+      name: `${prefix}rfid_taps_total`,
+      help: "Card taps read",
+      labelNames: ["reader"],
+      registers: [registry],
+    }),
+    discarded: new Counter({
+      name: `${prefix}bus_discarded_bytes_total`,
+      help: "Bytes the lock-bus parser discarded",
+      labelNames: ["bus"],
+      registers: [registry],
+    }),
+    outboxPending: new Gauge({
+      name: `${prefix}outbox_pending`,
+      help: "Outbox rows not yet confirmed by the cloud",
+      registers: [registry],
+    }),
+    outboxOldestAge: new Gauge({
+      name: `${prefix}outbox_oldest_age_seconds`,
+      help: "Age of the oldest unconfirmed outbox row",
+      registers: [registry],
+    }),
+    brokerConnected: new Gauge({
+      name: `${prefix}broker_connected`,
+      help: "1 while connected to the broker",
+      registers: [registry],
+    }),
+    busOpen: new Gauge({
+      name: `${prefix}bus_open`,
+      help: "1 while the serial bus is open",
+      labelNames: ["bus"],
+      registers: [registry],
+    }),
+    boardReachable: new Gauge({
+      name: `${prefix}board_reachable`,
+      help: "1 while the lock board answers",
+      labelNames: ["bus", "board"],
+      registers: [registry],
+    }),
+    readerOpen: new Gauge({
+      name: `${prefix}reader_open`,
+      help: "1 while the RFID reader's line is open",
+      labelNames: ["reader"],
+      registers: [registry],
+    }),
+  };
+  return m;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Serves /metrics; `refresh` updates the gauges that are read from state rather than counted. */
+export async function serveMetrics(
+  metrics: Metrics,
+  host: string,
+  port: number,
+  refresh: () => void,
+): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.url !== "/metrics") {
+      res.writeHead(404).end();
+      return;
+    }
+    refresh();
+    metrics.registry
+      .metrics()
+      .then((body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body))
+      .catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  return server;
+}

@@ -1,0 +1,58 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+
+export type GatewayDb = Database.Database;
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE outbox (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: a seq is never reused, even after deletes
+     type TEXT NOT NULL,
+     body TEXT NOT NULL,                     -- the complete wire message, seq included
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE command_log (
+     command_id TEXT PRIMARY KEY,
+     device_id TEXT NOT NULL,
+     name TEXT NOT NULL,
+     state TEXT NOT NULL,                    -- RECEIVED, SUCCESS, ERROR
+     reason TEXT NOT NULL DEFAULT '',
+     lock_state TEXT,
+     received_at TEXT NOT NULL,
+     finished_at TEXT
+   );
+   CREATE TABLE device_map (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     version TEXT NOT NULL,
+     body TEXT NOT NULL
+   );
+   CREATE TABLE local_actions (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     who TEXT NOT NULL,
+     why TEXT NOT NULL,
+     device_alias TEXT NOT NULL,
+     action TEXT NOT NULL,
+     result TEXT NOT NULL
+   );`,
+];
+
+/**
+ * The gateway's SQLite: WAL with synchronous=FULL, because a row here is a promise to someone (an
+ * outbox event, a command taken): it must survive a power cut the moment the write returns.
+ */
+export function openGatewayDb(stateDir: string): GatewayDb {
+  mkdirSync(stateDir, { recursive: true });
+  const db = new Database(path.join(stateDir, "gateway.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("busy_timeout = 5000");
+  const version = db.pragma("user_version", { simple: true }) as number;
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v] as string);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  return db;
+}

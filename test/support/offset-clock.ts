@@ -1,0 +1,36 @@
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+
+/**
+ * A Clock for end-to-end tests whose parts talk over real sockets: timers are real (so I/O timeouts
+ * still work), but `now` can jump ahead, which is how a test crosses a 30 s deadline or a 2 h LONG_DEAD
+ * without waiting for it.
+ */
+export class OffsetClock implements Clock {
+  private offsetMs = 0;
+  private nextId = 1;
+  private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
+
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+
+  jump(ms: number): void {
+    this.offsetMs += ms;
+  }
+
+  setTimer(ms: number, fn: () => void): TimerHandle {
+    const id = this.nextId++;
+    const t = setTimeout(() => {
+      this.timers.delete(id);
+      fn();
+    }, ms);
+    this.timers.set(id, t);
+    return { id };
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    const t = this.timers.get(handle.id);
+    if (t) clearTimeout(t);
+    this.timers.delete(handle.id);
+  }
+}

@@ -1,0 +1,153 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { FastifyInstance, InjectOptions } from "fastify";
+import pino from "pino";
+import { buildApp } from "../../cloud/app.ts";
+import { createDeadlineSweeper } from "../../cloud/commands/command-progress.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
+import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
+import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
+import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { createSerialLinkFactory } from "../../gateway/adapters/serial-links.ts";
+import { type GatewayConfigInput, parseGatewayConfig } from "../../gateway/config.ts";
+import { type RunningGateway, startGateway } from "../../gateway/gateway.ts";
+import { PtyConnector } from "../../hardware-sim/links.ts";
+import { createSimSite, type SimSite } from "../../hardware-sim/site.ts";
+import { fixtureSecretHash, ISSUER, TOKEN_SECRET } from "./cloud-harness.ts";
+import { CLIENTS, fixtureManifest, SECRET } from "./fixture-site.ts";
+import { OffsetClock } from "./offset-clock.ts";
+import { openTestDb, type TestDb } from "./test-db.ts";
+
+export const MOSQUITTO_URL = process.env.TEST_MOSQUITTO_URL ?? "mqtt://127.0.0.1:1883";
+const CLOUD_MQTT = { username: "cloud", password: "cloud-test-password" };
+
+export type SiteOptions = {
+  broker: "aedes" | "mosquitto";
+  /** Pseudo-terminals through socat (what a real daemon opens) or in-memory links. */
+  serial: "pty" | "memory";
+  /** Overrides of the gateway config (merged over the harness defaults). */
+  gateway?: Partial<GatewayConfigInput>;
+  /** Broker URL to use instead (a private Mosquitto the test controls). */
+  brokerUrl?: string;
+};
+
+/**
+ * One call builds the real system around the fixture site's gateway gw-a1 (STYLE: site-harness): cloud
+ * app + gateway link + deadline sweeper, a broker, the hardware simulator (lock bus "bus0" with board 1,
+ * reader "reader-1") and the gateway daemon, all sharing one OffsetClock.
+ */
+export async function startSite(o: SiteOptions) {
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const clock = new OffsetClock();
+  const store: TestDb = await openTestDb();
+  await applyManifest(store.db, SiteManifest.parse(fixtureManifest(await fixtureSecretHash())), clock);
+  const prefix = `e${Math.random().toString(36).slice(2, 10)}`;
+  const dir = mkdtempSync(path.join(tmpdir(), "parking-site-"));
+
+  let broker: EmbeddedBroker | null = null;
+  let brokerUrl = o.brokerUrl ?? MOSQUITTO_URL;
+  if (o.broker === "aedes" && !o.brokerUrl) {
+    broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud: CLOUD_MQTT });
+    brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
+  }
+  const timeouts = DEFAULT_COMMAND_TIMEOUTS;
+  const link: GatewayLink = await startGatewayLink(
+    { brokerUrl, ...CLOUD_MQTT, clientId: `cloud-${prefix}`, prefix },
+    { db: store.db, clock, log, timeouts },
+  );
+  const app: FastifyInstance = await buildApp({
+    db: store.db,
+    clock,
+    log,
+    gateways: link,
+    tokenSecret: TOKEN_SECRET,
+    issuer: ISSUER,
+    timeouts,
+  });
+  const sweeper = createDeadlineSweeper({ db: store.db, clock, timeouts, log, everyMs: 100 });
+  sweeper.start();
+
+  const sim: SimSite = createSimSite(
+    {
+      moveMs: 20,
+      buses: { bus0: { boards: [{ address: 1, channels: 8 }] } },
+      readers: { "reader-1": { aliveMs: false } },
+    },
+    o.serial === "pty" ? { connector: (name, baud) => new PtyConnector(dir, name, baud) } : {},
+  );
+  await sim.ready;
+  const serialPath = (name: string) => (o.serial === "pty" ? path.join(dir, name) : `sim://${name}`);
+  const openLink = o.serial === "pty" ? createSerialLinkFactory() : (p: string) => sim.linkFactory(p);
+
+  const gatewayConfig = parseGatewayConfig({
+    gateway_id: "gw-a1",
+    secret: SECRET,
+    broker: { url: brokerUrl, prefix },
+    state_dir: path.join(dir, "gw-a1"),
+    buses: [{ name: "bus0", path: serialPath("bus0"), boards: [1] }],
+    readers: [{ id: "reader-1", path: serialPath("reader-1"), device_alias: "1" }],
+    heartbeat_interval_s: 0.2,
+    log_level: "silent",
+    ...o.gateway,
+  });
+  const bootGateway = () =>
+    startGateway({ config: gatewayConfig, secret: SECRET, clock, log, openLink, camera: sim.camera });
+  let gateway: RunningGateway | null = await bootGateway();
+
+  const tokens = new Map<string, string>();
+  async function call(as: string, opts: InjectOptions) {
+    let token = tokens.get(as);
+    if (!token) {
+      const res = await app.inject({
+        method: "POST",
+        url: "/oauth2/token",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: `grant_type=client_credentials&client_id=${as}&client_secret=${SECRET}`,
+      });
+      token = res.json().access_token as string;
+      tokens.set(as, token);
+    }
+    return app.inject({ ...opts, headers: { ...(opts.headers ?? {}), authorization: `Bearer ${token}` } });
+  }
+
+  const site = {
+    app,
+    db: store.db,
+    clock,
+    sim,
+    link,
+    prefix,
+    brokerUrl,
+    dir,
+    gatewayConfig,
+    get gateway(): RunningGateway {
+      if (!gateway) throw new Error("the gateway is stopped");
+      return gateway;
+    },
+    /** Calls the API as the fixture's admin client of operator A. */
+    api: (method: "GET" | "POST", url: string, payload?: object) =>
+      call(CLIENTS.admin, { method, url, payload }),
+    async stopGateway() {
+      await gateway?.stop();
+      gateway = null;
+    },
+    async startGateway() {
+      gateway = await bootGateway();
+    },
+    async stop() {
+      sweeper.stop();
+      await gateway?.stop();
+      await app.close();
+      await link.close();
+      await broker?.close();
+      await sim.close();
+      await store.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return site;
+}
+
+export type Site = Awaited<ReturnType<typeof startSite>>;
