@@ -9,7 +9,7 @@ import {
   type HostRequest,
   hostRequestFrame,
 } from "../../shared/protocol/lock-bus/messages.ts";
-import type { SerialLink, SerialLinkFactory } from "../ports.ts";
+import { closeLink, type SerialLink, type SerialLinkFactory } from "../ports.ts";
 import {
   describeFailure,
   isSettled,
@@ -103,12 +103,7 @@ export class LockBusClient extends EventEmitter<Events> {
     const link = this.link;
     this.link = null;
     this.feed({ kind: "closed" });
-    if (link && !link.destroyed) {
-      await new Promise<void>((r) => {
-        link.once("close", () => r());
-        link.destroy();
-      });
-    }
+    if (link) await closeLink(link);
   }
 
   /** Sends one request and resolves with the board's reply; rejects with BusError. */
@@ -151,7 +146,7 @@ export class LockBusClient extends EventEmitter<Events> {
   /** Closes and reopens the link, e.g. when every board stopped answering (a wedged adapter). */
   recycle(): void {
     const link = this.link;
-    if (link) link.destroy();
+    if (link) void closeLink(link);
   }
 
   private scheduleReopen() {

@@ -3,7 +3,7 @@ import { ReadlineParser } from "@serialport/parser-readline";
 import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { parseReaderLine } from "../../shared/protocol/rfid-reader/reader-line.ts";
-import type { SerialLink, SerialLinkFactory } from "../ports.ts";
+import { closeLink, type SerialLink, type SerialLinkFactory } from "../ports.ts";
 
 type Events = { tap: [string]; lost: []; back: [] };
 
@@ -102,11 +102,6 @@ export class ReaderPort extends EventEmitter<Events> {
     if (this.timer) this.o.clock.clearTimer(this.timer);
     const link = this.link;
     this.link = null;
-    if (link && !link.destroyed) {
-      await new Promise<void>((r) => {
-        link.once("close", () => r());
-        link.destroy();
-      });
-    }
+    if (link) await closeLink(link);
   }
 }

@@ -97,7 +97,11 @@ export async function startSite(o: SiteOptions) {
   let gateway: RunningGateway | null = await bootGateway();
 
   const tokens = new Map<string, string>();
-  async function call(as: string, opts: InjectOptions) {
+  async function call(
+    as: string,
+    opts: InjectOptions,
+    retry = true,
+  ): Promise<Awaited<ReturnType<FastifyInstance["inject"]>>> {
     let token = tokens.get(as);
     if (!token) {
       const res = await app.inject({
@@ -109,7 +113,16 @@ export async function startSite(o: SiteOptions) {
       token = res.json().access_token as string;
       tokens.set(as, token);
     }
-    return app.inject({ ...opts, headers: { ...(opts.headers ?? {}), authorization: `Bearer ${token}` } });
+    const res = await app.inject({
+      ...opts,
+      headers: { ...(opts.headers ?? {}), authorization: `Bearer ${token}` },
+    });
+    // Like a real client: a token that expired while the clock jumped is replaced and the call repeated.
+    if (res.statusCode === 401 && retry) {
+      tokens.delete(as);
+      return call(as, opts, false);
+    }
+    return res;
   }
 
   const site = {
@@ -129,6 +142,22 @@ export async function startSite(o: SiteOptions) {
     /** Calls the API as the fixture's admin client of operator A. */
     api: (method: "GET" | "POST", url: string, payload?: object) =>
       call(CLIENTS.admin, { method, url, payload }),
+    /** Stops the embedded broker abruptly (its in-memory sessions are lost, as after a crash). */
+    async brokerDown() {
+      if (!broker) throw new Error("only the embedded broker is under the harness's control");
+      await broker.close();
+    },
+    /** Starts the embedded broker again on the same port. */
+    async brokerUp() {
+      if (!broker) throw new Error("only the embedded broker is under the harness's control");
+      broker = await startEmbeddedBroker({
+        db: store.db,
+        log,
+        port: Number(new URL(brokerUrl).port),
+        prefix,
+        cloud: CLOUD_MQTT,
+      });
+    },
     async stopGateway() {
       await gateway?.stop();
       gateway = null;

@@ -1,0 +1,208 @@
+/**
+ * Byte links between the gateway (host) and simulated devices. Two modes, one device code (STYLE
+ * principle 5): an in-memory Duplex pair for tests, a socat pseudo-terminal pair for manual runs, where the
+ * gateway opens the host path with serialport exactly as it would a USB adapter.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Duplex } from "node:stream";
+import { SerialPort } from "serialport";
+
+/** A simulated device (a bus of boards, a reader) that talks over whatever link it is given. */
+export interface LinkEndpoint {
+  attach(link: Duplex): void;
+  detach(): void;
+}
+
+/** How a device's cable reaches the host: plugging hands the device a fresh link, unplugging pulls it. */
+export interface Connector {
+  connect(device: LinkEndpoint): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+/**
+ * One end of an in-memory cable. Delivery to the peer is deferred with setImmediate: a real serial line
+ * never answers inside the write call, and a synchronous echo would let host code see a reply before it
+ * has recorded that it sent the request.
+ */
+class WireEnd extends Duplex {
+  peer: WireEnd | null = null;
+
+  override _read(): void {}
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    const copy = Buffer.from(chunk);
+    setImmediate(() => {
+      const p = this.peer;
+      if (p && !p.destroyed && !p.readableEnded) p.push(copy);
+    });
+    cb();
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    setImmediate(() => this.peer?.push(null));
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
+    // Either end closing pulls the whole cable, like a serial device disappearing.
+    const p = this.peer;
+    this.peer = null;
+    if (p && !p.destroyed) p.destroy();
+    cb(err);
+  }
+}
+
+export type LinkPair = { host: Duplex; device: Duplex; unplug(): void };
+
+/** Two cross-wired Duplex streams: bytes written to one are read from the other. */
+export function createLinkPair(): LinkPair {
+  const host = new WireEnd();
+  const device = new WireEnd();
+  host.peer = device;
+  device.peer = host;
+  return {
+    host,
+    device,
+    unplug() {
+      host.destroy();
+      device.destroy();
+    },
+  };
+}
+
+/** Writes if the link can still take bytes; a device whose cable was pulled just talks into the void. */
+export function writeTo(link: Duplex | null, bytes: Uint8Array | string): void {
+  if (link?.writable && !link.destroyed) link.write(typeof bytes === "string" ? bytes : Buffer.from(bytes));
+}
+
+export type PtyPair = { hostPath: string; simPath: string; close(): Promise<void> };
+
+/**
+ * A socat pseudo-terminal pair: `<dir>/<name>` for the gateway, `<dir>/<name>.sim` for the simulator.
+ * Killing socat is what a pulled USB cable looks like to the gateway: its open port reports a disconnect.
+ */
+export async function openPtyPair(dir: string, name: string, timeoutMs = 5_000): Promise<PtyPair> {
+  const hostPath = resolve(join(dir, name));
+  const simPath = `${hostPath}.sim`;
+  // A stale link from a crashed run would make the wait below succeed before socat is ready.
+  for (const p of [hostPath, simPath]) rmSync(p, { force: true });
+  const child = spawn(
+    "socat",
+    ["-d", "-d", `pty,raw,echo=0,link=${hostPath}`, `pty,raw,echo=0,link=${simPath}`],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-2_000);
+  });
+  const exited = new Promise<void>((res) => child.once("exit", () => res()));
+  const deadline = Date.now() + timeoutMs;
+  while (!(existsSync(hostPath) && existsSync(simPath))) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await killAndWait(child, exited);
+      throw new Error(`socat did not create ${hostPath}: ${stderr.trim() || "timed out"}`);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return { hostPath, simPath, close: () => killAndWait(child, exited) };
+}
+
+async function killAndWait(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  await exited;
+}
+
+/** Opens the simulator's side of a pty (or any serial device) with serialport. */
+export function openSerialDevice(path: string, baudRate: number): Promise<Duplex> {
+  return new Promise((res, rej) => {
+    const port = new SerialPort({ path, baudRate, autoOpen: false });
+    port.open((err) => (err ? rej(err) : res(port)));
+  });
+}
+
+/**
+ * In-memory connector: the cable exists once the gateway opens `sim://<name>` (see `open`), as a serial
+ * port only carries bytes while someone holds it open. While unplugged, opening fails like a missing
+ * device node; while the gateway holds it, a second open fails like a locked port.
+ */
+export class MemoryConnector implements Connector {
+  private device: LinkEndpoint | null = null;
+  private pair: LinkPair | null = null;
+
+  constructor(readonly path: string) {}
+
+  connect(device: LinkEndpoint): Promise<void> {
+    this.device = device;
+    return Promise.resolve();
+  }
+
+  disconnect(): Promise<void> {
+    this.device?.detach();
+    this.device = null;
+    this.pair?.unplug();
+    this.pair = null;
+    return Promise.resolve();
+  }
+
+  get isPlugged(): boolean {
+    return this.device !== null;
+  }
+
+  /** The host end of a fresh cable to the device; what a SerialLinkFactory returns for this path. */
+  open(): Promise<Duplex> {
+    const device = this.device;
+    if (!device) return Promise.reject(new Error(`ENOENT: no such device, cannot open ${this.path}`));
+    if (this.pair && !this.pair.host.destroyed) {
+      return Promise.reject(new Error(`EBUSY: ${this.path} is already open`));
+    }
+    const pair = createLinkPair();
+    this.pair = pair;
+    pair.device.once("close", () => {
+      if (this.pair === pair) device.detach();
+    });
+    device.attach(pair.device);
+    return Promise.resolve(pair.host);
+  }
+}
+
+/** Pty connector: plugging opens a socat pair at `<dir>/<name>` and attaches the device to its sim side. */
+export class PtyConnector implements Connector {
+  private pty: PtyPair | null = null;
+  private port: Duplex | null = null;
+  private device: LinkEndpoint | null = null;
+
+  constructor(
+    readonly dir: string,
+    readonly name: string,
+    readonly baudRate: number,
+  ) {}
+
+  get hostPath(): string {
+    return resolve(join(this.dir, this.name));
+  }
+
+  async connect(device: LinkEndpoint): Promise<void> {
+    await this.disconnect();
+    this.pty = await openPtyPair(this.dir, this.name);
+    this.port = await openSerialDevice(this.pty.simPath, this.baudRate);
+    this.port.on("error", () => {});
+    this.device = device;
+    device.attach(this.port);
+  }
+
+  async disconnect(): Promise<void> {
+    this.device?.detach();
+    this.device = null;
+    const port = this.port;
+    this.port = null;
+    if (port && !port.destroyed) {
+      const closed = new Promise<void>((res) => port.once("close", () => res()));
+      port.destroy();
+      await closed;
+    }
+    await this.pty?.close();
+    this.pty = null;
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Standalone simulator (`npm run sim`): the same site as the tests use, but each bus and reader is a
+ * pseudo-terminal the gateway opens with serialport like a USB adapter. A person plays the hardware from
+ * stdin (tap a card, open a door, jam a latch, pull a cable).
+ *
+ *   npm run sim -- [--dir ./data/sim] [scenario.yaml|json]
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { brownout } from "./faults.ts";
+import { PtyConnector } from "./links.ts";
+import { createSimSite, type SimSite, SimSiteSpec } from "./site.ts";
+
+const DEFAULT_SCENARIO: SimSiteSpec = {
+  buses: {
+    bus0: {
+      boards: [
+        { address: 1, channels: 8 },
+        { address: 2, channels: 8 },
+      ],
+    },
+  },
+  readers: { "reader-1": {} },
+};
+
+const HELP = `commands:
+  tap <reader> <uid>             a card held to a reader
+  open <bus> <addr> <ch>         push a channel's door open (only if unlatched)
+  close <bus> <addr> <ch>        shut a channel's door
+  jam <bus> <addr> <ch>          jam a latch (unjam <bus> <addr> <ch> frees it)
+  brownout <bus> <addr> <ms>     the board loses power for ms, then reports reset
+  unplug <reader|bus>            pull a cable (the gateway's port closes)
+  plug <reader|bus>              plug it back in
+  status                         print every channel's state
+  help`;
+
+function loadScenario(path: string | undefined): SimSiteSpec {
+  if (!path) return DEFAULT_SCENARIO;
+  const parsed = SimSiteSpec.safeParse(parseYaml(readFileSync(path, "utf8")));
+  if (!parsed.success) throw new Error(`scenario ${path} is invalid:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+const int = (s: string | undefined, what: string): number => {
+  const n = Number(s);
+  if (!Number.isInteger(n)) throw new Error(`${what} must be a whole number, got "${s ?? ""}"`);
+  return n;
+};
+
+/** Runs one console command; returns what to print. */
+async function runCommand(site: SimSite, line: string): Promise<string> {
+  const [cmd, ...a] = line.trim().split(/\s+/);
+  const board = () => site.board(a[0] ?? "", int(a[1], "address"));
+  const pluggable = (name: string | undefined) =>
+    site.readers.get(name ?? "") ?? site.buses.get(name ?? "") ?? site.reader(name ?? "");
+  switch (cmd) {
+    case undefined:
+    case "":
+      return "";
+    case "tap":
+      site.reader(a[0] ?? "").tap(a[1] ?? "");
+      return `tapped ${a[1]} on ${a[0]}`;
+    case "open":
+      return board().openDoor(int(a[2], "channel")) ? "door open" : "door is latched, it stays shut";
+    case "close":
+      board().closeDoor(int(a[2], "channel"));
+      return "door closed";
+    case "jam":
+    case "unjam":
+      board().setJammed(int(a[2], "channel"), cmd === "jam");
+      return cmd === "jam" ? "latch jammed" : "latch freed";
+    case "brownout":
+      board().use(brownout(int(a[2], "ms")));
+      return "board browned out";
+    case "unplug":
+      await pluggable(a[0]).unplug();
+      return `${a[0]} unplugged`;
+    case "plug":
+      await pluggable(a[0]).plugIn();
+      return `${a[0]} plugged in`;
+    case "status":
+      return describe(site);
+    case "help":
+      return HELP;
+    default:
+      return `unknown command "${cmd}"; type help`;
+  }
+}
+
+function describe(site: SimSite): string {
+  const out: string[] = [];
+  for (const bus of site.buses.values()) {
+    for (const b of bus.boards) {
+      for (let ch = 1; ch <= b.channelCount; ch++) {
+        const c = b.channel(ch);
+        const flags = [
+          c.doorOpen && "door open",
+          c.itemPresent && "item",
+          c.jammed && "JAMMED",
+          c.tamper && "TAMPER",
+        ];
+        out.push(`${bus.name} ${b.address}/${ch} ${c.latch} ${flags.filter(Boolean).join(" ")}`.trimEnd());
+      }
+    }
+  }
+  return out.join("\n");
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    options: { dir: { type: "string", default: "./data/sim" }, scenario: { type: "string" } },
+    allowPositionals: true,
+  });
+  const dir = resolve(values.dir);
+  mkdirSync(dir, { recursive: true });
+  const spec = loadScenario(values.scenario ?? positionals[0]);
+  const ptys = new Map<string, PtyConnector>();
+  const site = createSimSite(spec, {
+    connector: (name, baud) => {
+      const c = new PtyConnector(dir, name, baud);
+      ptys.set(name, c);
+      return c;
+    },
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`hardware-sim: ${signal}, closing`);
+    await site.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+
+  try {
+    await site.ready;
+  } catch (err) {
+    await site.close();
+    throw err;
+  }
+  for (const [name, bus] of site.buses) {
+    const addrs = bus.boards.map((b) => `${b.address} (${b.channelCount} ch)`).join(", ");
+    console.log(`hardware-sim: bus ${name} at ${ptys.get(name)?.hostPath} — boards ${addrs}`);
+  }
+  for (const name of site.readers.keys())
+    console.log(`hardware-sim: reader ${name} at ${ptys.get(name)?.hostPath}`);
+  for (const name of site.doors.keys()) console.log(`hardware-sim: door ${name} (GPIO lines in memory only)`);
+  console.log('hardware-sim: ready; type "help" for commands');
+
+  // Commands run one at a time so "unplug" then "plug" cannot race each other.
+  let queue = Promise.resolve();
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    queue = queue.then(async () => {
+      try {
+        const reply = await runCommand(site, line);
+        if (reply) console.log(reply);
+      } catch (err) {
+        console.log(`error: ${(err as Error).message}`);
+      }
+    });
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(`hardware-sim: ${(err as Error).message}`);
+  process.exit(1);
+});

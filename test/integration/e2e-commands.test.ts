@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
+import { jam } from "../../hardware-sim/faults.ts";
+import type { CommandRequest } from "../../shared/wire/messages.ts";
+import { topicFor } from "../../shared/wire/topics.ts";
+import { eventually } from "../support/eventually.ts";
+import { fx } from "../support/fixture-site.ts";
+import { type Site, startSite } from "../support/site-harness.ts";
+
+const LOCKER = fx.device("L1", "1"); // board 1, channel 1 on gw-a1's bus0
+
+const lockRequests = (site: Site) =>
+  site.sim.board("bus0", 1).received.filter((r) => r.kind === "lock" && r.channel === 1);
+
+async function commandUntilSettled(site: Site, id: string) {
+  return eventually(async () => {
+    const c = (await site.api("GET", `/device/v1/commands/${id}`)).json();
+    expect(["SUCCESS", "ERROR"]).toContain(c.state.value);
+    return c;
+  }, 10_000);
+}
+
+for (const broker of ["aedes", "mosquitto"] as const) {
+  describe(`a command from the API to a lock and back (${broker}, pseudo-terminal serial)`, () => {
+    let site: Site;
+    beforeEach(async () => {
+      site = await startSite({ broker, serial: "pty" });
+      // The gateway has its device map once it reports the lockers reachable.
+      await eventually(async () => {
+        const d = (await site.api("GET", `/device/v1/devices/${LOCKER}`)).json();
+        expect(d.heartbeat_v2?.health).toBe("HEALTHY");
+      }, 10_000);
+    });
+    afterEach(() => site.stop());
+
+    it("locks a locker: SUCCESS with the spec's events, device LOCKED, latch locked", async () => {
+      const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
+      expect(post.statusCode).toBe(200);
+      const done = await commandUntilSettled(site, post.json().id);
+      expect(done.state.value).toBe("SUCCESS");
+      const names = done.events.map((e: { name: string }) => e.name);
+      expect(names).toEqual(
+        expect.arrayContaining(["REQUEST_INITIATED", "REQUEST_SENT", "RESPONSE_DEVICE_LOCKED"]),
+      );
+      expect(names.indexOf("REQUEST_INITIATED")).toBeLessThan(names.indexOf("RESPONSE_DEVICE_LOCKED"));
+      const device = (await site.api("GET", `/device/v1/devices/${LOCKER}`)).json();
+      expect(device.state.value).toBe("LOCKED");
+      expect(device.lock_state).toBe("LOCKED");
+      expect(site.sim.board("bus0", 1).channel(1).latch).toBe("locked");
+    });
+
+    it("unlocks a locked locker: SUCCESS and UNLOCKED", async () => {
+      const lock = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
+      expect((await commandUntilSettled(site, lock.json().id)).state.value).toBe("SUCCESS");
+      site.clock.jump(3_100); // past the per-device lock/unlock throttle
+      const unlock = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "unlock" });
+      const done = await commandUntilSettled(site, unlock.json().id);
+      expect(done.state.value).toBe("SUCCESS");
+      expect(done.events.map((e: { name: string }) => e.name)).toContain("RESPONSE_DEVICE_UNLOCKED");
+      expect((await site.api("GET", `/device/v1/devices/${LOCKER}`)).json().state.value).toBe("UNLOCKED");
+      expect(site.sim.board("bus0", 1).channel(1).latch).toBe("unlocked");
+    });
+
+    it("ends in ERROR at the deadline when the gateway is silent, and the device returns to UNLOCKED", async () => {
+      await site.stopGateway();
+      const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
+      expect((await site.api("GET", `/device/v1/devices/${LOCKER}`)).json().state.value).toBe("ALLOCATED");
+      site.clock.jump(31_000);
+      const done = await commandUntilSettled(site, post.json().id);
+      expect(done.state.value).toBe("ERROR");
+      expect(done.state.reason).toMatch(/deadline/);
+      expect((await site.api("GET", `/device/v1/devices/${LOCKER}`)).json().state.value).toBe("UNLOCKED");
+    });
+
+    it("reports a jammed latch as ERROR with a reason", async () => {
+      site.sim.board("bus0", 1).use(jam(1));
+      const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
+      const done = await commandUntilSettled(site, post.json().id);
+      expect(done.state.value).toBe("ERROR");
+      expect(done.state.reason).toMatch(/jammed/);
+      expect((await site.api("GET", `/device/v1/devices/${LOCKER}`)).json().state.value).toBe("UNLOCKED");
+    });
+
+    it("actuates a redelivered command once", async () => {
+      const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
+      expect((await commandUntilSettled(site, post.json().id)).state.value).toBe("SUCCESS");
+      // Play a QoS 1 redelivery: the very same command again on the gateway's topic.
+      const cloudSide = connectMqtt(site.brokerUrl, {
+        clientId: `replay-${site.prefix}`,
+        username: "cloud",
+        password: "cloud-test-password",
+      });
+      await new Promise<void>((r) => cloudSide.once("connect", () => r()));
+      const replay: CommandRequest = {
+        command_id: post.json().id,
+        device_id: LOCKER,
+        name: "lock",
+        params: {},
+        issued_at: site.clock.now().toISOString(),
+        expires_at: new Date(site.clock.now().getTime() + 30_000).toISOString(),
+      };
+      await cloudSide.publishAsync(topicFor(site.prefix, "gw-a1", "cmd"), JSON.stringify(replay), { qos: 1 });
+      await cloudSide.endAsync();
+      // A later command on the same topic is a barrier: once it is done, the replay was handled too.
+      site.clock.jump(3_100);
+      const unlock = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "unlock" });
+      expect((await commandUntilSettled(site, unlock.json().id)).state.value).toBe("SUCCESS");
+      expect(lockRequests(site)).toHaveLength(1);
+      expect((await site.api("GET", `/device/v1/commands/${post.json().id}`)).json().state.value).toBe(
+        "SUCCESS",
+      );
+    });
+
+    it("does not actuate a stale command that arrives after its deadline", async () => {
+      await site.stopGateway();
+      const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
+      site.clock.jump(31_000);
+      expect((await commandUntilSettled(site, post.json().id)).state.value).toBe("ERROR");
+      // The broker kept the command for the gateway's persistent session: it arrives now, too late.
+      await site.startGateway();
+      await eventually(
+        () => expect(site.gateway.commandLog.get(post.json().id)?.state).toBe("ERROR"),
+        10_000,
+      );
+      expect(site.gateway.commandLog.get(post.json().id)?.reason).toMatch(/after its deadline/);
+      expect(lockRequests(site)).toHaveLength(0);
+      const cmd = (await site.api("GET", `/device/v1/commands/${post.json().id}`)).json();
+      expect(cmd.state.value).toBe("ERROR"); // exactly one terminal state
+    });
+  });
+}

@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.ts";
+import { fx } from "../support/fixture-site.ts";
+import { startPrivateMosquitto } from "../support/private-mosquitto.ts";
+import { type Site, startSite } from "../support/site-harness.ts";
+
+const LOCKER = fx.device("L1", "1");
+
+/** Hardware events the cloud has applied for gw-a1, by sequence number. */
+async function appliedEvents(site: Site) {
+  return site.db
+    .selectFrom("hardware_events")
+    .select(["seq", "event", "source"])
+    .where("gateway_id", "=", "gw-a1")
+    .orderBy("seq")
+    .execute();
+}
+
+/** Board events: each one goes up through the gateway's outbox. */
+function tamper(site: Site, times: number) {
+  const board = site.sim.board("bus0", 1);
+  for (let i = 0; i < times; i++) board.event(2, i % 2 === 0 ? "door_opened" : "door_closed");
+}
+
+async function expectEverythingOnce(site: Site, count: number) {
+  await eventually(async () => {
+    const events = (await appliedEvents(site)).filter((e) => e.source === "bus0/1/2");
+    expect(events).toHaveLength(count);
+    expect(new Set(events.map((e) => e.seq)).size).toBe(count);
+  }, 15_000);
+  await eventually(() => expect(site.gateway.outbox.stats().pending).toBe(0), 15_000);
+}
+
+describe("a broker restart in the middle loses nothing", () => {
+  let site: Site | null = null;
+  let mosquitto: Awaited<ReturnType<typeof startPrivateMosquitto>> | null = null;
+  afterEach(async () => {
+    await site?.stop();
+    await mosquitto?.stop();
+    site = null;
+    mosquitto = null;
+  });
+
+  it("over the embedded broker: events from before, during and after the outage arrive exactly once", async () => {
+    site = await startSite({ broker: "aedes", serial: "pty" });
+    await eventually(() => expect(site?.gateway.broker.connected).toBe(true));
+    tamper(site, 3);
+    await site.brokerDown();
+    await eventually(() => expect(site?.gateway.broker.connected).toBe(false));
+    tamper(site, 3);
+    await eventually(() => expect(site?.gateway.outbox.stats().pending).toBeGreaterThanOrEqual(3));
+    await site.brokerUp();
+    tamper(site, 3);
+    await expectEverythingOnce(site, 9);
+    // And commands flow again after the restart.
+    const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
+    await eventually(
+      async () =>
+        expect((await site?.api("GET", `/device/v1/commands/${post.json().id}`))?.json().state.value).toBe(
+          "SUCCESS",
+        ),
+      15_000,
+    );
+  });
+
+  it("over Mosquitto killed with -9 and started again: events arrive exactly once", async () => {
+    mosquitto = await startPrivateMosquitto();
+    site = await startSite({ broker: "mosquitto", serial: "pty", brokerUrl: mosquitto.url });
+    await eventually(() => expect(site?.gateway.broker.connected).toBe(true));
+    tamper(site, 4);
+    await mosquitto.kill();
+    tamper(site, 4);
+    await eventually(() => expect(site?.gateway.broker.connected).toBe(false));
+    await mosquitto.restart();
+    tamper(site, 4);
+    await expectEverythingOnce(site, 12);
+  });
+});

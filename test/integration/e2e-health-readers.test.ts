@@ -1,0 +1,74 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.ts";
+import { fx } from "../support/fixture-site.ts";
+import { type Site, startSite } from "../support/site-harness.ts";
+
+const LOCKER = fx.device("L1", "1");
+const GUARD = fx.guard("gw-a1");
+
+for (const broker of ["aedes", "mosquitto"] as const) {
+  describe(`health and readers end to end (${broker}, pseudo-terminal serial)`, () => {
+    let site: Site;
+    const health = async (id: string) =>
+      (await site.api("GET", `/device/v1/devices/${id}`)).json().heartbeat_v2;
+    beforeEach(async () => {
+      site = await startSite({ broker, serial: "pty" });
+      await eventually(async () => expect((await health(LOCKER))?.health).toBe("HEALTHY"), 10_000);
+    });
+    afterEach(() => site.stop());
+
+    it("goes UNHEALTHY, DEAD and LONG_DEAD when heartbeats stop, and HEALTHY when they resume", async () => {
+      site.gateway.heartbeat.stop();
+      site.clock.jump(16_000);
+      expect((await health(LOCKER)).health).toBe("UNHEALTHY");
+      site.clock.jump(15_000);
+      const dead = await health(LOCKER);
+      expect(dead.health).toBe("DEAD");
+      expect(dead.dead_since).not.toBeNull();
+      const location = (await site.api("GET", `/location/v1/locations/${fx.location("L1")}`)).json();
+      expect(location.connection).toBe("offline");
+      expect(location.offline_since).toBe(dead.dead_since);
+      site.clock.jump(2 * 60 * 60 * 1000);
+      expect((await health(LOCKER)).health).toBe("LONG_DEAD");
+      expect((await health(GUARD)).health).toBe("LONG_DEAD");
+      site.gateway.heartbeat.start();
+      site.gateway.heartbeat.beat();
+      await eventually(async () => expect((await health(LOCKER)).health).toBe("HEALTHY"));
+      expect((await health(GUARD)).health).toBe("HEALTHY");
+    });
+
+    it("reports a lock board that stops answering as not reachable, while the gateway stays healthy", async () => {
+      await site.sim.bus("bus0").unplug();
+      site.clock.jump(31_000);
+      await eventually(async () => {
+        expect((await health(LOCKER)).health).toBe("DEAD");
+        expect((await health(GUARD)).health).toBe("HEALTHY");
+      }, 10_000);
+    });
+
+    it("recovers a reader that is unplugged and plugged back, and reports both", async () => {
+      const reader = site.sim.reader("reader-1");
+      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(true));
+      await reader.unplug();
+      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(false));
+      await reader.plugIn();
+      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(true), 10_000);
+      const taps: string[] = [];
+      site.gateway.readers[0]?.port.on("tap", (card) => taps.push(card));
+      reader.tap("04:A1:B2:C3");
+      await eventually(() => expect(taps).toEqual(["04a1b2c3"]));
+      await eventually(async () => {
+        const events = await site.db
+          .selectFrom("hardware_events")
+          .select(["event", "source"])
+          .where("gateway_id", "=", "gw-a1")
+          .orderBy("seq")
+          .execute();
+        expect(events.filter((e) => e.source === "reader-1").map((e) => e.event)).toEqual([
+          "reader_lost",
+          "reader_back",
+        ]);
+      });
+    });
+  });
+}

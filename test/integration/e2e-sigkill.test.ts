@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.ts";
+import { fx } from "../support/fixture-site.ts";
+import { type Site, startSite } from "../support/site-harness.ts";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+function spawnGateway(configFile: string): ChildProcess {
+  return spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(root, "gateway/main.ts"), "--config", configFile],
+    {
+      cwd: root,
+      stdio: ["ignore", process.env.GW_LOG ? "inherit" : "ignore", "inherit"],
+    },
+  );
+}
+
+function outboxRows(stateDir: string): { seq: number; type: string }[] {
+  const db = new Database(path.join(stateDir, "gateway.db"), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT seq, type FROM outbox ORDER BY seq").all() as { seq: number; type: string }[];
+  } finally {
+    db.close();
+  }
+}
+
+describe("the gateway killed with SIGKILL while events sit in its outbox", () => {
+  let site: Site | null = null;
+  let child: ChildProcess | null = null;
+  afterEach(async () => {
+    if (child && child.exitCode === null) {
+      const c = child;
+      await new Promise<void>((r) => {
+        c.once("exit", () => r());
+        c.kill("SIGKILL");
+      });
+    }
+    await site?.stop();
+    site = null;
+  });
+
+  it("loses none of them and duplicates none after the restart", async () => {
+    site = await startSite({ broker: "aedes", serial: "pty" });
+    await site.stopGateway(); // the daemon runs as a process of its own below
+    const stateDir = path.join(site.dir, "gw-child");
+    const configFile = path.join(site.dir, "gateway.json");
+    writeFileSync(
+      configFile,
+      JSON.stringify({ ...site.gatewayConfig, state_dir: stateDir, log_level: process.env.GW_LOG ?? "warn" }),
+    );
+    const s = site;
+    const guardHealth = async () =>
+      (await s.api("GET", `/device/v1/devices/${fx.guard("gw-a1")}`)).json().heartbeat_v2?.health;
+
+    child = spawnGateway(configFile);
+    await eventually(async () => expect(await guardHealth()).toBe("HEALTHY"), 20_000);
+
+    // Cut the broker: everything the hardware reports now waits in the outbox.
+    await site.brokerDown();
+    const board = site.sim.board("bus0", 1);
+    for (let i = 0; i < 20; i++) board.event(3, i % 2 === 0 ? "door_opened" : "door_closed");
+    await eventually(
+      () =>
+        expect(outboxRows(stateDir).filter((r) => r.type === "hardware_event").length).toBeGreaterThanOrEqual(
+          20,
+        ),
+      10_000,
+    );
+
+    const c = child;
+    await new Promise<void>((r) => {
+      c.once("exit", () => r());
+      c.kill("SIGKILL");
+    });
+    const kept = outboxRows(stateDir).filter((r) => r.type === "hardware_event");
+    expect(kept).toHaveLength(20);
+    const check = new Database(path.join(stateDir, "gateway.db"), { readonly: true });
+    expect(check.pragma("quick_check", { simple: true })).toBe("ok");
+    check.close();
+
+    await site.brokerUp();
+    child = spawnGateway(configFile);
+    await eventually(async () => {
+      const applied = await s.db
+        .selectFrom("hardware_events")
+        .select(["seq"])
+        .where("gateway_id", "=", "gw-a1")
+        .where("source", "=", "bus0/1/3")
+        .orderBy("seq")
+        .execute();
+      expect(applied.map((r) => r.seq)).toEqual(kept.map((r) => r.seq));
+    }, 20_000);
+    await eventually(() => expect(outboxRows(stateDir)).toHaveLength(0), 20_000);
+  });
+});
