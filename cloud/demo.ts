@@ -1,9 +1,12 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
 import { systemClock } from "../shared/clock.ts";
 import { loadCloudConfig } from "./config.ts";
-import { applyManifest } from "./manifest/apply-manifest.ts";
+import { startDemoGateways } from "./demo-gateways.ts";
+import { applyManifest, derivedId } from "./manifest/apply-manifest.ts";
 import { loadManifest } from "./manifest/load-manifest.ts";
+import type { SiteManifest } from "./manifest/manifest-schema.ts";
 import { startCloud } from "./server.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -30,6 +33,15 @@ async function main() {
       await applyManifest(db, manifest, systemClock, env);
     },
   });
+  const demo = await startDemoGateways({
+    manifest,
+    brokerUrl: cloud.mqttUrl,
+    prefix: cfg.MQTT_PREFIX,
+    secret: env.DEMO_GATEWAY_SECRET,
+    dataDir: cfg.DATA_DIR,
+    log: cloud.app.log as unknown as Logger,
+  });
+  const locker = demoLocker(manifest);
   const base = cloud.baseUrl;
   process.stdout.write(
     [
@@ -44,15 +56,34 @@ async function main() {
       `    curl -s -u '${clientId}:${env.DEMO_CLIENT_SECRET}' -d grant_type=client_credentials ${base}/oauth2/token`,
       "  Public map (no auth):",
       `    curl -s ${base}/location/v1/public-areas/demo-city/locations`,
+      `  Lock locker ${locker.alias} of ${locker.location} (its gateway drives a simulated lock board):`,
+      `    curl -s -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"command":"lock"}' ${base}/device/v1/devices/${locker.id}/commands`,
+      `  Gateways running on the simulator: ${demo.gateways.map((g) => g.config.gateway_id).join(", ")}`,
       "",
     ].join("\n"),
   );
   const stop = async () => {
+    await demo.stop();
     await cloud.stop();
     process.exit(0);
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
+}
+
+/** The first locker of the demo, for the printed example. */
+function demoLocker(m: SiteManifest): { id: string; alias: string; location: string } {
+  for (const op of m.operators) {
+    for (const loc of op.locations) {
+      const locationId = loc.id ?? derivedId(op.id, "location", loc.code);
+      for (const gw of loc.gateways) {
+        const d = gw.devices.find((x) => x.type === "LOCKER");
+        if (d)
+          return { id: d.id ?? derivedId(locationId, "device", d.alias), alias: d.alias, location: loc.code };
+      }
+    }
+  }
+  throw new Error("the demo manifest has no locker");
 }
 
 main().catch((err: unknown) => {

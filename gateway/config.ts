@@ -51,7 +51,12 @@ export const GatewayConfig = z.strictObject({
       lines: z.record(z.string(), z.number().int().min(0)).default({}),
     })
     .default({ driver: "memory", lines: {} }),
-  control_socket: z.string().optional().describe("Unix socket for parkctl; default <state_dir>/control.sock"),
+  control_socket: z
+    .string()
+    .optional()
+    .describe(
+      "Unix socket for parkctl; default $RUNTIME_DIRECTORY/control.sock under systemd, else <state_dir>/control.sock",
+    ),
   metrics: z
     .strictObject({
       host: z.string().default("127.0.0.1"),
@@ -97,6 +102,15 @@ export function gatewaySecret(cfg: GatewayConfig): string {
   return readFileSync(cfg.secret_file as string, "utf8").trim();
 }
 
-export function controlSocketPath(cfg: GatewayConfig): string {
-  return cfg.control_socket ?? `${cfg.state_dir}/control.sock`;
+/**
+ * The control socket: as configured; else in systemd's RuntimeDirectory (/run/parking-gateway, where
+ * parkctl looks by default); else in the state directory for runs outside systemd.
+ */
+export function controlSocketPath(
+  cfg: GatewayConfig,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  if (cfg.control_socket) return cfg.control_socket;
+  const runtime = env.RUNTIME_DIRECTORY?.split(":")[0];
+  return `${runtime || cfg.state_dir}/control.sock`;
 }

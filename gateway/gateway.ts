@@ -6,7 +6,9 @@ import { GatewayBroker } from "./adapters/broker-mqtt.ts";
 import { createMemoryGpioBank } from "./adapters/gpio-memory.ts";
 import { createOnoffGpioBank } from "./adapters/gpio-onoff.ts";
 import { createSerialLinkFactory } from "./adapters/serial-links.ts";
-import type { GatewayConfig } from "./config.ts";
+import { controlSocketPath, type GatewayConfig } from "./config.ts";
+import { createControlApi } from "./control/control-impl.ts";
+import { startControlServer } from "./control/control-server.ts";
 import { DeviceRegistry } from "./devices/device-registry.ts";
 import { reportBoardEvent } from "./features/board-events.ts";
 import { createCommandExecutor } from "./features/execute-command.ts";
@@ -32,6 +34,8 @@ export type GatewayDeps = {
   openLink?: SerialLinkFactory;
   gpio?: GpioBank;
   camera?: Camera | null;
+  /** false: no control socket (e.g. several gateways in one process sharing nothing but a state dir). */
+  controlSocket?: boolean;
 };
 
 /**
@@ -166,9 +170,7 @@ export async function startGateway(deps: GatewayDeps) {
   if (cfg.metrics)
     metricsServer = await serveMetrics(metrics, cfg.metrics.host, cfg.metrics.port, refreshGauges);
 
-  log.info({ gateway_id: cfg.gateway_id, buses: buses.length, readers: readers.length }, "gateway started");
-
-  return {
+  const running = {
     config: cfg,
     clock,
     log,
@@ -185,7 +187,17 @@ export async function startGateway(deps: GatewayDeps) {
     metrics,
     refreshGauges,
     startedAt,
+    /** Healthy while the store answers and every bus is open: what the systemd watchdog pings on. */
+    isHealthy(): boolean {
+      try {
+        db.prepare("SELECT 1").get();
+      } catch {
+        return false;
+      }
+      return buses.every((b) => b.client.isOpen);
+    },
     async stop() {
+      await control?.close();
       heartbeat.stop();
       pump.stop();
       for (const b of buses) b.monitor.stop();
@@ -198,6 +210,13 @@ export async function startGateway(deps: GatewayDeps) {
       log.info("gateway stopped");
     },
   };
+  // parkctl's door into the daemon; a technician can use it even while the cloud is unreachable.
+  const control =
+    deps.controlSocket === false
+      ? null
+      : await startControlServer({ path: controlSocketPath(cfg), api: createControlApi(running), log });
+  log.info({ gateway_id: cfg.gateway_id, buses: buses.length, readers: readers.length }, "gateway started");
+  return running;
 }
 
 export type RunningGateway = Awaited<ReturnType<typeof startGateway>>;

@@ -11,7 +11,12 @@ export type GatewayStatus = {
   uptime_s: number;
   now: string;
   broker: { url: string; connected: boolean; since: string | null };
-  buses: { name: string; path: string; open: boolean; boards: { addr: number; reachable: boolean; last_seen: string | null }[] }[];
+  buses: {
+    name: string;
+    path: string;
+    open: boolean;
+    boards: { addr: number; reachable: boolean; last_seen: string | null }[];
+  }[];
   readers: { id: string; path: string; open: boolean; last_seen: string | null }[];
   outbox: { pending: number; oldest_age_s: number | null };
   devices: number;
@@ -31,15 +36,30 @@ export type DeviceView = {
   last_command: { name: string; result: string; at: string } | null;
 };
 
-export type ActuationResult = { ok: boolean; result: string; latch: "locked" | "unlocked" | null; ms: number };
+export type ActuationResult = {
+  ok: boolean;
+  result: string;
+  latch: "locked" | "unlocked" | null;
+  ms: number;
+};
 
-export type OutboxView = { pending: number; oldest_age_s: number | null; rows: { seq: number; type: string; age_s: number }[] };
+export type OutboxView = {
+  pending: number;
+  oldest_age_s: number | null;
+  rows: { seq: number; type: string; age_s: number }[];
+};
 
 export type SerialProbe = {
   bus: string;
   path: string;
   open: boolean;
-  boards: { addr: number; ok: boolean; firmware: string | null; channels: number | null; error: string | null }[];
+  boards: {
+    addr: number;
+    ok: boolean;
+    firmware: string | null;
+    channels: number | null;
+    error: string | null;
+  }[];
 };
 
 export type DoctorCheck = { check: string; status: CheckStatus; detail: string; hint: string };
@@ -51,7 +71,10 @@ export interface ControlApi {
   /** A local actuation by a technician: recorded with who and why, and reported to the cloud. */
   actuate(alias: string, action: "lock" | "unlock", who: string, why: string): Promise<ActuationResult>;
   /** unlock → status → lock → status on one device, each step timed. */
-  testCycle(alias: string, who: string): Promise<{ alias: string; steps: (ActuationResult & { step: string })[] }>;
+  testCycle(
+    alias: string,
+    who: string,
+  ): Promise<{ alias: string; steps: (ActuationResult & { step: string })[] }>;
   outbox(): Promise<OutboxView>;
   probeSerial(): Promise<SerialProbe[]>;
   doctor(): Promise<DoctorCheck[]>;

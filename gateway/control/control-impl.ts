@@ -1,6 +1,7 @@
 import type { RunningGateway } from "../gateway.ts";
 import type { Action } from "../hardware/actuator.ts";
 import type { ActuationResult, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
+import { CONTROL_ERROR, ControlError } from "./control-server.ts";
 
 const VERSION = "0.1.0";
 
@@ -39,7 +40,8 @@ export function createControlApi(g: RunningGateway): ControlApi {
 
   async function act(alias: string, action: Action): Promise<ActuationResult> {
     const d = g.registry.byAliasName(alias);
-    if (!d) return { ok: false, result: `no device ${alias}`, latch: null, ms: 0 };
+    if (!d)
+      throw new ControlError(CONTROL_ERROR.deviceNotFound, `no device with alias ${alias} on this gateway`);
     const t0 = Date.now();
     const o = await g.actuator.run(d, action);
     return {

@@ -118,6 +118,8 @@ export class LockBusClient extends EventEmitter<Events> {
     if (this.stopped) return;
     try {
       const link = await this.o.openLink(this.o.path, this.o.baudRate);
+      // stop() ran while the port was opening: release it instead of holding it after the stop.
+      if (this.stopped) return void (await closeLink(link));
       link.on("data", (chunk: Buffer) => this.parser.push(chunk));
       link.once("close", () => this.onClosed(link));
       link.on("error", (err) => this.o.log.warn({ bus: this.o.name, err: err.message }, "serial error"));

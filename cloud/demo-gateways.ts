@@ -1,0 +1,78 @@
+import path from "node:path";
+import type { Logger } from "pino";
+import { parseGatewayConfig } from "../gateway/config.ts";
+import { type RunningGateway, startGateway } from "../gateway/gateway.ts";
+import { createSimSite, type SimSite } from "../hardware-sim/site.ts";
+import type { SiteManifest } from "./manifest/manifest-schema.ts";
+
+/**
+ * For the demo only: one gateway daemon per gateway of the manifest, each on a simulated site whose lock
+ * boards match the manifest's bus wiring. The gateways and the simulator run in this process over
+ * in-memory serial links; they talk to the cloud through the broker exactly as real ones do.
+ */
+export async function startDemoGateways(o: {
+  manifest: SiteManifest;
+  brokerUrl: string;
+  prefix: string;
+  secret: string;
+  dataDir: string;
+  log: Logger;
+}): Promise<{ gateways: RunningGateway[]; sims: SimSite[]; stop(): Promise<void> }> {
+  const gateways: RunningGateway[] = [];
+  const sims: SimSite[] = [];
+  for (const op of o.manifest.operators) {
+    for (const loc of op.locations) {
+      for (const gw of loc.gateways) {
+        const boards = new Map<number, { channels: number; doors: number[] }>();
+        for (const d of gw.devices) {
+          if (!d.bus) continue;
+          const b = boards.get(d.bus.board) ?? { channels: 1, doors: [] };
+          b.channels = Math.max(b.channels, d.bus.channel);
+          if (d.type === "BIKE_HOUSE_DOOR" || d.type === "DOOR") b.doors.push(d.bus.channel);
+          boards.set(d.bus.board, b);
+        }
+        const sim = createSimSite({
+          moveMs: 300,
+          buses: boards.size
+            ? {
+                bus0: {
+                  boards: [...boards].map(([address, b]) => ({
+                    address,
+                    channels: b.channels,
+                    doors: b.doors,
+                  })),
+                },
+              }
+            : {},
+        });
+        await sim.ready;
+        sims.push(sim);
+        const config = parseGatewayConfig({
+          gateway_id: gw.id,
+          secret: o.secret,
+          broker: { url: o.brokerUrl, prefix: o.prefix },
+          state_dir: path.join(o.dataDir, "gateways", gw.id),
+          buses: boards.size ? [{ name: "bus0", path: "sim://bus0", boards: [...boards.keys()] }] : [],
+          log_level: "warn",
+        });
+        gateways.push(
+          await startGateway({
+            config,
+            secret: o.secret,
+            log: o.log.child({ gateway_id: gw.id }),
+            openLink: (p) => sim.linkFactory(p),
+            camera: gw.camera ? sim.camera : null,
+          }),
+        );
+      }
+    }
+  }
+  return {
+    gateways,
+    sims,
+    async stop() {
+      for (const g of gateways) await g.stop();
+      for (const s of sims) await s.close();
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * What every parkctl command shares: the global options, resolved once per run, the output in the mode
+ * they ask for, and calls to the daemon over its control socket.
+ */
+import { type Command, InvalidArgumentError } from "commander";
+import { ConfigError, controlSocketPath, loadGatewayConfig } from "../config.ts";
+import { callControl } from "../control/control-client.ts";
+import { CONTROL_ERROR } from "../control/control-server.ts";
+import { CliExit, EXIT } from "./exit-codes.ts";
+import type { ParkctlIo } from "./io.ts";
+import { colorEnabled, Output } from "./output.ts";
+
+export const DEFAULT_SOCKET = "/run/parking-gateway/control.sock";
+
+export type GlobalOptions = {
+  socket?: string;
+  config?: string;
+  json?: boolean;
+  color: boolean;
+  timeout?: number;
+};
+
+export class CliContext {
+  readonly out: Output;
+  private readonly opts: GlobalOptions;
+
+  constructor(
+    readonly io: ParkctlIo,
+    cmd: Command,
+  ) {
+    this.opts = cmd.optsWithGlobals<GlobalOptions>();
+    this.out = new Output(io, this.opts.json === true, colorEnabled(io, this.opts.color !== false));
+  }
+
+  /** --socket, else the control_socket of --config, else $PARKCTL_SOCKET, else the packaged default. */
+  socketPath(): string {
+    if (this.opts.socket) return this.opts.socket;
+    if (this.opts.config) {
+      try {
+        return controlSocketPath(loadGatewayConfig(this.opts.config));
+      } catch (err) {
+        const why = err instanceof ConfigError ? err.message : String(err);
+        throw new CliExit(
+          EXIT.usage,
+          `cannot take the control socket from --config ${this.opts.config}:\n${why}`,
+        );
+      }
+    }
+    return this.io.env.PARKCTL_SOCKET || DEFAULT_SOCKET;
+  }
+
+  /** Who a local action is recorded as: --who, else the user behind sudo, else the login user. */
+  who(explicit: string | undefined): string {
+    return explicit?.trim() || this.io.env.SUDO_USER || this.io.env.USER || this.io.env.LOGNAME || "unknown";
+  }
+
+  async call<T>(method: string, params: Record<string, unknown> = {}, defaultTimeoutMs = 10_000): Promise<T> {
+    return (await callControl(this.socketPath(), method, params, {
+      timeoutMs: this.opts.timeout ?? defaultTimeoutMs,
+    })) as T;
+  }
+
+  /** A message for people on stderr (never stdout, which carries data). */
+  note(text: string): void {
+    this.io.stderr.write(`${text}\n`);
+  }
+
+  notFound(alias: string): CliExit {
+    return new CliExit(EXIT.notFound, `no device with alias "${alias}" (list them with: parkctl devices)`);
+  }
+}
+
+export function isNotFoundCode(code: string): boolean {
+  return code === CONTROL_ERROR.deviceNotFound || code === "not_found";
+}
+
+export function parseTimeout(value: string): number {
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms <= 0)
+    throw new InvalidArgumentError("takes a whole number of milliseconds > 0");
+  return ms;
+}
+
+/**
+ * What an action handler gets: the run's context, its positional arguments and its own options. It returns
+ * (or resolves to) its exit code; anything but a number means 0.
+ */
+export type Handler = (ctx: CliContext, args: string[], opts: Record<string, unknown>) => unknown;
+
+/** Turns a handler into a commander action; the handler's exit code is reported through `done`. */
+export type Wrap = (handler: Handler) => (...commanderArgs: unknown[]) => Promise<void>;
+
+export function withExamples(cmd: Command, examples: string[]): Command {
+  return cmd.addHelpText("after", `\nExamples:\n${examples.map((e) => `  $ ${e}`).join("\n")}\n`);
+}
