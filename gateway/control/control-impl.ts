@@ -57,9 +57,9 @@ export function createControlApi(g: RunningGateway): ControlApi {
   );
 
   return {
-    async status() {
+    status() {
       const s = g.outbox.stats();
-      return {
+      return Promise.resolve({
         gateway_id: g.config.gateway_id,
         version: VERSION,
         uptime_s: Math.round((now().getTime() - g.startedAt.getTime()) / 1000),
@@ -79,16 +79,18 @@ export function createControlApi(g: RunningGateway): ControlApi {
         })),
         outbox: { pending: s.pending, oldest_age_s: ageS(s.oldest, now()) },
         devices: g.registry.all().length,
-      };
+      });
     },
 
-    async devices() {
+    devices() {
       const views: DeviceView[] = [];
       for (const d of g.registry.all()) {
         const v = view(d.alias);
         if (v) views.push(v);
       }
-      return views.sort((a, b) => a.alias.localeCompare(b.alias, undefined, { numeric: true }));
+      return Promise.resolve(
+        views.sort((a, b) => a.alias.localeCompare(b.alias, undefined, { numeric: true })),
+      );
     },
 
     async device(alias) {
@@ -148,18 +150,18 @@ export function createControlApi(g: RunningGateway): ControlApi {
       return { alias, steps };
     },
 
-    async outbox() {
+    outbox() {
       const s = g.outbox.stats();
-      return {
+      return Promise.resolve({
         pending: s.pending,
         oldest_age_s: ageS(s.oldest, now()),
         rows: g.outbox
           .rows(50)
           .map((r) => ({ seq: r.seq, type: r.type, age_s: ageS(r.created_at, now()) ?? 0 })),
-      };
+      });
     },
 
-    async probeSerial() {
+    probeSerial() {
       return Promise.all(
         g.buses.map(async (b) => ({
           bus: b.cfg.name,
@@ -176,7 +178,7 @@ export function createControlApi(g: RunningGateway): ControlApi {
       );
     },
 
-    async doctor() {
+    doctor() {
       const checks: DoctorCheck[] = [];
       const add = (check: string, status: DoctorCheck["status"], detail: string, hint: string) =>
         checks.push({ check, status, detail, hint });
@@ -233,7 +235,7 @@ export function createControlApi(g: RunningGateway): ControlApi {
         age === null ? "empty" : `oldest unconfirmed event is ${age} s old`,
         age === null || age < 60 ? "" : "events are waiting for the cloud: check the broker connection",
       );
-      return checks;
+      return Promise.resolve(checks);
     },
   };
 }

@@ -119,7 +119,10 @@ export class LockBusClient extends EventEmitter<Events> {
     try {
       const link = await this.o.openLink(this.o.path, this.o.baudRate);
       // stop() ran while the port was opening: release it instead of holding it after the stop.
-      if (this.stopped) return void (await closeLink(link));
+      if (this.stopped) {
+        await closeLink(link);
+        return;
+      }
       link.on("data", (chunk: Buffer) => this.parser.push(chunk));
       link.once("close", () => this.onClosed(link));
       link.on("error", (err) => this.o.log.warn({ bus: this.o.name, err: err.message }, "serial error"));
@@ -178,9 +181,9 @@ export class LockBusClient extends EventEmitter<Events> {
     if (c.state.phase !== before) c.wake();
   }
 
-  private async transact(req: Request): Promise<BoardMessage> {
+  private transact(req: Request): Promise<BoardMessage> {
     const link = this.link;
-    if (!link) throw new BusError({ reason: "link_closed" }, req.addr);
+    if (!link) return Promise.reject(new BusError({ reason: "link_closed" }, req.addr));
     this.seq = (this.seq % 255) + 1; // 1..255: SEQ 0 is reserved for events
     const full = { ...req, seq: this.seq } as HostRequest;
     const expect = { addr: req.addr, seq: this.seq, replyKind: REPLY_KIND[req.kind] };

@@ -10,7 +10,13 @@ export class DeviceMapStore {
       | { body: string }
       | undefined;
     if (!row) return null;
-    const parsed = DeviceMap.safeParse(JSON.parse(row.body));
+    let body: unknown;
+    try {
+      body = JSON.parse(row.body);
+    } catch {
+      return null; // a corrupt row must not stop the gateway from starting; the cloud resends the map
+    }
+    const parsed = DeviceMap.safeParse(body);
     return parsed.success ? parsed.data : null;
   }
 

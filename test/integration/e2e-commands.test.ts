@@ -12,7 +12,7 @@ const LOCKER = fx.device("L1", "1"); // board 1, channel 1 on gw-a1's bus0
 const lockRequests = (site: Site) =>
   site.sim.board("bus0", 1).received.filter((r) => r.kind === "lock" && r.channel === 1);
 
-async function commandUntilSettled(site: Site, id: string) {
+function commandUntilSettled(site: Site, id: string) {
   return eventually(async () => {
     const c = (await site.api("GET", `/device/v1/commands/${id}`)).json();
     expect(["SUCCESS", "ERROR"]).toContain(c.state.value);

@@ -7,7 +7,7 @@ import { type Site, startSite } from "../support/site-harness.ts";
 const LOCKER = fx.device("L1", "1");
 
 /** Hardware events the cloud has applied for gw-a1, by sequence number. */
-async function appliedEvents(site: Site) {
+function appliedEvents(site: Site) {
   return site.db
     .selectFrom("hardware_events")
     .select(["seq", "event", "source"])
