@@ -19,6 +19,8 @@ export function createOutboxPump(o: {
   const resendAfterMs = o.resendAfterMs ?? 10_000;
   const sentAt = new Map<number, number>();
   let lastSent = 0;
+  /** Bumped by every resend from the start, so a publish that completes afterwards cannot move the cursor. */
+  let epoch = 0;
   let pumping = false;
   let again = false;
   let timer: TimerHandle | null = null;
@@ -36,7 +38,9 @@ export function createOutboxPump(o: {
           const batch = o.outbox.pending(lastSent, o.batch ?? 100);
           if (batch.length === 0) break;
           for (const msg of batch) {
+            const started = epoch;
             await o.broker.publishUp(msg);
+            if (started !== epoch) break; // a reconnect reset the cursor meanwhile: go on from there
             lastSent = msg.seq;
             sentAt.set(msg.seq, o.clock.now().getTime());
           }
@@ -50,6 +54,7 @@ export function createOutboxPump(o: {
   }
 
   function resendFromStart() {
+    epoch++;
     lastSent = 0;
     sentAt.clear();
     void pump();
@@ -59,7 +64,9 @@ export function createOutboxPump(o: {
     const now = o.clock.now().getTime();
     const oldest = o.outbox.pending(0, 1)[0];
     const at = oldest ? sentAt.get(oldest.seq) : undefined;
-    if (oldest && at !== undefined && now - at >= resendAfterMs) {
+    // A row never sent while no pump runs: its publish failed and stopped the batch.
+    const stuck = oldest !== undefined && at === undefined && !pumping;
+    if (stuck || (oldest && at !== undefined && now - at >= resendAfterMs)) {
       o.log.info({ seq: oldest.seq }, "unacknowledged outbox rows: sending again");
       resendFromStart();
     }

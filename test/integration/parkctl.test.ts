@@ -488,12 +488,20 @@ describe("parkctl config validate", () => {
 
   it("warns when the control socket is not where parkctl looks by default", async () => {
     const file = join(dir, "socket.json");
-    await writeFile(file, JSON.stringify({ ...good, control_socket: undefined }));
+    await writeFile(file, JSON.stringify({ ...good, control_socket: "/var/lib/parking-gateway/control.sock" }));
     const r = await parkctl(["config", "validate", file]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       /WARN +control_socket: the daemon will listen on \/var\/lib\/parking-gateway\/control\.sock/,
     );
+  });
+
+  it("does not warn when the socket is left to the unit's RuntimeDirectory", async () => {
+    const file = join(dir, "socket-default.json");
+    await writeFile(file, JSON.stringify({ ...good, control_socket: undefined }));
+    const r = await parkctl(["config", "validate", file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/control_socket/);
   });
 });
 

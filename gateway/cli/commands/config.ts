@@ -42,11 +42,12 @@ export function validateConfigFile(file: string): { problems: Finding[]; warning
 
 function advice(cfg: GatewayConfig): Finding[] {
   const warnings: Finding[] = [];
-  const socket = controlSocketPath(cfg);
+  // Under the packaged unit the daemon listens in its RuntimeDirectory unless the config says otherwise.
+  const socket = controlSocketPath(cfg, { RUNTIME_DIRECTORY: "/run/parking-gateway" });
   if (socket !== DEFAULT_SOCKET)
     warnings.push({
       path: "control_socket",
-      message: `the daemon will listen on ${socket}, but parkctl looks for ${DEFAULT_SOCKET} unless given --config or --socket; set control_socket: ${DEFAULT_SOCKET} (the unit's RuntimeDirectory)`,
+      message: `the daemon will listen on ${socket}, but parkctl looks for ${DEFAULT_SOCKET} unless given --config or --socket; leave control_socket unset to use the unit's RuntimeDirectory`,
     });
   if (cfg.secret)
     warnings.push({

@@ -1,0 +1,215 @@
+/**
+ * Command round trip: POST lock/unlock → SUCCESS seen by a polling client, over 20 devices whose simulated
+ * hardware answers at once; beside the floor measured in the same run on the same broker (one bare HTTP
+ * round trip + two MQTT QoS 1 publish→receive round trips); and the gateway daemon's resident memory idle
+ * and under that load. The gateway runs as its own process on pseudo-terminal serial.
+ *   npm run bench:commands            (COMMANDS=400 by default)
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import Fastify from "fastify";
+import pino from "pino";
+import { buildApp } from "../cloud/app.ts";
+import { hashSecret } from "../cloud/auth/secrets.ts";
+import { createDeadlineSweeper } from "../cloud/commands/command-progress.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
+import { startEmbeddedBroker } from "../cloud/gateway-link/embedded-broker.ts";
+import { startGatewayLink } from "../cloud/gateway-link/gateway-link.ts";
+import { connectMqtt } from "../cloud/gateway-link/mqtt-client.ts";
+import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
+import { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
+import { openDb } from "../cloud/store/db.ts";
+import { PtyConnector } from "../hardware-sim/links.ts";
+import { createSimSite } from "../hardware-sim/site.ts";
+import { systemClock } from "../shared/clock.ts";
+
+const COMMANDS = Number(process.env.COMMANDS ?? 400);
+const DEVICES = 20;
+const OP = "dddddddd-0000-4000-8000-000000000004";
+const SECRET = "bench-secret-123";
+const log = pino({ level: "silent" });
+const dir = mkdtempSync(path.join(tmpdir(), "parking-bench-cmd-"));
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
+};
+const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2)} ms   p99 ${pct(xs, 99).toFixed(2)} ms`;
+const rssMb = (pid: number) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+};
+
+// Cloud: SQLite, embedded broker, real gateway link; no throttle so one device can be driven back to back.
+const db = await openDb({ kind: "sqlite", file: path.join(dir, "cloud.db") });
+const hash = await hashSecret(SECRET);
+await applyManifest(
+  db,
+  SiteManifest.parse({
+    version: 1,
+    operators: [
+      {
+        id: OP,
+        name: "Bench",
+        clients: [{ client_id: "bench", secret_hash: hash, permissions: [] }],
+        locations: [
+          {
+            code: "BENCH",
+            label: "Bench lockers",
+            type: "BIKE_LOCKERS",
+            latitude: 52,
+            longitude: 4,
+            gateways: [
+              {
+                id: "gw-bench",
+                secret_hash: hash,
+                devices: Array.from({ length: DEVICES }, (_, i) => ({ alias: String(i + 1), type: "LOCKER", bus: { board: 1, channel: i + 1 } })),
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  }),
+  systemClock,
+);
+const cloudMqtt = { username: "cloud", password: "bench-cloud-password" };
+const broker = await startEmbeddedBroker({ db, log, port: 0, prefix: "bench", cloud: cloudMqtt });
+const brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
+const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, throttleMs: 0, throttlePowerSaveMs: 0 };
+const link = await startGatewayLink({ brokerUrl, ...cloudMqtt, clientId: "bench-cloud", prefix: "bench" }, { db, clock: systemClock, log, timeouts });
+const app = await buildApp({
+  db,
+  clock: systemClock,
+  log,
+  gateways: link,
+  tokenSecret: new TextEncoder().encode("bench-token-secret-of-at-least-32-bytes"),
+  issuer: "http://bench",
+  timeouts,
+});
+await app.listen({ host: "127.0.0.1", port: 0 });
+const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+const sweeper = createDeadlineSweeper({ db, clock: systemClock, timeouts, log });
+sweeper.start();
+
+// Hardware: one board with 20 channels, answering at once, behind a pseudo-terminal.
+const sim = createSimSite({ moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: DEVICES }] } } }, { connector: (n, b) => new PtyConnector(dir, n, b) });
+await sim.ready;
+
+// The gateway daemon as a process of its own.
+const configFile = path.join(dir, "gateway.json");
+writeFileSync(
+  configFile,
+  JSON.stringify({
+    gateway_id: "gw-bench",
+    secret: SECRET,
+    broker: { url: brokerUrl, prefix: "bench" },
+    state_dir: path.join(dir, "gw"),
+    buses: [{ name: "bus0", path: path.join(dir, "bus0"), boards: [1] }],
+    log_level: "warn",
+  }),
+);
+const gateway: ChildProcess = spawn(process.execPath, ["--import", "tsx", "gateway/main.ts", "--config", configFile], { stdio: ["ignore", "ignore", "inherit"] });
+const pid = gateway.pid as number;
+
+const token = (
+  (await (
+    await fetch(`${base}/oauth2/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `grant_type=client_credentials&client_id=bench&client_secret=${SECRET}`,
+    })
+  ).json()) as { access_token: string }
+).access_token;
+const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+const device = (i: number) => derivedId(derivedId(OP, "location", "BENCH"), "device", String(i + 1));
+
+async function roundTrip(i: number, name: "lock" | "unlock"): Promise<number> {
+  const t0 = performance.now();
+  const post = await fetch(`${base}/device/v1/devices/${device(i)}/commands`, { method: "POST", headers: auth, body: JSON.stringify({ command: name }) });
+  const { id } = (await post.json()) as { id: string };
+  for (;;) {
+    const c = (await (await fetch(`${base}/device/v1/commands/${id}`, { headers: auth })).json()) as { state: { value: string; reason: string } };
+    if (c.state.value === "SUCCESS") return performance.now() - t0;
+    if (c.state.value === "ERROR") throw new Error(`command ${id} failed: ${c.state.reason}`);
+  }
+}
+
+try {
+  // Ready once a lock goes through end to end.
+  for (let tries = 0; ; tries++) {
+    try {
+      await roundTrip(0, "lock");
+      await roundTrip(0, "unlock");
+      break;
+    } catch (err) {
+      if (tries > 50) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  await new Promise((r) => setTimeout(r, 2_000));
+  const idleRss = rssMb(pid);
+
+  const locked = new Set<number>();
+  const trips: number[] = [];
+  let peakRss = idleRss;
+  for (let n = 0; n < COMMANDS; n++) {
+    const i = n % DEVICES;
+    const name = locked.has(i) ? "unlock" : "lock";
+    trips.push(await roundTrip(i, name));
+    if (name === "lock") locked.add(i);
+    else locked.delete(i);
+    if (n % 20 === 0) peakRss = Math.max(peakRss, rssMb(pid));
+  }
+
+  // The floor, on the same machine and broker: a bare HTTP round trip, and MQTT publish → receive → echo.
+  const bare = Fastify();
+  bare.get("/", () => ({ ok: true }));
+  await bare.listen({ host: "127.0.0.1", port: 0 });
+  const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/`;
+  const http: number[] = [];
+  for (let n = 0; n < COMMANDS; n++) {
+    const t0 = performance.now();
+    await (await fetch(bareUrl)).json();
+    http.push(performance.now() - t0);
+  }
+  await bare.close();
+  const a = connectMqtt(brokerUrl, { clientId: "bench-a", ...cloudMqtt });
+  const b = connectMqtt(brokerUrl, { clientId: "bench-b", ...cloudMqtt });
+  await Promise.all([a, b].map((c) => new Promise<void>((r) => c.once("connect", () => r()))));
+  await b.subscribeAsync("bench/ping", { qos: 1 });
+  await a.subscribeAsync("bench/pong", { qos: 1 });
+  b.on("message", (_t, m) => void b.publishAsync("bench/pong", m, { qos: 1 }));
+  const mqtt: number[] = [];
+  for (let n = 0; n < COMMANDS; n++) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve) => {
+      a.once("message", () => resolve());
+      void a.publishAsync("bench/ping", String(n), { qos: 1 });
+    });
+    mqtt.push(performance.now() - t0);
+  }
+  await a.endAsync();
+  await b.endAsync();
+  const floor = http.map((h, k) => h + (mqtt[k] ?? 0) + (mqtt[(k + 1) % mqtt.length] ?? 0));
+
+  console.log(`Command round trip (POST → SUCCESS seen by a polling client), ${COMMANDS} commands over ${DEVICES} devices`);
+  console.log(`  service                   ${fmt(trips)}`);
+  console.log(`  floor (HTTP + 2 × MQTT)   ${fmt(floor)}`);
+  console.log(`    bare HTTP round trip    ${fmt(http)}`);
+  console.log(`    MQTT QoS 1 round trip   ${fmt(mqtt)}`);
+  console.log(`  ratio                     p50 ${(pct(trips, 50) / pct(floor, 50)).toFixed(1)}×   p99 ${(pct(trips, 99) / pct(floor, 99)).toFixed(1)}× the floor`);
+  console.log(`Gateway daemon resident memory: idle ${idleRss.toFixed(1)} MB, under load (peak) ${peakRss.toFixed(1)} MB`);
+} finally {
+  gateway.kill("SIGTERM");
+  await new Promise((r) => gateway.once("exit", r));
+  sweeper.stop();
+  await app.close();
+  await link.close();
+  await broker.close();
+  await sim.close();
+  await db.destroy();
+  rmSync(dir, { recursive: true, force: true });
+}
