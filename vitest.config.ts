@@ -3,8 +3,8 @@ import { defineConfig } from "vitest/config";
 // HTTP-level suites run twice: once on SQLite, once on PostgreSQL (test/support/test-db.ts reads TEST_DB).
 export default defineConfig({
   test: {
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     projects: [
       {
         extends: true,

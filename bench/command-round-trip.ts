@@ -65,7 +65,11 @@ await applyManifest(
               {
                 id: "gw-bench",
                 secret_hash: hash,
-                devices: Array.from({ length: DEVICES }, (_, i) => ({ alias: String(i + 1), type: "LOCKER", bus: { board: 1, channel: i + 1 } })),
+                devices: Array.from({ length: DEVICES }, (_, i) => ({
+                  alias: String(i + 1),
+                  type: "LOCKER",
+                  bus: { board: 1, channel: i + 1 },
+                })),
               },
             ],
           },
@@ -79,7 +83,10 @@ const cloudMqtt = { username: "cloud", password: "bench-cloud-password" };
 const broker = await startEmbeddedBroker({ db, log, port: 0, prefix: "bench", cloud: cloudMqtt });
 const brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
 const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, throttleMs: 0, throttlePowerSaveMs: 0 };
-const link = await startGatewayLink({ brokerUrl, ...cloudMqtt, clientId: "bench-cloud", prefix: "bench" }, { db, clock: systemClock, log, timeouts });
+const link = await startGatewayLink(
+  { brokerUrl, ...cloudMqtt, clientId: "bench-cloud", prefix: "bench" },
+  { db, clock: systemClock, log, timeouts },
+);
 const app = await buildApp({
   db,
   clock: systemClock,
@@ -95,7 +102,10 @@ const sweeper = createDeadlineSweeper({ db, clock: systemClock, timeouts, log })
 sweeper.start();
 
 // Hardware: one board with 20 channels, answering at once, behind a pseudo-terminal.
-const sim = createSimSite({ moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: DEVICES }] } } }, { connector: (n, b) => new PtyConnector(dir, n, b) });
+const sim = createSimSite(
+  { moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: DEVICES }] } } },
+  { connector: (n, b) => new PtyConnector(dir, n, b) },
+);
 await sim.ready;
 
 // The gateway daemon as a process of its own.
@@ -111,7 +121,11 @@ writeFileSync(
     log_level: "warn",
   }),
 );
-const gateway: ChildProcess = spawn(process.execPath, ["--import", "tsx", "gateway/main.ts", "--config", configFile], { stdio: ["ignore", "ignore", "inherit"] });
+const gateway: ChildProcess = spawn(
+  process.execPath,
+  ["--import", "tsx", "gateway/main.ts", "--config", configFile],
+  { stdio: ["ignore", "ignore", "inherit"] },
+);
 const pid = gateway.pid as number;
 
 const token = (
@@ -128,10 +142,16 @@ const device = (i: number) => derivedId(derivedId(OP, "location", "BENCH"), "dev
 
 async function roundTrip(i: number, name: "lock" | "unlock"): Promise<number> {
   const t0 = performance.now();
-  const post = await fetch(`${base}/device/v1/devices/${device(i)}/commands`, { method: "POST", headers: auth, body: JSON.stringify({ command: name }) });
+  const post = await fetch(`${base}/device/v1/devices/${device(i)}/commands`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ command: name }),
+  });
   const { id } = (await post.json()) as { id: string };
   for (;;) {
-    const c = (await (await fetch(`${base}/device/v1/commands/${id}`, { headers: auth })).json()) as { state: { value: string; reason: string } };
+    const c = (await (await fetch(`${base}/device/v1/commands/${id}`, { headers: auth })).json()) as {
+      state: { value: string; reason: string };
+    };
     if (c.state.value === "SUCCESS") return performance.now() - t0;
     if (c.state.value === "ERROR") throw new Error(`command ${id} failed: ${c.state.reason}`);
   }
@@ -195,13 +215,19 @@ try {
   await b.endAsync();
   const floor = http.map((h, k) => h + (mqtt[k] ?? 0) + (mqtt[(k + 1) % mqtt.length] ?? 0));
 
-  console.log(`Command round trip (POST → SUCCESS seen by a polling client), ${COMMANDS} commands over ${DEVICES} devices`);
+  console.log(
+    `Command round trip (POST → SUCCESS seen by a polling client), ${COMMANDS} commands over ${DEVICES} devices`,
+  );
   console.log(`  service                   ${fmt(trips)}`);
   console.log(`  floor (HTTP + 2 × MQTT)   ${fmt(floor)}`);
   console.log(`    bare HTTP round trip    ${fmt(http)}`);
   console.log(`    MQTT QoS 1 round trip   ${fmt(mqtt)}`);
-  console.log(`  ratio                     p50 ${(pct(trips, 50) / pct(floor, 50)).toFixed(1)}×   p99 ${(pct(trips, 99) / pct(floor, 99)).toFixed(1)}× the floor`);
-  console.log(`Gateway daemon resident memory: idle ${idleRss.toFixed(1)} MB, under load (peak) ${peakRss.toFixed(1)} MB`);
+  console.log(
+    `  ratio                     p50 ${(pct(trips, 50) / pct(floor, 50)).toFixed(1)}×   p99 ${(pct(trips, 99) / pct(floor, 99)).toFixed(1)}× the floor`,
+  );
+  console.log(
+    `Gateway daemon resident memory: idle ${idleRss.toFixed(1)} MB, under load (peak) ${peakRss.toFixed(1)} MB`,
+  );
 } finally {
   gateway.kill("SIGTERM");
   await new Promise((r) => gateway.once("exit", r));

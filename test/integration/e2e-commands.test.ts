@@ -17,7 +17,7 @@ function commandUntilSettled(site: Site, id: string) {
     const c = (await site.api("GET", `/device/v1/commands/${id}`)).json();
     expect(["SUCCESS", "ERROR"]).toContain(c.state.value);
     return c;
-  }, 10_000);
+  }, 25_000);
 }
 
 for (const broker of ["aedes", "mosquitto"] as const) {
@@ -29,7 +29,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       await eventually(async () => {
         const d = (await site.api("GET", `/device/v1/devices/${LOCKER}`)).json();
         expect(d.heartbeat_v2?.health).toBe("HEALTHY");
-      }, 10_000);
+      }, 25_000);
     });
     afterEach(() => site.stop());
 

@@ -22,6 +22,14 @@ function tamper(site: Site, times: number) {
   for (let i = 0; i < times; i++) board.event(2, i % 2 === 0 ? "door_opened" : "door_closed");
 }
 
+/** Connected to the broker, and the lock board answers: events fired now reach the gateway. */
+async function ready(site: Site) {
+  await eventually(() => {
+    expect(site.gateway.broker.connected).toBe(true);
+    expect(site.gateway.buses[0]?.monitor.isReachable(1)).toBe(true);
+  }, 20_000);
+}
+
 async function expectEverythingOnce(site: Site, count: number) {
   await eventually(async () => {
     const events = (await appliedEvents(site)).filter((e) => e.source === "bus0/1/2");
@@ -41,9 +49,11 @@ describe("a broker restart in the middle loses nothing", () => {
     mosquitto = null;
   });
 
-  it("over the embedded broker: events from before, during and after the outage arrive exactly once", async () => {
+  it("over the embedded broker: events from before, during and after the outage arrive exactly once", {
+    timeout: 60_000,
+  }, async () => {
     site = await startSite({ broker: "aedes", serial: "pty" });
-    await eventually(() => expect(site?.gateway.broker.connected).toBe(true));
+    await ready(site);
     tamper(site, 3);
     await site.brokerDown();
     await eventually(() => expect(site?.gateway.broker.connected).toBe(false));
@@ -63,10 +73,12 @@ describe("a broker restart in the middle loses nothing", () => {
     );
   });
 
-  it("over Mosquitto killed with -9 and started again: events arrive exactly once", async () => {
+  it("over Mosquitto killed with -9 and started again: events arrive exactly once", {
+    timeout: 60_000,
+  }, async () => {
     mosquitto = await startPrivateMosquitto();
     site = await startSite({ broker: "mosquitto", serial: "pty", brokerUrl: mosquitto.url });
-    await eventually(() => expect(site?.gateway.broker.connected).toBe(true));
+    await ready(site);
     tamper(site, 4);
     await mosquitto.kill();
     tamper(site, 4);

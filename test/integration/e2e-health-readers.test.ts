@@ -13,7 +13,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       (await site.api("GET", `/device/v1/devices/${id}`)).json().heartbeat_v2;
     beforeEach(async () => {
       site = await startSite({ broker, serial: "pty" });
-      await eventually(async () => expect((await health(LOCKER))?.health).toBe("HEALTHY"), 10_000);
+      await eventually(async () => expect((await health(LOCKER))?.health).toBe("HEALTHY"), 25_000);
     });
     afterEach(() => site.stop());
 
@@ -43,7 +43,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       await eventually(async () => {
         expect((await health(LOCKER)).health).toBe("DEAD");
         expect((await health(GUARD)).health).toBe("HEALTHY");
-      }, 10_000);
+      }, 25_000);
     });
 
     it("recovers a reader that is unplugged and plugged back, and reports both", async () => {
@@ -52,7 +52,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       await reader.unplug();
       await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(false));
       await reader.plugIn();
-      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(true), 10_000);
+      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(true), 25_000);
       const taps: string[] = [];
       site.gateway.readers[0]?.port.on("tap", (card) => taps.push(card));
       reader.tap("04:A1:B2:C3");

@@ -488,7 +488,10 @@ describe("parkctl config validate", () => {
 
   it("warns when the control socket is not where parkctl looks by default", async () => {
     const file = join(dir, "socket.json");
-    await writeFile(file, JSON.stringify({ ...good, control_socket: "/var/lib/parking-gateway/control.sock" }));
+    await writeFile(
+      file,
+      JSON.stringify({ ...good, control_socket: "/var/lib/parking-gateway/control.sock" }),
+    );
     const r = await parkctl(["config", "validate", file]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(

@@ -1,0 +1,418 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
+import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
+import { Actuator, type Outcome } from "../../gateway/hardware/actuator.ts";
+import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
+import { CommandLog } from "../../gateway/store/command-log.ts";
+import { openGatewayDb } from "../../gateway/store/open-db.ts";
+import { Outbox } from "../../gateway/store/outbox.ts";
+import { jam, noReply } from "../../hardware-sim/faults.ts";
+import { createSimSite } from "../../hardware-sim/site.ts";
+import type { CommandProgress, CommandRequest, DeviceMap } from "../../shared/wire/messages.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+
+const log = pino({ level: "silent" });
+const GW = "gw-exec";
+
+const LOCKER_1 = "11111111-1111-4111-8111-000000000001";
+const LOCKER_2 = "11111111-1111-4111-8111-000000000002";
+const CAMERA_LOCKER = "11111111-1111-4111-8111-000000000003";
+const DOOR = "11111111-1111-4111-8111-000000000004";
+const UNKNOWN = "99999999-9999-4999-8999-999999999999";
+
+const MAP: DeviceMap = {
+  gateway_id: GW,
+  version: "v1",
+  devices: [
+    { device_id: LOCKER_1, type: "LOCKER", alias: "1", bus: { board: 1, channel: 1 }, has_camera: false },
+    { device_id: LOCKER_2, type: "LOCKER", alias: "2", bus: { board: 1, channel: 2 }, has_camera: false },
+    { device_id: CAMERA_LOCKER, type: "LOCKER", alias: "3", bus: { board: 1, channel: 3 }, has_camera: true },
+    { device_id: DOOR, type: "BIKE_HOUSE_DOOR", alias: "north", bus: null, has_camera: false },
+  ],
+};
+
+const settle = async (turns = 20) => {
+  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+};
+
+let counter = 0;
+const newCommandId = () => `cccccccc-0000-4000-8000-${String(++counter).padStart(12, "0")}`;
+
+let cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+type RigOptions = {
+  /** Replaces the simulator-backed actuator with a hand-driven one. */
+  actuator?: { run: (...args: unknown[]) => Promise<Outcome> };
+  stateDir?: string;
+};
+
+async function rig(opts: RigOptions = {}) {
+  const clock = new FakeClock();
+  const stateDir = opts.stateDir ?? mkdtempSync(path.join(tmpdir(), "gw-exec-"));
+  const db = openGatewayDb(stateDir);
+  const outbox = new Outbox(db, GW, clock);
+  const commandLog = new CommandLog(db);
+  const registry = new DeviceRegistry();
+  registry.replace(MAP);
+
+  const site = createSimSite(
+    { moveMs: 0, buses: { main: { boards: [{ address: 1, channels: 4 }] } }, doors: ["north"] },
+    { timers: clock },
+  );
+  const bus = new LockBusClient({
+    name: "main",
+    path: "sim://main",
+    baudRate: 115_200,
+    openLink: (p, b) => site.linkFactory(p, b),
+    clock,
+    log,
+  });
+  await bus.start();
+  const actuator = opts.actuator ?? new Actuator(() => bus, site.gpio, clock, 5);
+  const finished: [string, boolean][] = [];
+  const executor = createCommandExecutor({
+    db,
+    registry,
+    actuator: actuator as Actuator,
+    camera: site.camera,
+    commandLog,
+    outbox,
+    clock,
+    log,
+    stateDir,
+    onFinished: (name, ok) => finished.push([name, ok]),
+  });
+  cleanup.push(async () => {
+    await bus.stop();
+    await site.close();
+    db.close();
+    if (!opts.stateDir) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  const command = (over: Partial<CommandRequest> = {}): CommandRequest => ({
+    command_id: newCommandId(),
+    device_id: LOCKER_1,
+    name: "lock",
+    params: {},
+    issued_at: clock.now().toISOString(),
+    expires_at: new Date(clock.now().getTime() + 30_000).toISOString(),
+    ...over,
+  });
+  /** Command progress in the outbox for one command, in seq order. */
+  const progress = (commandId: string) =>
+    outbox
+      .pending()
+      .filter((m): m is CommandProgress => m.type === "command_progress" && m.command_id === commandId);
+  const board = site.board("main", 1);
+
+  return {
+    clock,
+    stateDir,
+    db,
+    outbox,
+    commandLog,
+    registry,
+    site,
+    board,
+    executor,
+    command,
+    progress,
+    finished,
+  };
+}
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+describe("command executor: actuating through the simulator", () => {
+  it("lock: reports RECEIVED then SUCCESS with lock_state LOCKED, and logs SUCCESS", async () => {
+    const r = await rig();
+    r.board.turnLatch(1, "unlocked");
+    await settle();
+    const cmd = r.command({ name: "lock" });
+    await r.executor.handle(cmd);
+
+    expect(r.board.channel(1).latch).toBe("locked");
+    const states = r.progress(cmd.command_id);
+    expect(states.map((m) => [m.state, m.lock_state])).toEqual([
+      ["RECEIVED", undefined],
+      ["SUCCESS", "LOCKED"],
+    ]);
+    expect(states.map((m) => m.seq)).toEqual([...states.map((m) => m.seq)].sort((a, b) => a - b));
+    expect(states[1]).toMatchObject({ gateway_id: GW, device_id: LOCKER_1, reason: "" });
+    expect(r.commandLog.get(cmd.command_id)).toMatchObject({
+      state: "SUCCESS",
+      lock_state: "LOCKED",
+      reason: "",
+      name: "lock",
+    });
+    expect(r.finished).toEqual([["lock", true]]);
+  });
+
+  it("unlock: moves the latch and reports UNLOCKED", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "force-unlock", device_id: LOCKER_2 });
+    await r.executor.handle(cmd);
+    expect(r.board.channel(2).latch).toBe("unlocked");
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({ state: "SUCCESS", lock_state: "UNLOCKED" });
+  });
+
+  it("a repeated command id is not actuated again; its outcome is appended to the outbox again", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "unlock" });
+    await r.executor.handle(cmd);
+    expect(r.board.received).toHaveLength(1);
+    // Someone locks it by hand; a second execution would unlock it again.
+    r.board.turnLatch(1, "locked");
+    await r.executor.handle(cmd);
+    expect(r.board.received).toHaveLength(1);
+    expect(r.board.channel(1).latch).toBe("locked");
+    expect(r.progress(cmd.command_id).map((m) => [m.state, m.lock_state])).toEqual([
+      ["RECEIVED", undefined],
+      ["SUCCESS", "UNLOCKED"],
+      ["SUCCESS", "UNLOCKED"],
+    ]);
+    expect(r.finished).toEqual([["unlock", true]]);
+  });
+
+  it("a command past its expires_at is refused with ERROR 'after its deadline' and nothing moves", async () => {
+    const r = await rig();
+    r.board.turnLatch(1, "unlocked");
+    await settle();
+    const cmd = r.command({ name: "lock", expires_at: r.clock.now().toISOString() }); // the deadline is now
+    await r.executor.handle(cmd);
+    expect(r.board.received).toEqual([]);
+    expect(r.board.channel(1).latch).toBe("unlocked");
+    const states = r.progress(cmd.command_id);
+    expect(states).toHaveLength(1);
+    expect(states[0]).toMatchObject({ state: "ERROR" });
+    expect(states[0]?.reason).toContain("after its deadline");
+    expect(r.commandLog.get(cmd.command_id)).toMatchObject({ state: "ERROR" });
+    // Redelivered later, it is still not executed, and the refusal is reported again.
+    await r.executor.handle(cmd);
+    expect(r.board.received).toEqual([]);
+    expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["ERROR", "ERROR"]);
+  });
+
+  it("a command that arrives 1 ms before its deadline is still executed", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "sync-device" });
+    await r.executor.handle({ ...cmd, expires_at: new Date(r.clock.now().getTime() + 1).toISOString() });
+    expect(r.board.received.map((q) => q.kind)).toEqual(["status"]);
+    expect(r.progress(cmd.command_id).at(-1)?.state).toBe("SUCCESS");
+  });
+
+  it("a device not in the device map ends in ERROR without touching the bus", async () => {
+    const r = await rig();
+    const cmd = r.command({ device_id: UNKNOWN });
+    await r.executor.handle(cmd);
+    expect(r.board.received).toEqual([]);
+    expect(r.progress(cmd.command_id).map((m) => [m.state, m.reason])).toEqual([
+      ["RECEIVED", ""],
+      ["ERROR", "device unknown to this gateway"],
+    ]);
+    expect(r.finished).toEqual([["lock", false]]);
+  });
+
+  it("a jammed latch ends in ERROR with the jammed reason", async () => {
+    const r = await rig();
+    r.board.use(jam(1));
+    const cmd = r.command({ name: "unlock" });
+    await r.executor.handle(cmd);
+    expect(r.board.channel(1).latch).toBe("locked");
+    const last = r.progress(cmd.command_id).at(-1);
+    expect(last).toMatchObject({ state: "ERROR", reason: "latch jammed: the lock could not engage" });
+    expect(r.commandLog.get(cmd.command_id)).toMatchObject({
+      state: "ERROR",
+      reason: "latch jammed: the lock could not engage",
+    });
+  });
+
+  it("a board that does not answer ends in ERROR naming the board, after the ACK deadline", async () => {
+    const r = await rig();
+    r.board.use(noReply());
+    const cmd = r.command({ name: "lock" });
+    const done = r.executor.handle(cmd);
+    await settle();
+    expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
+    r.clock.advance(250);
+    await done;
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({
+      state: "ERROR",
+      reason: "lock board 1 did not answer",
+    });
+  });
+
+  it("take-photo writes the photo under state_dir/photos and reports SUCCESS", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "take-photo", device_id: CAMERA_LOCKER });
+    await r.executor.handle(cmd);
+    const file = path.join(r.stateDir, "photos", `${cmd.command_id}.jpg`);
+    expect(existsSync(file)).toBe(true);
+    const bytes = readFileSync(file);
+    expect([bytes[0], bytes[1]]).toEqual([0xff, 0xd8]); // JPEG SOI
+    expect([bytes.at(-2), bytes.at(-1)]).toEqual([0xff, 0xd9]); // EOI
+    const last = r.progress(cmd.command_id).at(-1);
+    expect(last).toMatchObject({ state: "SUCCESS", reason: `photo taken (${bytes.length} bytes)` });
+    expect(r.site.camera.captures).toBe(1);
+  });
+
+  it("take-photo on a device without a camera ends in ERROR and writes nothing", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "take-photo", device_id: LOCKER_1 });
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({
+      state: "ERROR",
+      reason: "no camera on this device",
+    });
+    expect(existsSync(path.join(r.stateDir, "photos", `${cmd.command_id}.jpg`))).toBe(false);
+  });
+
+  it("a camera that fails turns into an ERROR with the gateway's reason, not a crash", async () => {
+    const r = await rig();
+    r.site.camera.failNext();
+    const cmd = r.command({ name: "take-photo", device_id: CAMERA_LOCKER });
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({
+      state: "ERROR",
+      reason: "gateway error: camera: capture failed",
+    });
+    expect(r.commandLog.get(cmd.command_id)?.state).toBe("ERROR");
+  });
+
+  it("sync-device with power_cycle sends POWER off, waits a second, POWER on, then STATUS", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "sync-device", params: { power_cycle: true } });
+    const done = r.executor.handle(cmd);
+    await settle();
+    expect(r.board.received.map((q) => q.kind)).toEqual(["power"]);
+    expect(r.board.channel(1).powered).toBe(false);
+    r.clock.advance(999);
+    await settle();
+    expect(r.board.received).toHaveLength(1);
+    r.clock.advance(1);
+    await done;
+    expect(
+      r.board.received.map((q) => (q.kind === "power" ? `power ${q.on ? "on" : "off"}` : q.kind)),
+    ).toEqual(["power off", "power on", "status"]);
+    expect(r.board.received.every((q) => q.kind === "ping" || q.channel === 1)).toBe(true);
+    expect(r.board.channel(1).powered).toBe(true);
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({ state: "SUCCESS", lock_state: "LOCKED" });
+  });
+
+  it("sync-device without power_cycle only asks for STATUS", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "sync-device", device_id: LOCKER_2 });
+    await r.executor.handle(cmd);
+    expect(r.board.received.map((q) => q.kind)).toEqual(["status"]);
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({ state: "SUCCESS", lock_state: "LOCKED" });
+  });
+
+  it("unlocking a GPIO-wired door pulses its strike for door_release_s", async () => {
+    const r = await rig();
+    const door = r.site.door("north");
+    const cmd = r.command({ name: "unlock", device_id: DOOR });
+    await r.executor.handle(cmd);
+    expect(door.isStrikeReleased).toBe(true);
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({ state: "SUCCESS", lock_state: "UNLOCKED" });
+    r.clock.advance(5_000);
+    expect(door.isStrikeReleased).toBe(false);
+    expect(door.strikePulses).toBe(1);
+  });
+
+  it("a command that is not a hardware command ends in ERROR", async () => {
+    const r = await rig();
+    const cmd = r.command({ name: "book" });
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({
+      state: "ERROR",
+      reason: "book is not a hardware command",
+    });
+  });
+});
+
+describe("command executor: with a hand-driven actuator", () => {
+  it("a redelivery while the first is still running is ignored: one actuation, one outcome", async () => {
+    const gate = deferred<Outcome>();
+    const run = vi.fn(() => gate.promise);
+    const r = await rig({ actuator: { run } });
+    const cmd = r.command({ name: "lock" });
+    const first = r.executor.handle(cmd);
+    await r.executor.handle(cmd); // returns at once
+    await r.executor.handle({ ...cmd });
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
+    gate.resolve({ ok: true, reason: "", lockState: "LOCKED" });
+    await first;
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED", "SUCCESS"]);
+  });
+
+  it("an actuator that throws ends the command in ERROR with a gateway error reason", async () => {
+    const run = vi.fn(() => Promise.reject(new Error("bus exploded")));
+    const r = await rig({ actuator: { run } });
+    const cmd = r.command();
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({
+      state: "ERROR",
+      reason: "gateway error: bus exploded",
+    });
+    // Finished, so a later redelivery is reported, not retried.
+    await r.executor.handle(cmd);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("command executor: recoverInterrupted", () => {
+  it("turns a RECEIVED entry left by a crash into ERROR 'interrupted' with an outbox message", async () => {
+    const r = await rig();
+    const crashed = r.command({ name: "unlock", device_id: LOCKER_2 });
+    const done = r.command({ name: "lock" });
+    r.commandLog.record({ ...crashed, state: "RECEIVED", at: r.clock.now().toISOString() });
+    await r.executor.handle(done);
+
+    expect(r.executor.recoverInterrupted()).toBe(1);
+    const entry = r.commandLog.get(crashed.command_id);
+    expect(entry?.state).toBe("ERROR");
+    expect(entry?.reason).toContain("interrupted");
+    const msgs = r.progress(crashed.command_id);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]).toMatchObject({ state: "ERROR", device_id: LOCKER_2 });
+    expect(msgs[0]?.reason).toContain("interrupted");
+    // The finished command is left alone, and a second recovery finds nothing.
+    expect(r.commandLog.get(done.command_id)?.state).toBe("SUCCESS");
+    expect(r.executor.recoverInterrupted()).toBe(0);
+  });
+
+  it("after a restart on the same state directory, the interrupted command is recovered and not re-run", async () => {
+    const stateDir = mkdtempSync(path.join(tmpdir(), "gw-exec-restart-"));
+    cleanup.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    const hang = vi.fn(() => new Promise<Outcome>(() => {}));
+    const before = await rig({ actuator: { run: hang }, stateDir });
+    const cmd = before.command({ name: "unlock" });
+    void before.executor.handle(cmd); // never finishes: the process "dies" here
+    await settle();
+    expect(before.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
+    before.db.close();
+
+    const run = vi.fn(() => Promise.resolve<Outcome>({ ok: true, reason: "", lockState: "UNLOCKED" }));
+    const after = await rig({ actuator: { run }, stateDir });
+    expect(after.executor.recoverInterrupted()).toBe(1);
+    await after.executor.handle(cmd); // the cloud redelivers it
+    expect(run).not.toHaveBeenCalled();
+    expect(after.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED", "ERROR", "ERROR"]);
+  });
+});

@@ -1,0 +1,308 @@
+import { EventEmitter } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import type { GatewayBroker } from "../../gateway/adapters/broker-mqtt.ts";
+import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
+import { openGatewayDb } from "../../gateway/store/open-db.ts";
+import { Outbox, type Pending } from "../../gateway/store/outbox.ts";
+import type { UpMessage } from "../../shared/wire/messages.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+
+const log = pino({ level: "silent" });
+const RESEND_MS = 10_000;
+
+const settle = async (turns = 10) => {
+  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+};
+
+/**
+ * Stands in for GatewayBroker: records every publishUp, and can be told to fail the next publishes or
+ * to hold them (a QoS 1 PUBACK that has not come yet) until released.
+ */
+class FakeBroker extends EventEmitter<{ connected: []; disconnected: []; ack: [number[]] }> {
+  connected = false;
+  readonly published: number[] = [];
+  private readonly failing = new Set<number>();
+  private holding = false;
+  private readonly held: (() => void)[] = [];
+
+  publishUp(msg: UpMessage): Promise<void> {
+    if (this.failing.delete(msg.seq)) return Promise.reject(new Error("publish failed"));
+    this.published.push(msg.seq);
+    if (!this.holding) return Promise.resolve();
+    return new Promise<void>((resolve) => this.held.push(resolve));
+  }
+
+  /** The next publish of each of these seqs fails (once). */
+  failOnce(...seqs: number[]) {
+    for (const s of seqs) this.failing.add(s);
+  }
+
+  hold() {
+    this.holding = true;
+  }
+
+  /** Stops holding and lets every held publish complete. */
+  release() {
+    this.holding = false;
+    for (const r of this.held.splice(0)) r();
+  }
+
+  connect() {
+    this.connected = true;
+    this.emit("connected");
+  }
+
+  disconnect() {
+    this.connected = false;
+    this.emit("disconnected");
+  }
+
+  ack(...seqs: number[]) {
+    this.emit("ack", seqs);
+  }
+
+  /** Forgets what was published so far. */
+  reset() {
+    this.published.length = 0;
+  }
+}
+
+let cleanup: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanup.reverse()) c();
+  cleanup = [];
+});
+
+function rig(opts: { connected?: boolean; batch?: number } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), "gw-pump-"));
+  const db = openGatewayDb(dir);
+  const clock = new FakeClock();
+  const outbox = new Outbox(db, "gw-pump", clock);
+  const broker = new FakeBroker();
+  broker.connected = opts.connected ?? true;
+  const pump = createOutboxPump({
+    outbox,
+    broker: broker as unknown as GatewayBroker,
+    clock,
+    log,
+    resendAfterMs: RESEND_MS,
+    batch: opts.batch,
+  });
+  cleanup.push(() => {
+    pump.stop();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  let n = 0;
+  const append = (count = 1) => {
+    const seqs: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const m: Pending = {
+        type: "hardware_event",
+        device_id: null,
+        source: "main/1/1",
+        event: "door_opened",
+        detail: `event ${++n}`,
+      };
+      seqs.push(outbox.append(m).seq);
+    }
+    return seqs;
+  };
+  return { clock, outbox, broker, pump, append };
+}
+
+describe("outbox pump", () => {
+  it("publishes every pending row in seq order on start when connected", async () => {
+    const r = rig();
+    r.append(5);
+    r.pump.start();
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("publishes rows appended later, as they come, without repeating earlier ones", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(2);
+    await settle();
+    r.append(1);
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3]);
+  });
+
+  it("walks through more rows than one batch holds, in order", async () => {
+    const r = rig({ batch: 2 });
+    r.append(5);
+    r.pump.start();
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("publishes nothing while disconnected, and everything once connected", async () => {
+    const r = rig({ connected: false });
+    r.pump.start();
+    r.append(3);
+    await settle();
+    r.clock.advance(RESEND_MS * 3);
+    await settle();
+    expect(r.broker.published).toEqual([]);
+    r.broker.connect();
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3]);
+  });
+
+  it("an ack deletes exactly the rows it names, and acknowledged rows are never sent again", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(4);
+    await settle();
+    r.broker.ack(1, 3);
+    expect(r.outbox.pending().map((m) => m.seq)).toEqual([2, 4]);
+    r.broker.reset();
+    r.broker.disconnect();
+    r.broker.connect();
+    await settle();
+    expect(r.broker.published).toEqual([2, 4]);
+  });
+
+  it("resends every unacknowledged row from the start after a reconnect", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(3);
+    await settle();
+    r.broker.disconnect();
+    r.append(1); // written while offline: not sent now
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3]);
+    r.broker.reset();
+    r.broker.connect();
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3, 4]);
+  });
+
+  it("resends rows left unacknowledged for resendAfterMs, on the clock", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(2);
+    await settle();
+    r.broker.ack(1);
+    r.broker.reset();
+    // The check runs every resendAfterMs; a row sent at t=0 is stale at the first check.
+    r.clock.advance(RESEND_MS - 1);
+    await settle();
+    expect(r.broker.published).toEqual([]);
+    r.clock.advance(1);
+    await settle();
+    expect(r.broker.published).toEqual([2]);
+    // Acknowledged now: later checks send nothing more.
+    r.broker.ack(2);
+    r.broker.reset();
+    r.clock.advance(RESEND_MS * 3);
+    await settle();
+    expect(r.broker.published).toEqual([]);
+  });
+
+  it("does not resend a row that was sent recently, even when an older check falls due", async () => {
+    const r = rig();
+    r.pump.start();
+    r.clock.advance(RESEND_MS / 2);
+    r.append(1); // sent at 5 s
+    await settle();
+    r.broker.reset();
+    r.clock.advance(RESEND_MS / 2); // first check at 10 s: only 5 s old
+    await settle();
+    expect(r.broker.published).toEqual([]);
+    r.clock.advance(RESEND_MS); // second check at 20 s: 15 s old
+    await settle();
+    expect(r.broker.published).toEqual([1]);
+  });
+
+  it("a publish failure stops the batch; the rows are sent again later", async () => {
+    const r = rig();
+    r.append(4);
+    r.broker.failOnce(2);
+    r.pump.start();
+    await settle();
+    // Row 1 went out, row 2 failed, and the batch stopped there: 3 and 4 were not tried.
+    expect(r.broker.published).toEqual([1]);
+    expect(r.outbox.pending().map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    r.clock.advance(RESEND_MS);
+    await settle();
+    expect(r.broker.published).toEqual([1, 1, 2, 3, 4]);
+  });
+
+  it("a failure on the first row of the outbox is retried by the timer, with no new append or reconnect", async () => {
+    const r = rig();
+    r.append(3);
+    r.broker.failOnce(1);
+    r.pump.start();
+    await settle();
+    expect(r.broker.published).toEqual([]);
+    r.clock.advance(RESEND_MS);
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3]);
+  });
+
+  it("a failure after earlier rows were acknowledged is retried by the timer too", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(1);
+    await settle();
+    r.broker.ack(1);
+    r.broker.failOnce(2);
+    r.append(2); // row 2 fails, row 3 is never tried
+    await settle();
+    expect(r.broker.published).toEqual([1]);
+    r.clock.advance(RESEND_MS);
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3]);
+  });
+
+  it("one publish at a time: while a PUBACK is pending nothing else is sent, then the rest follows", async () => {
+    const r = rig();
+    r.pump.start();
+    r.broker.hold();
+    r.append(1);
+    await settle();
+    r.append(2);
+    await settle();
+    expect(r.broker.published).toEqual([1]);
+    r.broker.release();
+    await settle();
+    expect(r.broker.published).toEqual([1, 2, 3]);
+  });
+
+  it("a reconnect while a publish is still pending resends from the start once it completes", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(2);
+    await settle();
+    expect(r.broker.published).toEqual([1, 2]);
+    r.broker.hold();
+    r.append(1); // row 3's PUBACK is lost with the connection
+    await settle();
+    r.broker.disconnect();
+    r.broker.connect();
+    await settle();
+    r.broker.reset();
+    r.broker.release();
+    await settle();
+    // Rows 1 and 2 were sent on the old connection and never acknowledged: they must go again.
+    expect(r.broker.published).toEqual([1, 2, 3]);
+  });
+
+  it("stop() detaches: nothing is published afterwards", async () => {
+    const r = rig();
+    r.pump.start();
+    r.pump.stop();
+    r.append(2);
+    r.broker.connect();
+    r.clock.advance(RESEND_MS * 2);
+    await settle();
+    expect(r.broker.published).toEqual([]);
+  });
+});

@@ -1,0 +1,243 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CommandLog } from "../../gateway/store/command-log.ts";
+import { DeviceMapStore } from "../../gateway/store/device-map-store.ts";
+import { type GatewayDb, openGatewayDb } from "../../gateway/store/open-db.ts";
+import { Outbox, type Pending } from "../../gateway/store/outbox.ts";
+import { type DeviceMap, UpMessage } from "../../shared/wire/messages.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+
+const GW = "gw-test";
+const DEVICE = "11111111-1111-4111-8111-111111111111";
+const OTHER_DEVICE = "22222222-2222-4222-8222-222222222222";
+const cmdId = (n: number) => `cccccccc-0000-4000-8000-${String(n).padStart(12, "0")}`;
+
+let dir: string;
+let dbs: GatewayDb[];
+let clock: FakeClock;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "gw-store-"));
+  dbs = [];
+  clock = new FakeClock();
+});
+
+afterEach(() => {
+  for (const db of dbs) if (db.open) db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function open(): GatewayDb {
+  const db = openGatewayDb(dir);
+  dbs.push(db);
+  return db;
+}
+
+const event = (detail = ""): Pending => ({
+  type: "hardware_event",
+  device_id: DEVICE,
+  source: "main/1/1",
+  event: "door_opened",
+  detail,
+});
+
+describe("openGatewayDb", () => {
+  it("opens in WAL mode with synchronous=FULL and applies the schema once", () => {
+    const db = open();
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL
+    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    db.close();
+    // A second open does not re-run the migration (it would fail on existing tables).
+    const again = open();
+    expect(again.pragma("user_version", { simple: true })).toBe(1);
+  });
+});
+
+describe("Outbox", () => {
+  it("assigns contiguous increasing seqs and stamps gateway id and observed_at", () => {
+    const outbox = new Outbox(open(), GW, clock);
+    const a = outbox.append(event("a"));
+    clock.advance(1_000);
+    const b = outbox.append(event("b"));
+    const c = outbox.append({ ...event("c"), observed_at: "2025-12-31T23:59:59.000Z" });
+    expect([a.seq, b.seq, c.seq]).toEqual([1, 2, 3]);
+    expect(a).toMatchObject({ gateway_id: GW, observed_at: "2026-01-15T10:00:00.000Z", detail: "a" });
+    expect(b.observed_at).toBe("2026-01-15T10:00:01.000Z");
+    expect(c.observed_at).toBe("2025-12-31T23:59:59.000Z");
+    // What is stored is a complete, valid wire message.
+    for (const m of outbox.pending()) expect(UpMessage.safeParse(m).success).toBe(true);
+  });
+
+  it("never reuses a seq after its row was confirmed (AUTOINCREMENT)", () => {
+    const outbox = new Outbox(open(), GW, clock);
+    for (let i = 0; i < 3; i++) outbox.append(event());
+    expect(outbox.confirm([1, 2, 3])).toBe(3);
+    expect(outbox.stats().pending).toBe(0);
+    expect(outbox.append(event()).seq).toBe(4);
+  });
+
+  it("pending(after) returns only later rows, oldest first, up to the limit", () => {
+    const outbox = new Outbox(open(), GW, clock);
+    for (let i = 1; i <= 5; i++) outbox.append(event(`m${i}`));
+    expect(outbox.pending().map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(outbox.pending(2).map((m) => m.seq)).toEqual([3, 4, 5]);
+    expect(outbox.pending(2, 2).map((m) => m.seq)).toEqual([3, 4]);
+    expect(outbox.pending(5)).toEqual([]);
+    outbox.confirm([3]);
+    expect(outbox.pending(1).map((m) => m.seq)).toEqual([2, 4, 5]);
+  });
+
+  it("confirm removes exactly the named rows and counts only those still present", () => {
+    const outbox = new Outbox(open(), GW, clock);
+    for (let i = 0; i < 4; i++) outbox.append(event());
+    expect(outbox.confirm([2, 4, 99])).toBe(2);
+    expect(outbox.pending().map((m) => m.seq)).toEqual([1, 3]);
+    expect(outbox.confirm([2])).toBe(0); // a repeated ack is harmless
+    expect(outbox.rows().map((r) => r.seq)).toEqual([1, 3]);
+    expect(outbox.stats()).toEqual({ pending: 2, oldest: "2026-01-15T10:00:00.000Z" });
+  });
+
+  it("an append inside an outer transaction that throws leaves nothing behind", () => {
+    const db = open();
+    const outbox = new Outbox(db, GW, clock);
+    const log = new CommandLog(db);
+    outbox.append(event("before"));
+    const failing = db.transaction(() => {
+      log.record({ command_id: cmdId(1), device_id: DEVICE, name: "lock", state: "RECEIVED", at: "x" });
+      outbox.append(event("inside"));
+      throw new Error("crash between writes");
+    });
+    expect(() => failing()).toThrow("crash between writes");
+    expect(outbox.pending().map((m) => "detail" in m && m.detail)).toEqual(["before"]);
+    expect(log.get(cmdId(1))).toBeUndefined();
+    // The rolled-back seq is not a gap: the next message takes the next number after the last kept one.
+    expect(outbox.append(event("after")).seq).toBe(2);
+  });
+
+  it("keeps rows, and the seq counter, across a close and reopen of the same directory", () => {
+    const db = open();
+    const outbox = new Outbox(db, GW, clock);
+    for (let i = 1; i <= 3; i++) outbox.append(event(`m${i}`));
+    outbox.confirm([3]);
+    db.close();
+
+    const reopened = new Outbox(open(), GW, clock);
+    expect(reopened.pending().map((m) => [m.seq, "detail" in m && m.detail])).toEqual([
+      [1, "m1"],
+      [2, "m2"],
+    ]);
+    // Seq 3 was confirmed and deleted before the restart; it is still never reused.
+    expect(reopened.append(event()).seq).toBe(4);
+  });
+
+  it("tells listeners a row was appended, after the write", async () => {
+    const outbox = new Outbox(open(), GW, clock);
+    const seen: number[] = [];
+    outbox.on("appended", () => seen.push(outbox.stats().pending));
+    outbox.append(event());
+    expect(seen).toEqual([]); // deferred to a microtask, so an outer transaction commits first
+    await Promise.resolve();
+    expect(seen).toEqual([1]);
+  });
+});
+
+describe("CommandLog", () => {
+  it("records a taken command, finishes it and returns it by id", () => {
+    const log = new CommandLog(open());
+    log.record({
+      command_id: cmdId(1),
+      device_id: DEVICE,
+      name: "unlock",
+      state: "RECEIVED",
+      at: "2026-01-15T10:00:00.000Z",
+    });
+    expect(log.get(cmdId(1))).toEqual({
+      command_id: cmdId(1),
+      device_id: DEVICE,
+      name: "unlock",
+      state: "RECEIVED",
+      reason: "",
+      lock_state: null,
+      received_at: "2026-01-15T10:00:00.000Z",
+      finished_at: null,
+    });
+    log.finish(cmdId(1), "SUCCESS", "", "UNLOCKED", "2026-01-15T10:00:01.000Z");
+    expect(log.get(cmdId(1))).toMatchObject({
+      state: "SUCCESS",
+      lock_state: "UNLOCKED",
+      finished_at: "2026-01-15T10:00:01.000Z",
+    });
+    expect(log.get(cmdId(2))).toBeUndefined();
+  });
+
+  it("refuses a second record of the same command id (the idempotency key)", () => {
+    const log = new CommandLog(open());
+    const entry = {
+      command_id: cmdId(1),
+      device_id: DEVICE,
+      name: "lock",
+      state: "RECEIVED" as const,
+      at: "t",
+    };
+    log.record(entry);
+    expect(() => log.record(entry)).toThrow(/UNIQUE/);
+  });
+
+  it("lastFor gives the most recently received command of that device only", () => {
+    const log = new CommandLog(open());
+    const rec = (n: number, device: string, at: string) =>
+      log.record({ command_id: cmdId(n), device_id: device, name: "lock", state: "RECEIVED", at });
+    rec(1, DEVICE, "2026-01-15T10:00:00.000Z");
+    rec(2, DEVICE, "2026-01-15T10:05:00.000Z");
+    rec(3, OTHER_DEVICE, "2026-01-15T10:09:00.000Z");
+    rec(4, DEVICE, "2026-01-15T10:01:00.000Z");
+    expect(log.lastFor(DEVICE)?.command_id).toBe(cmdId(2));
+    expect(log.lastFor(OTHER_DEVICE)?.command_id).toBe(cmdId(3));
+    expect(log.lastFor("33333333-3333-4333-8333-333333333333")).toBeUndefined();
+  });
+});
+
+describe("DeviceMapStore", () => {
+  const map: DeviceMap = {
+    gateway_id: GW,
+    version: "v1",
+    devices: [
+      { device_id: DEVICE, type: "LOCKER", alias: "1", bus: { board: 1, channel: 1 }, has_camera: false },
+      { device_id: OTHER_DEVICE, type: "BIKE_HOUSE_DOOR", alias: "door", bus: null, has_camera: true },
+    ],
+  };
+
+  it("loads nothing before a map was saved", () => {
+    expect(new DeviceMapStore(open()).load()).toBeNull();
+  });
+
+  it("round-trips a saved map, replaces it on the next save, and keeps it across a reopen", () => {
+    const db = open();
+    const store = new DeviceMapStore(db);
+    store.save(map);
+    expect(store.load()).toEqual(map);
+    const v2 = { ...map, version: "v2", devices: map.devices.slice(0, 1) };
+    store.save(v2);
+    expect(store.load()).toEqual(v2);
+    expect(db.prepare("SELECT count(*) AS n FROM device_map").get()).toEqual({ n: 1 });
+    db.close();
+    expect(new DeviceMapStore(open()).load()).toEqual(v2);
+  });
+
+  it("ignores a stored body that no longer fits the schema", () => {
+    const db = open();
+    db.prepare("INSERT INTO device_map (id, version, body) VALUES (1, 'v9', ?)").run(
+      JSON.stringify({ gateway_id: GW, version: "v9", devices: [{ device_id: "not-a-uuid" }] }),
+    );
+    expect(new DeviceMapStore(db).load()).toBeNull();
+  });
+
+  it("ignores a stored body that is not JSON at all instead of crashing the gateway at start", () => {
+    const db = open();
+    db.prepare("INSERT INTO device_map (id, version, body) VALUES (1, 'v9', ?)").run('{"gateway_id": "gw-');
+    expect(new DeviceMapStore(db).load()).toBeNull();
+  });
+});
