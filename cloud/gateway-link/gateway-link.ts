@@ -135,6 +135,21 @@ export async function startGatewayLink(
   }
   // Retained, so a gateway that connects later (or reconnects with a clean session) gets its map at once.
   await publishDeviceMaps();
+  // After a reconnect (a broker restart loses subscriptions), gateways may have sent into the void:
+  // ask each to resend what the cloud has not confirmed, instead of waiting for its periodic resend.
+  client.on("connect", () => {
+    void allGatewayIds(db)
+      .then((ids) =>
+        Promise.all(
+          ids.map((id) =>
+            client.publishAsync(topicFor(cfg.prefix, id, "ack"), JSON.stringify({ seqs: [], resend: true }), {
+              qos: 1,
+            }),
+          ),
+        ),
+      )
+      .catch((err: unknown) => log.warn({ err }, "could not ask gateways to resend"));
+  });
 
   return {
     ...publisher,

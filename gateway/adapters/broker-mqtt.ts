@@ -29,7 +29,7 @@ type Events = {
   connected: [];
   disconnected: [];
   command: [CommandRequest];
-  ack: [number[]];
+  ack: [number[], boolean];
   deviceMap: [DeviceMap];
 };
 
@@ -124,7 +124,7 @@ export class GatewayBroker extends EventEmitter<Events> {
       }
       case "ack": {
         const r = Ack.safeParse(data);
-        return r.success ? this.emit("ack", r.data.seqs) : drop(r.error.issues);
+        return r.success ? this.emit("ack", r.data.seqs, r.data.resend ?? false) : drop(r.error.issues);
       }
       case "config": {
         const r = DeviceMap.safeParse(data);

@@ -75,9 +75,10 @@ export function createOutboxPump(o: {
 
   const onAppended = () => void pump();
   const onConnected = () => resendFromStart();
-  const onAck = (seqs: number[]) => {
+  const onAck = (seqs: number[], resend: boolean) => {
     o.outbox.confirm(seqs);
     for (const s of seqs) sentAt.delete(s);
+    if (resend) resendFromStart();
   };
 
   return {

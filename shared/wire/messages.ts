@@ -87,7 +87,14 @@ export const UpMessage = z.discriminatedUnion("type", [CommandProgress, DeviceSt
 export type UpMessage = z.infer<typeof UpMessage>;
 
 /** Down, `ack`: the sequence numbers the cloud has applied (so the gateway may delete them). */
-export const Ack = z.object({ seqs: z.array(z.number().int().positive()).max(1000) });
+export const Ack = z.object({
+  seqs: z.array(z.number().int().positive()).max(1000),
+  /**
+   * Set when the cloud has just (re)subscribed: whatever the gateway sent meanwhile may have found no
+   * subscriber, so it sends every unconfirmed row again now rather than at its next periodic resend.
+   */
+  resend: z.boolean().optional(),
+});
 export type Ack = z.infer<typeof Ack>;
 
 /** Up, `hb`, QoS 0, never queued: the gateway and every bus device it reached. */

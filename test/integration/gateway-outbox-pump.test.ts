@@ -22,7 +22,7 @@ const settle = async (turns = 10) => {
  * Stands in for GatewayBroker: records every publishUp, and can be told to fail the next publishes or
  * to hold them (a QoS 1 PUBACK that has not come yet) until released.
  */
-class FakeBroker extends EventEmitter<{ connected: []; disconnected: []; ack: [number[]] }> {
+class FakeBroker extends EventEmitter<{ connected: []; disconnected: []; ack: [number[], boolean] }> {
   connected = false;
   readonly published: number[] = [];
   private readonly failing = new Set<number>();
@@ -62,7 +62,12 @@ class FakeBroker extends EventEmitter<{ connected: []; disconnected: []; ack: [n
   }
 
   ack(...seqs: number[]) {
-    this.emit("ack", seqs);
+    this.emit("ack", seqs, false);
+  }
+
+  /** The cloud's "resend" request after it (re)subscribed. */
+  askResend() {
+    this.emit("ack", [], true);
   }
 
   /** Forgets what was published so far. */
@@ -182,6 +187,19 @@ describe("outbox pump", () => {
     r.broker.connect();
     await settle();
     expect(r.broker.published).toEqual([1, 2, 3, 4]);
+  });
+
+  it("resends every unconfirmed row at once when the cloud asks after resubscribing", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(3);
+    await settle();
+    r.broker.ack(1);
+    await settle();
+    r.broker.reset();
+    r.broker.askResend();
+    await settle();
+    expect(r.broker.published).toEqual([2, 3]);
   });
 
   it("resends rows left unacknowledged for resendAfterMs, on the clock", async () => {
