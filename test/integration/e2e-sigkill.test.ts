@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.ts";
+import { startPrivateMosquitto } from "../support/private-mosquitto.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -38,81 +39,95 @@ function outboxRows(stateDir: string): { seq: number; type: string; source: stri
   }
 }
 
-describe("the gateway killed with SIGKILL while events sit in its outbox", () => {
-  let site: Site | null = null;
-  let child: ChildProcess | null = null;
-  afterEach(async () => {
-    if (child && child.exitCode === null) {
+for (const broker of ["aedes", "mosquitto"] as const)
+  describe(`the gateway killed with SIGKILL while events sit in its outbox (${broker})`, () => {
+    let site: Site | null = null;
+    let child: ChildProcess | null = null;
+    let mosquitto: Awaited<ReturnType<typeof startPrivateMosquitto>> | null = null;
+    afterEach(async () => {
+      if (child && child.exitCode === null) {
+        const c = child;
+        await new Promise<void>((r) => {
+          c.once("exit", () => r());
+          c.kill("SIGKILL");
+        });
+      }
+      await site?.stop();
+      await mosquitto?.stop();
+      site = null;
+      mosquitto = null;
+    });
+
+    it("loses none of them and duplicates none after the restart", { timeout: 90_000 }, async () => {
+      // The broker is cut below: the embedded one, or a Mosquitto of the test's own (never the shared one).
+      mosquitto = broker === "mosquitto" ? await startPrivateMosquitto() : null;
+      site = await startSite({ broker, serial: "pty", ...(mosquitto ? { brokerUrl: mosquitto.url } : {}) });
+      const cut = () => (mosquitto ? mosquitto.kill() : (site as Site).brokerDown());
+      const heal = () => (mosquitto ? mosquitto.restart() : (site as Site).brokerUp());
+      await site.stopGateway(); // the daemon runs as a process of its own below
+      const stateDir = path.join(site.dir, "gw-child");
+      const configFile = path.join(site.dir, "gateway.json");
+      writeFileSync(
+        configFile,
+        JSON.stringify({
+          ...site.gatewayConfig,
+          state_dir: stateDir,
+          log_level: process.env.GW_LOG ?? "warn",
+        }),
+      );
+      const s = site;
+      const board = site.sim.board("bus0", 1);
+
+      child = spawnGateway(configFile);
+      // Ready once a board event makes it all the way: serial line open, broker connected, outbox pumping.
+      await eventually(
+        async () => {
+          board.event(4, "door_opened");
+          const canary = await s.db
+            .selectFrom("hardware_events")
+            .select("seq")
+            .where("source", "=", "bus0/1/4")
+            .execute();
+          expect(canary.length).toBeGreaterThan(0);
+        },
+        40_000,
+        500,
+      );
+
+      // Cut the broker: everything the hardware reports now waits in the outbox.
+      await cut();
+      for (let i = 0; i < 20; i++) board.event(3, i % 2 === 0 ? "door_opened" : "door_closed");
+      await eventually(
+        () =>
+          expect(outboxRows(stateDir).filter((r) => r.source === "bus0/1/3").length).toBeGreaterThanOrEqual(
+            20,
+          ),
+        10_000,
+      );
+
       const c = child;
       await new Promise<void>((r) => {
         c.once("exit", () => r());
         c.kill("SIGKILL");
       });
-    }
-    await site?.stop();
-    site = null;
-  });
+      const kept = outboxRows(stateDir).filter((r) => r.source === "bus0/1/3");
+      expect(kept).toHaveLength(20);
+      const check = new Database(path.join(stateDir, "gateway.db"), { readonly: true });
+      expect(check.pragma("quick_check", { simple: true })).toBe("ok");
+      check.close();
 
-  it("loses none of them and duplicates none after the restart", { timeout: 90_000 }, async () => {
-    site = await startSite({ broker: "aedes", serial: "pty" });
-    await site.stopGateway(); // the daemon runs as a process of its own below
-    const stateDir = path.join(site.dir, "gw-child");
-    const configFile = path.join(site.dir, "gateway.json");
-    writeFileSync(
-      configFile,
-      JSON.stringify({ ...site.gatewayConfig, state_dir: stateDir, log_level: process.env.GW_LOG ?? "warn" }),
-    );
-    const s = site;
-    const board = site.sim.board("bus0", 1);
-
-    child = spawnGateway(configFile);
-    // Ready once a board event makes it all the way: serial line open, broker connected, outbox pumping.
-    await eventually(
-      async () => {
-        board.event(4, "door_opened");
-        const canary = await s.db
+      await heal();
+      child = spawnGateway(configFile);
+      await eventually(async () => {
+        const applied = await s.db
           .selectFrom("hardware_events")
-          .select("seq")
-          .where("source", "=", "bus0/1/4")
+          .select(["seq"])
+          .where("gateway_id", "=", "gw-a1")
+          .where("source", "=", "bus0/1/3")
+          .orderBy("seq")
           .execute();
-        expect(canary.length).toBeGreaterThan(0);
-      },
-      40_000,
-      500,
-    );
-
-    // Cut the broker: everything the hardware reports now waits in the outbox.
-    await site.brokerDown();
-    for (let i = 0; i < 20; i++) board.event(3, i % 2 === 0 ? "door_opened" : "door_closed");
-    await eventually(
-      () =>
-        expect(outboxRows(stateDir).filter((r) => r.source === "bus0/1/3").length).toBeGreaterThanOrEqual(20),
-      10_000,
-    );
-
-    const c = child;
-    await new Promise<void>((r) => {
-      c.once("exit", () => r());
-      c.kill("SIGKILL");
+        expect(applied.map((r) => r.seq)).toEqual(kept.map((r) => r.seq));
+      }, 40_000);
+      await eventually(() => expect(outboxRows(stateDir)).toHaveLength(0), 20_000);
     });
-    const kept = outboxRows(stateDir).filter((r) => r.source === "bus0/1/3");
-    expect(kept).toHaveLength(20);
-    const check = new Database(path.join(stateDir, "gateway.db"), { readonly: true });
-    expect(check.pragma("quick_check", { simple: true })).toBe("ok");
-    check.close();
-
-    await site.brokerUp();
-    child = spawnGateway(configFile);
-    await eventually(async () => {
-      const applied = await s.db
-        .selectFrom("hardware_events")
-        .select(["seq"])
-        .where("gateway_id", "=", "gw-a1")
-        .where("source", "=", "bus0/1/3")
-        .orderBy("seq")
-        .execute();
-      expect(applied.map((r) => r.seq)).toEqual(kept.map((r) => r.seq));
-    }, 40_000);
-    await eventually(() => expect(outboxRows(stateDir)).toHaveLength(0), 20_000);
   });
-});
