@@ -1,13 +1,13 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
+import { loadCloudConfig } from "../cloud/config.ts";
+import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
+import { loadManifest } from "../cloud/manifest/load-manifest.ts";
+import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
+import { startCloud } from "../cloud/server.ts";
 import { systemClock } from "../shared/clock.ts";
-import { loadCloudConfig } from "./config.ts";
 import { startDemoGateways } from "./demo-gateways.ts";
-import { applyManifest, derivedId } from "./manifest/apply-manifest.ts";
-import { loadManifest } from "./manifest/load-manifest.ts";
-import type { SiteManifest } from "./manifest/manifest-schema.ts";
-import { startCloud } from "./server.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 

@@ -1,9 +1,9 @@
 import path from "node:path";
 import type { Logger } from "pino";
+import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { parseGatewayConfig } from "../gateway/config.ts";
 import { type RunningGateway, startGateway } from "../gateway/gateway.ts";
 import { createSimSite, type SimSite } from "../hardware-sim/site.ts";
-import type { SiteManifest } from "./manifest/manifest-schema.ts";
 
 /**
  * For the demo only: one gateway daemon per gateway of the manifest, each on a simulated site whose lock
