@@ -23,7 +23,3 @@ export const systemClock: Clock = {
 export function iso(d: Date): string {
   return d.toISOString();
 }
-
-export function addMs(d: Date, ms: number): Date {
-  return new Date(d.getTime() + ms);
-}

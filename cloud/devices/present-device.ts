@@ -3,7 +3,6 @@ import type { DeviceStateValue } from "../../shared/domain/device-machine.ts";
 import {
   commandsFor,
   type DeviceType,
-  familyOf,
   type PowerSaveStrategy,
   type SleepState,
 } from "../../shared/domain/device-types.ts";
@@ -81,5 +80,3 @@ export function presentDevice(row: DevicesTable, now: Date, principal: Principal
   }
   return device;
 }
-
-export { familyOf };

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../shared/api/common.ts";
-import { AppError, type ErrorCode } from "../../shared/errors.ts";
+import type { AppError, ErrorCode } from "../../shared/errors.ts";
 
 /** The spec's standard error body; the correlation id is the request id, also sent as a header. */
 export function errorBody(
@@ -23,5 +23,3 @@ export function sendAppError(request: FastifyRequest, reply: FastifyReply, err: 
     .headers(err.headers)
     .send(errorBody(request, err.code, err.message, err.status));
 }
-
-export { AppError };

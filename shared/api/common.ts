@@ -16,8 +16,3 @@ export const ErrorBody = z
   })
   .meta({ id: "Error" });
 export type ErrorBody = z.infer<typeof ErrorBody>;
-
-export const collectionOf = <T extends z.ZodType>(item: T) =>
-  z.object({ data: z.array(item), uri: z.string() });
-
-export const Rfc3339 = z.iso.datetime({ offset: true });
