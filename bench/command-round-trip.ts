@@ -1,8 +1,8 @@
 /**
  * Command round trip: POST lock/unlock → SUCCESS seen by a polling client, over 20 devices whose simulated
  * hardware answers at once; beside the floor measured in the same run on the same broker (one bare HTTP
- * round trip + two MQTT QoS 1 publish→receive round trips); and the gateway daemon's resident memory idle
- * and under that load. The gateway runs as its own process on pseudo-terminal serial.
+ * round trip + two MQTT QoS 1 round trips, gateway → cloud → gateway); and the gateway daemon's resident
+ * memory idle and under that load. The gateway runs as its own process on pseudo-terminal serial.
  *   npm run bench:commands            (COMMANDS=400 by default)
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -24,6 +24,7 @@ import { openDb } from "../cloud/store/db.ts";
 import { PtyConnector } from "../hardware-sim/links.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
 import { systemClock } from "../shared/clock.ts";
+import { topicFor } from "../shared/wire/topics.ts";
 
 const COMMANDS = Number(process.env.COMMANDS ?? 400);
 const DEVICES = 20;
@@ -71,6 +72,8 @@ await applyManifest(
                   bus: { board: 1, channel: i + 1 },
                 })),
               },
+              // The far end of the MQTT floor (the broker admits each user under its own client id only).
+              { id: "gw-floor", secret_hash: hash },
             ],
           },
         ],
@@ -84,7 +87,7 @@ const broker = await startEmbeddedBroker({ db, log, port: 0, prefix: "bench", cl
 const brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
 const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, throttleMs: 0, throttlePowerSaveMs: 0 };
 const link = await startGatewayLink(
-  { brokerUrl, ...cloudMqtt, clientId: "bench-cloud", prefix: "bench" },
+  { brokerUrl, ...cloudMqtt, clientId: cloudMqtt.username, prefix: "bench" },
   { db, clock: systemClock, log, timeouts },
 );
 const app = await buildApp({
@@ -103,7 +106,7 @@ sweeper.start();
 
 // Hardware: one board with 20 channels, answering at once, behind a pseudo-terminal.
 const sim = createSimSite(
-  { moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: DEVICES }] } } },
+  { moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: DEVICES, latch: "unlocked" }] } } },
   { connector: (n, b) => new PtyConnector(dir, n, b) },
 );
 await sim.ready;
@@ -196,23 +199,27 @@ try {
     http.push(performance.now() - t0);
   }
   await bare.close();
-  const a = connectMqtt(brokerUrl, { clientId: "bench-a", ...cloudMqtt });
-  const b = connectMqtt(brokerUrl, { clientId: "bench-b", ...cloudMqtt });
-  await Promise.all([a, b].map((c) => new Promise<void>((r) => c.once("connect", () => r()))));
-  await b.subscribeAsync("bench/ping", { qos: 1 });
-  await a.subscribeAsync("bench/pong", { qos: 1 });
-  b.on("message", (_t, m) => void b.publishAsync("bench/pong", m, { qos: 1 }));
+  // A gateway publishes on its up channel; the cloud's own session echoes it onto the gateway's cmd.
+  const up = topicFor("bench", "gw-floor", "up");
+  const cmd = topicFor("bench", "gw-floor", "cmd");
+  const a = connectMqtt(brokerUrl, { clientId: "gw-floor", username: "gw-floor", password: SECRET });
+  await new Promise<void>((r) => a.once("connect", () => r()));
+  await a.subscribeAsync(cmd, { qos: 1 });
+  const echo = (topic: string, m: Buffer) => {
+    if (topic === up) void link.client.publishAsync(cmd, m, { qos: 1 });
+  };
+  link.client.on("message", echo);
   const mqtt: number[] = [];
   for (let n = 0; n < COMMANDS; n++) {
     const t0 = performance.now();
     await new Promise<void>((resolve) => {
       a.once("message", () => resolve());
-      void a.publishAsync("bench/ping", String(n), { qos: 1 });
+      void a.publishAsync(up, String(n), { qos: 1 });
     });
     mqtt.push(performance.now() - t0);
   }
+  link.client.off("message", echo);
   await a.endAsync();
-  await b.endAsync();
   const floor = http.map((h, k) => h + (mqtt[k] ?? 0) + (mqtt[(k + 1) % mqtt.length] ?? 0));
 
   console.log(

@@ -11,7 +11,9 @@ import { createCommandService } from "./commands/command-service.ts";
 import type { CommandTimeoutConfig } from "./commands/timeouts.ts";
 import { createDeviceService } from "./devices/device-service.ts";
 import { installAuthentication } from "./http/authenticate.ts";
-import { installErrorHandling } from "./http/error-handler.ts";
+import { createClientErrorHandler } from "./http/client-errors.ts";
+import { answerFrameworkError, installErrorHandling } from "./http/error-handler.ts";
+import { installIdempotency } from "./http/idempotency.ts";
 import { registerDeviceRoutes } from "./http/routes/devices.ts";
 import { registerHealthRoutes } from "./http/routes/health.ts";
 import { registerLocationRoutes } from "./http/routes/locations.ts";
@@ -30,6 +32,8 @@ export type AppDeps = {
   timeouts: CommandTimeoutConfig;
   /** Reports whether the store and the broker link are usable, for /readyz. */
   isReady?: () => Promise<boolean>;
+  /** Time to receive a whole request, headers and body, before answering 408 (default 30 s). */
+  requestTimeoutMs?: number;
 };
 
 /** A caller-supplied correlation id is kept if it is short and plain (U4); otherwise we make one. */
@@ -41,6 +45,7 @@ function redactUrl(url: string): string {
 
 /** Builds the HTTP application from its dependencies; main.ts and the tests both call this. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const requestTimeout = deps.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: 64 * 1024,
@@ -53,6 +58,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
     // Runs before routing and before the request is logged, so a token in the query never reaches a log (S11).
     rewriteUrl: (req) => redactUrl(req.url ?? "/"),
+    // A client that sends headers and then stalls or trickles its body is cut off with 408. Node checks
+    // these deadlines only every connectionsCheckingInterval (30 s by default), and applies
+    // requestTimeout only when headersTimeout is not longer, so all three are set.
+    requestTimeout,
+    http: {
+      requestTimeout,
+      headersTimeout: requestTimeout,
+      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(requestTimeout / 10))),
+    },
+    // Errors raised before routing answer in the standard error body too (U3).
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: createClientErrorHandler(deps.log as FastifyBaseLogger),
   });
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-correlation-id", request.id);
@@ -93,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });
   installAuthentication(app, tokens);
+  installIdempotency(app, { db: deps.db, clock: deps.clock });
 
   const locations = createLocationService({ db: deps.db, clock: deps.clock });
   const devices = createDeviceService({ db: deps.db, clock: deps.clock });

@@ -25,7 +25,11 @@ export const CloudConfig = z.object({
     .default("parking"),
   MQTT_USERNAME: z.string().default("cloud"),
   MQTT_PASSWORD: z.string().optional(),
-  MQTT_CLIENT_ID: z.string().default("parking-cloud"),
+  /**
+   * The cloud's MQTT client id; MQTT_USERNAME when unset. The embedded broker lets the cloud's user in
+   * under this id only; Mosquitto (use_username_as_clientid) replaces it with the user name.
+   */
+  MQTT_CLIENT_ID: z.string().min(1).optional(),
   /** HMAC key for access tokens (≥ 32 bytes); generated and kept in DATA_DIR when unset. */
   TOKEN_SECRET: z.string().min(32).optional(),
   /** Public base URL; the token issuer is `${AUTH_URL}` (default: the base URL). */

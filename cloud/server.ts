@@ -42,7 +42,7 @@ export async function startCloud(
 ): Promise<RunningCloud> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? pino({ level: cfg.LOG_LEVEL });
-  mkdirSync(cfg.DATA_DIR, { recursive: true });
+  mkdirSync(cfg.DATA_DIR, { recursive: true, mode: 0o700 }); // holds the store and secrets: owner only
   const db = await openDb(
     cfg.DATABASE_URL
       ? { kind: "postgres", url: cfg.DATABASE_URL }
@@ -51,6 +51,7 @@ export async function startCloud(
   if (opts.beforeListen) await opts.beforeListen(db);
 
   const mqttPassword = cfg.MQTT_PASSWORD ?? persistentSecret(cfg.DATA_DIR, "mqtt-cloud-secret", 24);
+  const mqttClientId = cfg.MQTT_CLIENT_ID ?? cfg.MQTT_USERNAME;
   let broker: EmbeddedBroker | null = null;
   let mqttUrl = cfg.MQTT_URL;
   if (!mqttUrl) {
@@ -60,7 +61,8 @@ export async function startCloud(
       port: cfg.MQTT_PORT,
       host: cfg.HOST,
       prefix: cfg.MQTT_PREFIX,
-      cloud: { username: cfg.MQTT_USERNAME, password: mqttPassword },
+      cloud: { username: cfg.MQTT_USERNAME, password: mqttPassword, clientId: mqttClientId },
+      clock,
     });
     mqttUrl = `mqtt://${cfg.HOST}:${broker.port}`;
   }
@@ -70,7 +72,7 @@ export async function startCloud(
       brokerUrl: mqttUrl,
       username: cfg.MQTT_USERNAME,
       password: mqttPassword,
-      clientId: cfg.MQTT_CLIENT_ID,
+      clientId: mqttClientId,
       prefix: cfg.MQTT_PREFIX,
     },
     { db, clock, log, timeouts },

@@ -36,10 +36,12 @@ export async function startDemoGateways(o: {
           buses: boards.size
             ? {
                 bus0: {
+                  // Free lockers and docks at power-up (their latch open), door locks engaged.
                   boards: [...boards].map(([address, b]) => ({
                     address,
                     channels: b.channels,
                     doors: b.doors,
+                    latch: "unlocked" as const,
                   })),
                 },
               }

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { validate as isCronExpression } from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { GATEWAY_ID_PATTERN } from "../shared/wire/topics.ts";
@@ -64,6 +65,17 @@ export const GatewayConfig = z.strictObject({
     })
     .optional(),
   heartbeat_interval_s: z.number().positive().default(5),
+  /** Outbox rows the cloud has not confirmed after this long are sent again (the cloud drops repeats). */
+  outbox_resend_s: z.number().positive().default(10),
+  /**
+   * When to read every device's sensors again (node-cron syntax; null: never). Events report changes as
+   * they happen; the sweep catches one whose event was lost.
+   */
+  sensor_sweep: z
+    .string()
+    .refine((e) => isCronExpression(e), "not a cron expression")
+    .nullable()
+    .default("*/15 * * * *"),
   /** How long a door stays released after an unlock, in seconds. */
   door_release_s: z.number().int().min(1).max(255).default(10),
   log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -9,13 +9,16 @@ import { createSerialLinkFactory } from "./adapters/serial-links.ts";
 import { controlSocketPath, type GatewayConfig } from "./config.ts";
 import { createControlApi } from "./control/control-impl.ts";
 import { startControlServer } from "./control/control-server.ts";
-import { DeviceRegistry } from "./devices/device-registry.ts";
-import { reportBoardEvent } from "./features/board-events.ts";
+import { DeviceRegistry, type MappedDevice } from "./devices/device-registry.ts";
+import { handleBoardEvent } from "./features/board-events.ts";
 import { createCommandExecutor } from "./features/execute-command.ts";
 import { createHeartbeat } from "./features/heartbeat.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
+import { createSensorReconciler } from "./features/reconcile-sensors.ts";
 import { Actuator } from "./hardware/actuator.ts";
 import { BusMonitor } from "./hardware/bus-monitor.ts";
+import { GpioDoors } from "./hardware/gpio-doors.ts";
+import { SensorBook } from "./hardware/sensor-book.ts";
 import { LockBusClient } from "./lock-bus/lock-bus-client.ts";
 import { createMetrics, serveMetrics } from "./metrics.ts";
 import type { Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
@@ -62,6 +65,9 @@ export async function startGateway(deps: GatewayDeps) {
   const registry = new DeviceRegistry();
   const stored = mapStore.load();
   if (stored) registry.replace(stored);
+  const sensors = new SensorBook(outbox, clock);
+  const doors = new GpioDoors(gpio, clock, cfg.door_release_s);
+  doors.track(registry.all());
 
   const buses = cfg.buses.map((b) => {
     const client = new LockBusClient({
@@ -73,16 +79,40 @@ export async function startGateway(deps: GatewayDeps) {
       log,
     });
     const monitor = new BusMonitor(client, b.boards, { clock, log, pollMs: cfg.heartbeat_interval_s * 1000 });
-    client.on("event", (e) => {
-      monitor.seen(e.addr);
-      reportBoardEvent({ outbox, registry, log, busName: b.name }, e);
-    });
     client.on("discarded", (n) => metrics.discarded.inc({ bus: b.name }, n));
     return { cfg: b, client, monitor };
   });
   const busFor = (d: { bus: { board: number } | null }) =>
     buses.find((b) => d.bus && b.cfg.boards.includes(d.bus.board))?.client ?? null;
-  const actuator = new Actuator(busFor, gpio, clock, cfg.door_release_s);
+  const actuator = new Actuator(busFor, doors, clock, cfg.door_release_s);
+  const reconciler = createSensorReconciler({ registry, sensors, actuator, log, sweep: cfg.sensor_sweep });
+  /** A door lock engages again as soon as its door closes (spec rule 5), not only when its hold runs out. */
+  const relockDoor = (device: MappedDevice) =>
+    void actuator.run(device, "lock").then((o) => {
+      if (o.sensors) sensors.record(device, o.sensors, "door_relock");
+      if (!o.ok) log.warn({ device: device.alias, reason: o.reason }, "door did not lock again");
+    });
+  for (const b of buses) {
+    b.client.on("event", (e) =>
+      handleBoardEvent(
+        { outbox, registry, sensors, log, busName: b.cfg.name, relockDoor, readBoard: reconciler.readBoard },
+        e,
+      ),
+    );
+    // Whatever happened to a board's channels while it was away (or before the start) is read again.
+    b.monitor.on("board_back", (addr) => void reconciler.readBoard(addr));
+  }
+  doors.on("door", (device, open) => {
+    outbox.append({
+      type: "hardware_event",
+      device_id: device.device_id,
+      source: `gpio/${device.alias}`,
+      event: open ? "door_opened" : "door_closed",
+      detail: "",
+    });
+    sensors.record(device, { door_open: open }, "hardware_event");
+  });
+  doors.on("relocked", (device) => sensors.record(device, { latch: "locked" }, "door_relock"));
 
   const readers = cfg.readers.map((r) => {
     const port = new ReaderPort(r.id, r.path, { baudRate: r.baud_rate, openLink, clock, log });
@@ -118,12 +148,13 @@ export async function startGateway(deps: GatewayDeps) {
     camera: deps.camera ?? null,
     commandLog,
     outbox,
+    sensors,
     clock,
     log,
     stateDir: cfg.state_dir,
     onFinished: (name, ok) => metrics.commands.inc({ name, result: ok ? "success" : "error" }),
   });
-  const pump = createOutboxPump({ outbox, broker, clock, log });
+  const pump = createOutboxPump({ outbox, broker, clock, log, resendAfterMs: cfg.outbox_resend_s * 1000 });
   const heartbeat = createHeartbeat({
     gatewayId: cfg.gateway_id,
     broker,
@@ -139,6 +170,9 @@ export async function startGateway(deps: GatewayDeps) {
   await Promise.all(buses.map((b) => b.client.start()));
   for (const b of buses) b.monitor.start();
   await Promise.all(readers.map((r) => r.port.start()));
+  // GPIO doors have no board to come back: read them now.
+  for (const d of registry.all()) if (doors.has(d.device_id)) void reconciler.readDevice(d, "startup");
+  reconciler.start();
 
   broker.on(
     "command",
@@ -146,9 +180,16 @@ export async function startGateway(deps: GatewayDeps) {
   );
   broker.on("deviceMap", (map: DeviceMap) => {
     if (map.version === registry.version) return;
+    const before = new Map(registry.all().map((d) => [d.device_id, JSON.stringify(d)]));
     mapStore.save(map);
     registry.replace(map);
+    doors.track(map.devices);
     log.info({ version: map.version, devices: map.devices.length }, "device map updated");
+    // Devices this gateway drives for the first time (or wired differently) are read at once.
+    const fresh = map.devices.filter((d) => before.get(d.device_id) !== JSON.stringify(d));
+    for (const d of before.keys()) if (!registry.get(d)) sensors.forget(d);
+    for (const d of fresh) sensors.forget(d.device_id);
+    void reconciler.readAll(fresh, "device_map");
   });
   pump.start();
   heartbeat.start();
@@ -182,6 +223,8 @@ export async function startGateway(deps: GatewayDeps) {
     buses,
     readers,
     actuator,
+    sensors,
+    reconciler,
     executor,
     heartbeat,
     metrics,
@@ -198,6 +241,7 @@ export async function startGateway(deps: GatewayDeps) {
     },
     async stop() {
       await control?.close();
+      reconciler.stop();
       heartbeat.stop();
       pump.stop();
       for (const b of buses) b.monitor.stop();
@@ -205,6 +249,7 @@ export async function startGateway(deps: GatewayDeps) {
       await Promise.all(readers.map((r) => r.port.stop()));
       await Promise.all(buses.map((b) => b.client.stop()));
       if (metricsServer) await new Promise<void>((r) => metricsServer?.close(() => r()));
+      doors.close();
       gpio.close();
       db.close();
       log.info("gateway stopped");

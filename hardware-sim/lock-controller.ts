@@ -42,6 +42,8 @@ export type LockBoardOptions = {
   moveMs?: number;
   /** Channels that are door locks (re-lock after UNLOCK's hold seconds). */
   doors?: readonly number[];
+  /** Where locker and dock latches are at power-up; default locked. Door locks always start locked. */
+  latch?: LatchState;
   timers?: SimTimers;
 };
 
@@ -76,7 +78,7 @@ export class LockBoard implements LinkEndpoint {
     const doors = new Set(opts.doors ?? []);
     this.channels = Array.from({ length: count }, (_, i) => ({
       kind: doors.has(i + 1) ? "door" : "locker",
-      latch: "locked",
+      latch: doors.has(i + 1) ? "locked" : (opts.latch ?? "locked"),
       itemPresent: false,
       doorOpen: false,
       jammed: false,

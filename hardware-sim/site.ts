@@ -29,6 +29,8 @@ const BoardSpec = z.strictObject({
   /** Channels that are door locks (honour UNLOCK's hold seconds). */
   doors: z.array(z.number().int().min(1).max(64)).default([]),
   moveMs: z.number().int().min(0).optional(),
+  /** Where locker and dock latches are at power-up (door locks always start locked). */
+  latch: z.enum(["locked", "unlocked"]).default("locked"),
 });
 
 /** The scenario schema (main.ts validates YAML/JSON files with it; a bad file names the key). */
@@ -114,6 +116,7 @@ export function createSimSite(input: SimSiteSpec, opts: SimSiteOptions = {}): Si
           channels: bs.channels,
           firmware: bs.firmware,
           doors: bs.doors,
+          latch: bs.latch,
           moveMs: bs.moveMs ?? spec.moveMs,
           timers: opts.timers,
         }),

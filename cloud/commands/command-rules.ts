@@ -1,7 +1,16 @@
 import { type CommandRequest, REASONS_NEEDING_COMMENT } from "../../shared/api/command.ts";
-import { type CommandName, commandsFor, type DeviceType } from "../../shared/domain/device-types.ts";
+import {
+  type CommandName,
+  commandsFor,
+  type DeviceType,
+  isCloudOnlyCommand,
+  isThrottled,
+  type PowerSaveStrategy,
+} from "../../shared/domain/device-types.ts";
 import { AppError } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
+import type { DevicesTable } from "../store/schema.ts";
+import { type CommandTimeoutConfig, throttleWindowMs } from "./timeouts.ts";
 
 /** Which request fields each command uses (spec: Command request body); any other field is a 400. */
 const FIELDS_OF: Partial<Record<CommandName, readonly (keyof CommandRequest)[]>> = {
@@ -70,5 +79,41 @@ export function checkCommandRequest(
     if (REASONS_NEEDING_COMMENT.has(body.reason) && (body.comment ?? "").trim().length < 5) {
       throw invalid("comment", `must be at least 5 characters when reason is ${body.reason}`);
     }
+  }
+}
+
+/**
+ * What the device's present condition allows, after the request itself was found valid: a device in
+ * deep sleep, the per-device throttle, and whose booking a cancel-booking may end.
+ */
+export function checkDeviceAdmits(
+  name: CommandName,
+  device: Pick<DevicesTable, "power_save_strategy" | "sleep_state" | "last_lock_command_at" | "booked_by">,
+  principal: Principal,
+  now: Date,
+  cfg: CommandTimeoutConfig,
+): void {
+  const strategy = device.power_save_strategy as PowerSaveStrategy;
+  // LOCAL_WAKEUP devices in deep sleep wake only on a physical interaction (spec: Device).
+  if (strategy === "LOCAL_WAKEUP" && device.sleep_state === "DEEP_SLEEP" && !isCloudOnlyCommand(name)) {
+    throw new AppError(
+      "ERRORS.DEVICE_ASLEEP",
+      "The device is in deep sleep and wakes only on a physical interaction",
+    );
+  }
+  if (isThrottled(name) && device.last_lock_command_at) {
+    const windowMs = throttleWindowMs(cfg, strategy);
+    const wait = Date.parse(device.last_lock_command_at) + windowMs - now.getTime();
+    if (wait > 0) {
+      throw new AppError(
+        "ERRORS.LOCK_COMMAND_THROTTLED",
+        `Another command that moves this device was sent less than ${windowMs / 1000} s ago`,
+        {},
+        { "retry-after": String(Math.ceil(wait / 1000)) },
+      );
+    }
+  }
+  if (name === "cancel-booking" && device.booked_by !== null && device.booked_by !== principal.id) {
+    throw new AppError("ERRORS.FORBIDDEN", "The booking belongs to another user; use force-cancel-booking");
   }
 }

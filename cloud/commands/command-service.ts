@@ -1,27 +1,29 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Command, CommandEvent, CommandRequest } from "../../shared/api/command.ts";
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { initialCommandState } from "../../shared/domain/command-machine.ts";
-import { transitionDevice } from "../../shared/domain/device-machine.ts";
+import { isInterim, transitionDevice } from "../../shared/domain/device-machine.ts";
 import {
   type DeviceType,
   familyOf,
   isCloudOnlyCommand,
-  isLockOrUnlock,
+  isThrottled,
   type PowerSaveStrategy,
 } from "../../shared/domain/device-types.ts";
 import { AppError } from "../../shared/errors.ts";
+import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { Principal } from "../auth/principal.ts";
 import { deviceStateOf, stateColumns } from "../devices/device-state.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import type { DevicesTable } from "../store/schema.ts";
+import { publishCommand } from "./command-delivery.ts";
 import { drivesDeviceState, successEventFor } from "./command-events.ts";
-import { checkCommandRequest } from "./command-rules.ts";
+import { checkCommandRequest, checkDeviceAdmits } from "./command-rules.ts";
 import { advanceCommand, advanceDevice } from "./command-store.ts";
 import { presentCommand } from "./present-command.ts";
-import { type CommandTimeoutConfig, throttleWindowMs, timeoutsFor } from "./timeouts.ts";
+import { type CommandTimeoutConfig, timeoutsFor } from "./timeouts.ts";
 
 export type CommandServiceDeps = {
   db: Db;
@@ -57,33 +59,8 @@ export function createCommandService(deps: CommandServiceDeps) {
       const now = clock.now();
       const device = await findDevice(principal, deviceId);
       checkCommandRequest(body, device, principal, now);
-      const strategy = device.power_save_strategy as PowerSaveStrategy;
-      // LOCAL_WAKEUP devices in deep sleep wake only on a physical interaction (spec: Device).
-      if (strategy === "LOCAL_WAKEUP" && device.sleep_state === "DEEP_SLEEP" && !isCloudOnlyCommand(name)) {
-        throw new AppError(
-          "ERRORS.DEVICE_ASLEEP",
-          "The device is in deep sleep and wakes only on a physical interaction",
-        );
-      }
-      if (isLockOrUnlock(name) && device.last_lock_command_at) {
-        const wait =
-          Date.parse(device.last_lock_command_at) + throttleWindowMs(timeouts, strategy) - now.getTime();
-        if (wait > 0) {
-          throw new AppError(
-            "ERRORS.LOCK_COMMAND_THROTTLED",
-            `Another lock or unlock was sent to this device less than ${throttleWindowMs(timeouts, strategy) / 1000} s ago`,
-            {},
-            { "retry-after": String(Math.ceil(wait / 1000)) },
-          );
-        }
-      }
-      if (name === "cancel-booking" && device.booked_by !== null && device.booked_by !== principal.id) {
-        throw new AppError(
-          "ERRORS.FORBIDDEN",
-          "The booking belongs to another user; use force-cancel-booking",
-        );
-      }
-      const t = timeoutsFor(timeouts, strategy);
+      checkDeviceAdmits(name, device, principal, now, timeouts);
+      const t = timeoutsFor(timeouts, device.power_save_strategy as PowerSaveStrategy);
       const bookingUntil = body.timeout_at ? new Date(body.timeout_at).toISOString() : undefined;
       const family = familyOf(device.type as DeviceType);
       const tr = transitionDevice(
@@ -105,14 +82,27 @@ export function createCommandService(deps: CommandServiceDeps) {
         state = { value: "SUCCESS", reason: "", timeout_at: null };
         events.push({ name: successEventFor(name), timestamp: ts });
       }
+      // A force command takes over the command in flight, on the gateway too (it names what it supersedes).
+      const supersedes = drivesDeviceState(name) && device.command_id ? device.command_id : undefined;
+      const wire: WireCommand | null = isCloudOnlyCommand(name)
+        ? null
+        : {
+            command_id: id,
+            device_id: device.id,
+            name,
+            params: { power_cycle: body.power_cycle, reason: body.reason, comment: body.comment },
+            issued_at: ts,
+            expires_at: state.timeout_at ?? ts,
+            ...(supersedes ? { supersedes } : {}),
+          };
       const deviceSet: Partial<DevicesTable> = {
         version: device.version + 1,
         updated_at: ts,
         ...(tr.changed ? stateColumns(tr.state) : {}),
       };
       if (drivesDeviceState(name)) deviceSet.command_id = id;
-      else if (tr.changed) deviceSet.command_id = null;
-      if (isLockOrUnlock(name)) deviceSet.last_lock_command_at = ts;
+      else if (tr.changed && !isInterim(tr.state.value)) deviceSet.command_id = null;
+      if (isThrottled(name)) deviceSet.last_lock_command_at = ts;
       if (name === "lock") deviceSet.user_id = body.user_id ?? null;
       if (name === "book") deviceSet.booked_by = principal.id;
       if (tr.changed && tr.state.value === "UNLOCKED") {
@@ -127,15 +117,15 @@ export function createCommandService(deps: CommandServiceDeps) {
           .where("version", "=", device.version)
           .executeTakeFirst();
         if (res.numUpdatedRows === 0n) return false;
-        if (name.startsWith("force-") && device.command_id) {
-          // A force command takes over: the command it interrupts ends now, not at its deadline.
+        if (supersedes) {
+          // The command it interrupts ends now, not at its deadline.
           await advanceCommand(
             trx,
-            device.command_id,
+            supersedes,
             { kind: "failed", reason: `superseded by ${name}` },
             now,
             t,
-            (s) => [{ name: "RESPONSE_ERROR", value: s.reason, timestamp: ts }],
+            (s) => [{ name: "REQUEST_SUPERSEDED", value: s.reason, timestamp: ts }],
           );
         }
         await trx
@@ -151,13 +141,14 @@ export function createCommandService(deps: CommandServiceDeps) {
             params: JSON.stringify(body),
             requested_by: principal.id,
             events: JSON.stringify(events),
+            wire_request: wire ? JSON.stringify(wire) : null,
             created_at: ts,
             updated_at: ts,
           })
           .execute();
         return true;
       });
-      if (written) return { id, device, expiresAt: state.timeout_at };
+      if (written) return { id, device, wire };
       // Another request changed the device between our read and write: decide again on fresh data.
     }
     throw new AppError(
@@ -175,47 +166,29 @@ export function createCommandService(deps: CommandServiceDeps) {
       const row = await advanceCommand(trx, commandId, { kind: "failed", reason }, now, timeouts, () => [
         { name: "RESPONSE_ERROR", value: reason, timestamp: ts },
       ]);
-      if (row) await advanceDevice(trx, deviceId, commandId, { kind: "failed" }, now, timeouts);
+      if (row)
+        await advanceDevice(trx, { deviceId, commandId, input: { kind: "failed" }, now, cfg: timeouts });
     });
   }
 
   /** Hands the command to the device's gateway; SENT once the broker has it. */
-  async function dispatch(
-    commandId: string,
-    device: DevicesTable,
-    body: CommandRequest,
-    expiresAt: string | null,
-  ) {
+  async function dispatch(device: DevicesTable, wire: WireCommand) {
     if (!device.gateway_id) {
-      await fail(commandId, device.id, "device offline: it is not connected to a gateway");
+      await fail(wire.command_id, device.id, "device offline: it is not connected to a gateway");
       return;
     }
-    const issued = clock.now();
-    const sent = gateways
-      .publishCommand(device.gateway_id, {
-        command_id: commandId,
-        device_id: device.id,
-        name: body.command,
-        params: { power_cycle: body.power_cycle, reason: body.reason, comment: body.comment },
-        issued_at: issued.toISOString(),
-        expires_at: expiresAt ?? issued.toISOString(),
-      })
-      .then(async () => {
-        const now = clock.now();
-        await advanceCommand(db, commandId, { kind: "dispatched" }, now, timeouts, () => [
-          { name: "REQUEST_SENT", timestamp: now.toISOString() },
-        ]);
-      })
-      .catch((err: unknown) => log.warn({ err, command_id: commandId }, "command not handed to the broker"));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([sent, new Promise<void>((r) => (timer = setTimeout(r, publishWaitMs)))]);
-    clearTimeout(timer);
+    const sent = publishCommand(db, gateways, device.gateway_id, wire, { clock, timeouts }).catch(
+      (err: unknown) => log.warn({ err, command_id: wire.command_id }, "command not handed to the broker"),
+    );
+    let timer: TimerHandle | undefined;
+    await Promise.race([sent, new Promise<void>((r) => (timer = clock.setTimer(publishWaitMs, r)))]);
+    if (timer) clock.clearTimer(timer);
   }
 
   return {
     async create(principal: Principal, deviceId: string, body: CommandRequest): Promise<Command> {
-      const { id, device, expiresAt } = await accept(principal, deviceId, body);
-      if (!isCloudOnlyCommand(body.command)) await dispatch(id, device, body, expiresAt);
+      const { id, device, wire } = await accept(principal, deviceId, body);
+      if (wire) await dispatch(device, wire);
       return this.get(principal, id);
     },
 

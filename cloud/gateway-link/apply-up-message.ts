@@ -27,7 +27,7 @@ export function applyUpMessage(
         await applyCommandProgress(trx, gatewayId, msg, deps.timeouts, deps.now, deps.log);
         break;
       case "device_state":
-        await applyDeviceState(trx, gatewayId, msg, deps.now, deps.log);
+        await applyDeviceState(trx, gatewayId, msg, deps);
         break;
       case "hardware_event":
         await applyHardwareEvent(trx, gatewayId, msg, deps.now, deps.log);

@@ -1,10 +1,14 @@
 import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
 import { parseDeviceAttrs } from "../devices/device-attrs.ts";
 import type { Db } from "../store/db.ts";
 
+type Reader = Pick<Db, "selectFrom">;
+
 /** The device map of one gateway, as the cloud's store describes it (flow: gateway start-up). */
-export async function deviceMapFor(db: Db, gatewayId: string): Promise<DeviceMap> {
+export async function deviceMapFor(db: Reader, gatewayId: string): Promise<DeviceMap> {
   const rows = await db
     .selectFrom("devices")
     .select(["id", "type", "alias", "attrs", "has_camera"])
@@ -22,6 +26,63 @@ export async function deviceMapFor(db: Db, gatewayId: string): Promise<DeviceMap
   return { gateway_id: gatewayId, version, devices };
 }
 
-export async function allGatewayIds(db: Db): Promise<string[]> {
+export async function allGatewayIds(db: Reader): Promise<string[]> {
   return (await db.selectFrom("gateways").select("id").orderBy("id").execute()).map((r) => r.id);
+}
+
+/**
+ * Stores each gateway's current map version (after a manifest changed devices), so running clouds can
+ * tell with one small query which maps to publish. Returns the gateways whose map changed.
+ */
+export async function recordMapVersions(db: Pick<Db, "selectFrom" | "updateTable">): Promise<string[]> {
+  const changed: string[] = [];
+  const gateways = await db.selectFrom("gateways").select(["id", "map_version"]).execute();
+  for (const gw of gateways) {
+    const { version } = await deviceMapFor(db, gw.id);
+    if (version === gw.map_version) continue;
+    await db.updateTable("gateways").set({ map_version: version }).where("id", "=", gw.id).execute();
+    changed.push(gw.id);
+  }
+  return changed;
+}
+
+/**
+ * Polls the stored map versions and publishes the maps this process has not published yet. Cheap (one
+ * row per gateway), and it works whoever changed the store: the manifest CLI, or another replica.
+ */
+export function watchDeviceMaps(o: {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  everyMs: number;
+  isPublished: (gatewayId: string, version: string) => boolean;
+  publish: (gatewayIds: string[]) => Promise<void>;
+}) {
+  let timer: TimerHandle | null = null;
+  async function check(): Promise<void> {
+    const rows = await o.db.selectFrom("gateways").select(["id", "map_version"]).execute();
+    const due = rows
+      .filter((r) => r.map_version !== null && !o.isPublished(r.id, r.map_version))
+      .map((r) => r.id);
+    if (due.length === 0) return;
+    await o.publish(due);
+    o.log.info({ gateways: due }, "new device maps published");
+  }
+  const tick = () => {
+    timer = o.clock.setTimer(o.everyMs, () => {
+      check()
+        .catch((err: unknown) => o.log.warn({ err }, "device map check failed"))
+        .finally(() => {
+          if (timer) tick();
+        });
+    });
+  };
+  tick();
+  return {
+    check,
+    stop() {
+      if (timer) o.clock.clearTimer(timer);
+      timer = null;
+    },
+  };
 }

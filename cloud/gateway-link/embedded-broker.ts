@@ -1,24 +1,37 @@
 import net from "node:net";
-import { Aedes, type AuthenticateError } from "aedes";
+import { Aedes, type AuthenticateError, type Client } from "aedes";
 import type { Logger } from "pino";
+import { type Clock, systemClock } from "../../shared/clock.ts";
 import { parseTopic, type UpChannel } from "../../shared/wire/topics.ts";
+import { createFailureLimiter } from "../auth/failure-limiter.ts";
 import { verifySecret } from "../auth/secrets.ts";
 import type { Db } from "../store/db.ts";
+import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from "./broker-limits.ts";
+import { FrameRefused, GatedConnection } from "./mqtt-frame-gate.ts";
 
 export type EmbeddedBroker = { port: number; close(): Promise<void> };
 
 const UP: ReadonlySet<string> = new Set<UpChannel>(["up", "hb", "status"]);
 
-function refused(code: 4 | 5): AuthenticateError {
-  return Object.assign(new Error(code === 4 ? "bad username or password" : "not authorized"), {
-    returnCode: code,
-  });
+const REFUSALS = { 2: "identifier rejected", 4: "bad username or password", 5: "not authorized" } as const;
+
+function refused(code: keyof typeof REFUSALS): AuthenticateError {
+  return Object.assign(new Error(REFUSALS[code]), { returnCode: code });
+}
+
+/** One budget per host, whether it arrives over IPv4 or as an IPv4-mapped IPv6 address. */
+function sourceAddress(socket: net.Socket): string {
+  const a = socket.remoteAddress ?? "unknown";
+  return a.startsWith("::ffff:") ? a.slice(7) : a;
 }
 
 /**
  * The embedded MQTT broker for a first run (aedes). Only the cloud and the gateways of the site
- * manifest may connect; a gateway may publish on its own up channels and subscribe to its own down
- * channels only (S29, S30). Sockets run without Nagle's algorithm.
+ * manifest may connect, each under its own client id; a gateway may publish on its own up channels and
+ * subscribe to its own down channels only (S29, S30). Until a socket has logged in it may send one
+ * CONNECT of `connectBytes` within `connectTimeoutMs`; every packet is refused from its fixed header
+ * when over the limit; a source address with too many failed logins is refused without a check.
+ * Sockets run without Nagle's algorithm.
  */
 export async function startEmbeddedBroker(opts: {
   db: Db;
@@ -26,16 +39,44 @@ export async function startEmbeddedBroker(opts: {
   port: number;
   host?: string;
   prefix: string;
-  cloud: { username: string; password: string };
+  /** The cloud's login; it must connect with `clientId` (default: its user name). */
+  cloud: { username: string; password: string; clientId?: string };
+  /** Time for the failed-login window. */
+  clock?: Clock;
+  limits?: Partial<BrokerLimits>;
 }): Promise<EmbeddedBroker> {
   const { db, log, prefix, cloud } = opts;
+  const limits: BrokerLimits = { ...DEFAULT_BROKER_LIMITS, ...opts.limits };
+  const cloudClientId = cloud.clientId ?? cloud.username;
+  const failedLogins = createFailureLimiter({
+    clock: opts.clock ?? systemClock,
+    policy: { max: limits.loginFailures, windowMs: limits.loginWindowMs },
+  });
+  const addressOf = new WeakMap<Client, string>();
+
   const broker = await Aedes.createBroker({
+    connectTimeout: limits.connectTimeoutMs,
     authenticate(client, username, password, done) {
-      const secret = password?.toString("utf8") ?? "";
-      if (!username) return done(refused(5), false);
-      if (username === cloud.username) {
-        return secret === cloud.password ? done(null, true) : done(refused(4), false);
+      const address = addressOf.get(client) ?? "unknown";
+      if (failedLogins.retryAfterS(address) > 0) {
+        log.debug({ address }, "MQTT login refused: too many failures from this address");
+        return done(refused(5), false);
       }
+      const refuse = (code: keyof typeof REFUSALS, reason: string) => {
+        failedLogins.fail(address);
+        log.warn({ address, username, client_id: client.id, reason }, "MQTT login refused");
+        done(refused(code), false);
+      };
+      if (!username) return refuse(5, "no user name");
+      // A login with a client id that is in use ends that session (MQTT-3.1.4-2), so each user may
+      // hold its own id only; checked before the secret, so a mismatch says nothing about the secret.
+      const ownId = username === cloud.username ? cloudClientId : username;
+      if (client.id !== ownId) return refuse(2, "client id is not the user's own");
+      const secret = password?.toString("utf8") ?? "";
+      if (username === cloud.username) {
+        return secret === cloud.password ? done(null, true) : refuse(4, "wrong password");
+      }
+      if (username === cloudClientId) return refuse(5, "a gateway may not hold the cloud's client id");
       db.selectFrom("gateways")
         .select("secret_hash")
         .where("id", "=", username)
@@ -45,10 +86,9 @@ export async function startEmbeddedBroker(opts: {
             (client as unknown as { gatewayId?: string }).gatewayId = username;
             return done(null, true);
           }
-          log.warn({ username }, "MQTT authentication refused");
-          return done(refused(4), false);
+          return refuse(4, gw ? "wrong password" : "unknown user");
         })
-        .catch(() => done(refused(4), false));
+        .catch(() => refuse(4, "secret check failed"));
     },
     authorizePublish(client, packet, done) {
       const gatewayId = (client as unknown as { gatewayId?: string } | null)?.gatewayId;
@@ -66,7 +106,17 @@ export async function startEmbeddedBroker(opts: {
       return done(null, null); // a negative SUBACK (0x80); the connection stays up
     },
   });
-  const server = net.createServer({ noDelay: true }, (socket) => broker.handle(socket));
+  const onError = (client: Client, err: Error) => {
+    if (err instanceof FrameRefused) {
+      log.warn({ address: addressOf.get(client), reason: err.message }, "MQTT connection closed");
+    }
+  };
+  broker.on("connectionError", onError);
+  broker.on("clientError", onError);
+
+  const server = net.createServer({ noDelay: true }, (socket) => {
+    addressOf.set(broker.handle(new GatedConnection(socket, limits)), sourceAddress(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host ?? "127.0.0.1", () => resolve());

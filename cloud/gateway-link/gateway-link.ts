@@ -1,13 +1,15 @@
 import type { MqttClient } from "mqtt";
 import type { Logger } from "pino";
+import { z } from "zod";
 import type { Clock } from "../../shared/clock.ts";
 import { Heartbeat, Status, UpMessage } from "../../shared/wire/messages.ts";
 import { parseTopic, topicFor, wildcardFor } from "../../shared/wire/topics.ts";
+import { redeliverPending } from "../commands/command-delivery.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
-import { allGatewayIds, deviceMapFor } from "./device-map.ts";
+import { allGatewayIds, deviceMapFor, watchDeviceMaps } from "./device-map.ts";
 import { applyHeartbeat, applyStatus } from "./gateway-reports.ts";
 import { connectMqtt } from "./mqtt-client.ts";
 
@@ -18,7 +20,12 @@ export type GatewayLinkConfig = {
   /** Stable per replica so the broker keeps its session (and queued messages) across reconnects. */
   clientId: string;
   prefix: string;
+  /** How often the store is checked for changed device maps. */
+  mapPollMs?: number;
 };
+
+/** Enough of an up message to acknowledge it when nothing else in it can be used. */
+const SeqOnly = z.object({ seq: z.number().int().positive() });
 
 export type GatewayLink = GatewayPublisher & {
   /** Publishes (retained) the device map of each gateway, e.g. after the site manifest changed. */
@@ -56,14 +63,32 @@ export async function startGatewayLink(
 
   async function onUp(gatewayId: string, payload: unknown) {
     const parsed = UpMessage.safeParse(payload);
-    if (!parsed.success)
-      return log.warn({ gateway_id: gatewayId, issues: parsed.error.issues }, "invalid up message dropped");
-    const msg = parsed.data;
-    if (msg.gateway_id !== gatewayId)
-      return log.warn({ gateway_id: gatewayId }, "message names another gateway: dropped");
+    const msg = parsed.success ? parsed.data : null;
+    if (!msg || msg.gateway_id !== gatewayId) {
+      // A message that can never be applied is dropped, but acknowledged when its sequence number can be
+      // read: otherwise the sender would resend it forever and hold up everything behind it.
+      const seq = SeqOnly.safeParse(payload);
+      log.error(
+        {
+          gateway_id: gatewayId,
+          named: msg?.gateway_id,
+          seq: seq.success ? seq.data.seq : null,
+          issues: parsed.success ? undefined : parsed.error.issues.slice(0, 5),
+        },
+        msg ? "message names another gateway: dropped" : "invalid up message dropped",
+      );
+      if (seq.success) await publisher.ack(gatewayId, [seq.data.seq]);
+      return;
+    }
     // A duplicate is acknowledged again: its first ack was evidently lost.
     await applyUpMessage(db, gatewayId, msg, { now: clock.now(), timeouts, log });
     await publisher.ack(gatewayId, [msg.seq]);
+  }
+
+  async function onStatus(st: Status) {
+    await applyStatus(db, st, clock.now());
+    // The gateway announces itself only once subscribed: whatever waits for it can be delivered now.
+    if (st.online) await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
   }
 
   function onMessage(topic: string, raw: Buffer): Promise<void> | void {
@@ -88,7 +113,7 @@ export async function startGatewayLink(
         const st = Status.safeParse(payload);
         if (!st.success || st.data.gateway_id !== t.gatewayId)
           return log.warn({ topic }, "invalid status dropped");
-        return applyStatus(db, st.data, clock.now());
+        return onStatus(st.data);
       }
       default:
         return;
@@ -124,6 +149,8 @@ export async function startGatewayLink(
   );
   log.info({ broker: cfg.brokerUrl }, "gateway link connected");
 
+  /** The map version this process last published per gateway. */
+  const published = new Map<string, string>();
   async function publishDeviceMaps(gatewayIds?: string[]) {
     for (const id of gatewayIds ?? (await allGatewayIds(db))) {
       const map = await deviceMapFor(db, id);
@@ -131,10 +158,21 @@ export async function startGatewayLink(
         qos: 1,
         retain: true,
       });
+      published.set(id, map.version);
     }
   }
   // Retained, so a gateway that connects later (or reconnects with a clean session) gets its map at once.
   await publishDeviceMaps();
+  // A manifest applied while the cloud runs (by the CLI, or another replica) records each gateway's new
+  // map version in the store; every replica publishes what changed, so running gateways take it at once.
+  const watcher = watchDeviceMaps({
+    db,
+    clock,
+    log,
+    everyMs: cfg.mapPollMs ?? 1_000,
+    isPublished: (id, version) => published.get(id) === version,
+    publish: (ids) => publishDeviceMaps(ids),
+  });
   // After a reconnect (a broker restart loses subscriptions), gateways may have sent into the void:
   // ask each to resend what the cloud has not confirmed, instead of waiting for its periodic resend.
   client.on("connect", () => {
@@ -156,6 +194,7 @@ export async function startGatewayLink(
     publishDeviceMaps,
     client,
     async close() {
+      watcher.stop();
       await Promise.allSettled([...chains.values()]);
       await client.endAsync();
     },

@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
 import type { DeviceStateReport, HardwareEvent, Heartbeat, Status } from "../../shared/wire/messages.ts";
+import { advanceDevice, type SensorColumns } from "../commands/command-store.ts";
+import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import type { Db } from "../store/db.ts";
 
 type Tx = Pick<Db, "updateTable" | "selectFrom">;
@@ -47,30 +49,74 @@ export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> 
   });
 }
 
-/** Physical state observed by the gateway; the API state machine is moved only by commands. */
+/**
+ * Physical state observed by the gateway (ARCHITECTURE flow 6): written as the device's sensor columns;
+ * a lock reading also reconciles `state` outside a command in flight, and a state it moves is recorded
+ * with its cause (who and why, for a technician).
+ */
 export async function applyDeviceState(
-  tx: Tx,
+  tx: Tx & Pick<Db, "insertInto">,
   gatewayId: string,
   msg: DeviceStateReport,
-  now: Date,
-  log: Logger,
+  deps: { now: Date; timeouts: CommandTimeoutConfig; log: Logger },
 ) {
-  const set = {
-    ...(msg.lock_state ? { lock_state: msg.lock_state } : {}),
-    ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
-    last_seen_at: now.toISOString(),
-  };
-  const res = await tx
-    .updateTable("devices")
-    .set(set)
+  const { now, log } = deps;
+  const owned = await tx
+    .selectFrom("devices")
+    .select("id")
     .where("id", "=", msg.device_id)
     .where("gateway_id", "=", gatewayId)
     .executeTakeFirst();
-  if (res.numUpdatedRows === 0n)
+  if (!owned) {
     log.warn(
       { gateway_id: gatewayId, device_id: msg.device_id },
       "state for a device this gateway does not own",
     );
+    return;
+  }
+  const ts = now.toISOString();
+  const bit = (b: boolean | undefined) => (b === undefined ? {} : b ? 1 : 0);
+  // Not `last_seen_at`: a report may come out of the outbox long after it was observed; health comes
+  // from heartbeats alone.
+  const sensors: SensorColumns = {
+    sensors_at: ts,
+    ...(msg.lock_state ? { lock_state: msg.lock_state } : {}),
+    ...(msg.door_open !== undefined ? { door_open: bit(msg.door_open) as number } : {}),
+    ...(msg.item_present !== undefined ? { item_present: bit(msg.item_present) as number } : {}),
+    ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
+  };
+  if (!msg.lock_state) {
+    await tx.updateTable("devices").set(sensors).where("id", "=", msg.device_id).execute();
+    return;
+  }
+  const res = await advanceDevice(tx, {
+    deviceId: msg.device_id,
+    commandId: null,
+    input: { kind: "sensed", lockState: msg.lock_state },
+    now,
+    cfg: deps.timeouts,
+    sensors,
+  });
+  if (!res?.changed) return;
+  log.info(
+    { device_id: msg.device_id, from: res.from, to: res.row.state_value, cause: msg.cause },
+    "device state follows the hardware",
+  );
+  await tx
+    .insertInto("device_state_changes")
+    .values({
+      gateway_id: gatewayId,
+      seq: msg.seq,
+      device_id: msg.device_id,
+      from_value: res.from,
+      to_value: res.row.state_value,
+      lock_state: msg.lock_state,
+      cause: msg.cause,
+      detail: msg.detail,
+      observed_at: msg.observed_at,
+      received_at: ts,
+    })
+    .execute();
 }
 
 /**

@@ -34,7 +34,29 @@ function describeIssues(context: string, issues: Issue[]): { message: string; fi
       parts.push(`${base}: ${i.message}`);
     }
   }
-  return { message: parts.join("; "), fields };
+  // One value can fail several checks with the same message (a URL's protocol and host): say it once.
+  return { message: [...new Set(parts)].join("; "), fields: [...new Set(fields)] };
+}
+
+/** Router errors, raised before any route or hook runs. */
+const ROUTER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  FST_ERR_BAD_URL: { code: "ERRORS.BAD_REQUEST", message: "The URL holds a malformed percent-encoding" },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    code: "ERRORS.URI_TOO_LONG",
+    message: "A path parameter is longer than 100 characters",
+  },
+};
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot decode, or a path parameter over its length
+ * limit. No onRequest hook has run, so the correlation id header is set here.
+ */
+export function answerFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header("x-correlation-id", request.id);
+  const known = ROUTER_ERRORS[err.code];
+  if (known) return sendAppError(request, reply, new AppError(known.code, known.message));
+  request.log.error({ err }, "unhandled router error");
+  return reply.code(500).send(errorBody(request, "ERRORS.INTERNAL", "Internal server error", 500));
 }
 
 export function installErrorHandling(app: FastifyInstance) {

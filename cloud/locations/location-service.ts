@@ -1,6 +1,8 @@
-import type { LocationPatch } from "../../shared/api/location.ts";
+import { type LocationPatch, type LocationType, TAGS_MAX_COUNT } from "../../shared/api/location.ts";
 import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/clock.ts";
+import type { DeviceType } from "../../shared/domain/device-types.ts";
+import { misfitDevices } from "../../shared/domain/location-devices.ts";
 import { AppError } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
@@ -80,6 +82,25 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
     return row;
   }
 
+  /** A new type must fit the devices the location holds: a location of lockers cannot become BIKE_DOCKS. */
+  async function assertHoldsFit(locationId: string, type: LocationType) {
+    const held = await db
+      .selectFrom("devices")
+      .select("type")
+      .distinct()
+      .where("location_id", "=", locationId)
+      .execute();
+    const types = held.map((d) => d.type as DeviceType);
+    const misfits = misfitDevices(type, types);
+    if (misfits.length > 0) {
+      throw new AppError(
+        "ERRORS.VALIDATION_FAILED",
+        `body.type: a ${type} location cannot hold the location's ${misfits.join(", ")} devices`,
+        { fields: ["body.type"] },
+      );
+    }
+  }
+
   return {
     async list(principal: Principal, q: LocationQuery) {
       let rows = await db
@@ -145,6 +166,7 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
       // different fields never lose each other's changes.
       for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS; attempt++) {
         const row = await findOwned(principal, id);
+        if (patch.type !== undefined && patch.type !== row.type) await assertHoldsFit(row.id, patch.type);
         const attrs = parseLocationAttrs(row.attrs);
         let tags = JSON.parse(row.tags) as string[];
         const columns: Partial<LocationsTable> = {};
@@ -159,13 +181,10 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
               Object.assign(columns, { [field]: value });
               break;
             case "public_tags":
-              tags = applyTagChange(tags, value as { add: string[]; remove: string[] });
+              tags = applyTagChange(tags, value as TagChange, field);
               break;
             case "private_tags":
-              attrs.private_tags = applyTagChange(
-                attrs.private_tags,
-                value as { add: string[]; remove: string[] },
-              );
+              attrs.private_tags = applyTagChange(attrs.private_tags, value as TagChange, field);
               break;
             default:
               Object.assign(attrs, { [field]: value });
@@ -257,8 +276,18 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
 
 export type LocationService = ReturnType<typeof createLocationService>;
 
-function applyTagChange(tags: string[], change: { add: string[]; remove: string[] }): string[] {
+type TagChange = { add: string[]; remove: string[] };
+
+/** A change may not take a location past TAGS_MAX_COUNT tags (one that already is may still shrink). */
+function applyTagChange(tags: string[], change: TagChange, field: string): string[] {
   const next = tags.filter((t) => !change.remove.includes(t));
   for (const t of change.add) if (!next.includes(t)) next.push(t);
+  if (next.length > TAGS_MAX_COUNT && next.length > tags.length) {
+    throw new AppError(
+      "ERRORS.VALIDATION_FAILED",
+      `body.${field}: a location carries at most ${TAGS_MAX_COUNT} ${field.replace("_", " ")}`,
+      { fields: [`body.${field}`] },
+    );
+  }
   return next;
 }

@@ -4,6 +4,7 @@ import { readyState } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
 import { hashSecret, verifySecret } from "../auth/secrets.ts";
 import { DeviceAttrs } from "../devices/device-attrs.ts";
+import { recordMapVersions } from "../gateway-link/device-map.ts";
 import { LocationAttrs } from "../locations/location-attrs.ts";
 import type { Db } from "../store/db.ts";
 import type { SiteManifest } from "./manifest-schema.ts";
@@ -271,6 +272,8 @@ export async function applyManifest(
         }
       }
     }
+    // Running clouds watch these versions and publish the new maps to the gateways at once.
+    await recordMapVersions(trx);
   });
   return summary;
 }

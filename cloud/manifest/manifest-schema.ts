@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { LocationStatus, LocationType } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
+import { Uuid } from "../../shared/api/uuid.ts";
 import { DEVICE_TYPES, POWER_SAVE_STRATEGIES } from "../../shared/domain/device-types.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { LocationAttrsPatch } from "../locations/location-attrs.ts";
@@ -37,7 +38,7 @@ const Client = z.intersection(
 );
 
 const Device = z.strictObject({
-  id: z.uuid().optional().describe("Stable id; derived from the location and alias when omitted"),
+  id: Uuid.optional().describe("Stable id; derived from the location and alias when omitted"),
   alias: z.string().min(1).max(32),
   type: z.enum(DEVICE_TYPES).exclude(["GUARD"]),
   code: z.string().default(""),
@@ -53,7 +54,7 @@ const Device = z.strictObject({
 const Gateway = z.intersection(
   z.strictObject({
     id: z.string().regex(GATEWAY_ID_PATTERN, "letters, digits, '.', '_' and '-' only"),
-    guard_id: z.uuid().optional().describe("Id of the gateway's GUARD device; derived when omitted"),
+    guard_id: Uuid.optional().describe("Id of the gateway's GUARD device; derived when omitted"),
     camera: z.boolean().default(false),
     devices: z.array(Device).default([]),
     secret: z.string().optional(),
@@ -64,7 +65,7 @@ const Gateway = z.intersection(
 );
 
 const Location = z.strictObject({
-  id: z.uuid().optional().describe("Stable id; derived from the operator and code when omitted"),
+  id: Uuid.optional().describe("Stable id; derived from the operator and code when omitted"),
   code: z.string().min(1).max(32),
   label: z.string().min(1),
   type: LocationType,
@@ -86,7 +87,7 @@ const PublicArea = z.strictObject({
 });
 
 const Operator = z.strictObject({
-  id: z.uuid(),
+  id: Uuid,
   name: z.string().min(1),
   clients: z.array(Client).default([]),
   public_areas: z.array(PublicArea).default([]),

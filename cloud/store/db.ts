@@ -1,3 +1,5 @@
+import { closeSync, mkdirSync, openSync } from "node:fs";
+import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
@@ -37,6 +39,11 @@ export async function openDb(config: StoreConfig): Promise<Db> {
 }
 
 function openSqlite(file: string): Db {
+  if (file !== ":memory:") {
+    // Owner-only: the store holds secret hashes. SQLite gives its -wal and -shm files the main file's mode.
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    closeSync(openSync(file, "a", 0o600));
+  }
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");

@@ -138,6 +138,68 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "003-idempotency-keys": {
+    async up(db: Kysely<unknown>) {
+      // One row per Idempotency-Key, scoped to the caller and the route (cloud/idempotency/).
+      await db.schema
+        .createTable("idempotency_keys")
+        .addColumn("operator_id", "text", (c) => c.notNull())
+        .addColumn("client_id", "text", (c) => c.notNull())
+        .addColumn("method", "text", (c) => c.notNull())
+        .addColumn("route", "text", (c) => c.notNull())
+        .addColumn("idempotency_key", "text", (c) => c.notNull())
+        .addColumn("request_hash", "text", (c) => c.notNull())
+        .addColumn("state", "text", (c) => c.notNull())
+        .addColumn("holder", "text", (c) => c.notNull())
+        .addColumn("lease_until", "text")
+        .addColumn("response_status", "integer")
+        .addColumn("response_headers", "text")
+        .addColumn("response_body", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("idempotency_keys_pk", [
+          "operator_id",
+          "client_id",
+          "method",
+          "route",
+          "idempotency_key",
+        ])
+        .execute();
+      await db.schema
+        .createIndex("idempotency_keys_expires")
+        .on("idempotency_keys")
+        .column("expires_at")
+        .execute();
+    },
+  },
+  "004-hardware-truth": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("devices").addColumn("door_open", "integer").execute();
+      await db.schema.alterTable("devices").addColumn("item_present", "integer").execute();
+      await db.schema.alterTable("devices").addColumn("sensors_at", "text").execute();
+      await db.schema.alterTable("gateways").addColumn("map_version", "text").execute();
+      await db.schema.alterTable("commands").addColumn("wire_request", "text").execute();
+      await db.schema
+        .createTable("device_state_changes")
+        .addColumn("gateway_id", "text", (c) => c.notNull())
+        .addColumn("seq", "integer", (c) => c.notNull())
+        .addColumn("device_id", "text", (c) => c.notNull())
+        .addColumn("from_value", "text", (c) => c.notNull())
+        .addColumn("to_value", "text", (c) => c.notNull())
+        .addColumn("lock_state", "text", (c) => c.notNull())
+        .addColumn("cause", "text", (c) => c.notNull())
+        .addColumn("detail", "text", (c) => c.notNull())
+        .addColumn("observed_at", "text", (c) => c.notNull())
+        .addColumn("received_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("device_state_changes_pk", ["gateway_id", "seq"])
+        .execute();
+      await db.schema
+        .createIndex("device_state_changes_device")
+        .on("device_state_changes")
+        .column("device_id")
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -54,6 +54,8 @@ export interface GatewaysTable {
   /** Last retained status: 1 online, 0 offline, null never heard. */
   online: number | null;
   status_at: string | null;
+  /** Version of the device map the store describes, written by the manifest; running clouds publish it. */
+  map_version: string | null;
   created_at: string;
 }
 
@@ -85,6 +87,10 @@ export interface DevicesTable {
   /** The command driving the current interim state, if any. */
   command_id: string | null;
   last_lock_command_at: string | null;
+  /** Last sensor report (1/0, null before the first): door open, item present; and when it came. */
+  door_open: number | null;
+  item_present: number | null;
+  sensors_at: string | null;
   /** JSON object: tags, comment, flags, price list, settings, bus address */
   attrs: string;
   /** Optimistic concurrency: every state write checks and bumps it. */
@@ -106,6 +112,8 @@ export interface CommandsTable {
   requested_by: string;
   /** JSON array of CommandEvent */
   events: string;
+  /** JSON of the wire CommandRequest as published, so it can be delivered again after a reconnect. */
+  wire_request: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -128,6 +136,45 @@ export interface HardwareEventsTable {
   received_at: string;
 }
 
+/** Device state changes the sensors caused (no command did): who and why, for the site's history. */
+export interface DeviceStateChangesTable {
+  gateway_id: string;
+  seq: number;
+  device_id: string;
+  from_value: string;
+  to_value: string;
+  lock_state: string;
+  /** SensorCause of the report, and its detail (a technician's name and reason). */
+  cause: string;
+  detail: string;
+  observed_at: string;
+  received_at: string;
+}
+
+/** One Idempotency-Key of one caller on one route (docs/decisions.md, HTTP). */
+export interface IdempotencyKeysTable {
+  operator_id: string;
+  client_id: string;
+  method: string;
+  /** The route's pattern, e.g. /device/v1/devices/:device_id/commands */
+  route: string;
+  idempotency_key: string;
+  /** SHA-256 of the canonical request (method, route, parameters, body) */
+  request_hash: string;
+  /** in_progress | completed */
+  state: string;
+  /** Who holds the reservation; completing, releasing and taking over compare it. */
+  holder: string;
+  /** While in progress: after this the reservation counts as abandoned. */
+  lease_until: string | null;
+  response_status: number | null;
+  /** JSON object of the response headers replayed with the body */
+  response_headers: string | null;
+  response_body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   operators: OperatorsTable;
   api_clients: ApiClientsTable;
@@ -139,4 +186,6 @@ export interface Database {
   commands: CommandsTable;
   applied_seqs: AppliedSeqsTable;
   hardware_events: HardwareEventsTable;
+  device_state_changes: DeviceStateChangesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -85,15 +85,18 @@ export class GatewayBroker extends EventEmitter<Events> {
       this.backoffMs = this.o.minReconnectMs ?? 1_000;
       this.connectedSince = this.o.clock.now().toISOString();
       this.o.log.info({ broker: this.o.url }, "broker connected");
-      // Re-announced on every connect, so a broker restart never leaves a stale retained `offline` (F5).
-      client.publish(topic("status"), this.status(true), { qos: 1, retain: true });
       client.subscribe(
         { [topic("cmd")]: { qos: 1 }, [topic("ack")]: { qos: 1 }, [topic("config")]: { qos: 1 } },
         (err) => {
-          if (err) this.o.log.error({ err: err.message }, "subscription failed");
+          // Fails only when the connection dropped meanwhile; the next connect subscribes again.
+          if (err) return this.o.log.warn({ err: err.message }, "subscription failed");
+          // Announced only once subscribed: the cloud delivers what waits for this gateway when it hears
+          // `online`, so nothing may arrive before we listen. Re-announced on every connect, so a broker
+          // restart never leaves a stale retained `offline` (F5).
+          client.publish(topic("status"), this.status(true), { qos: 1, retain: true });
+          this.emit("connected");
         },
       );
-      this.emit("connected");
     });
     client.on("close", () => {
       if (this.connectedSince) this.emit("disconnected");

@@ -33,6 +33,8 @@ export type DeviceView = {
   latch: "locked" | "unlocked" | null;
   door_open: boolean | null;
   item_present: boolean | null;
+  /** When the sensors were last read or reported (null: not since the daemon started). */
+  read_at: string | null;
   last_command: { name: string; result: string; at: string } | null;
 };
 

@@ -1,5 +1,6 @@
 import type { RunningGateway } from "../gateway.ts";
 import type { Action } from "../hardware/actuator.ts";
+import type { Reading } from "../hardware/sensor-book.ts";
 import type { ActuationResult, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
 
@@ -17,6 +18,7 @@ export function createControlApi(g: RunningGateway): ControlApi {
     if (!d) return null;
     const bus = d.bus ? g.buses.find((b) => b.cfg.boards.includes(d.bus?.board ?? -1)) : undefined;
     const last = g.commandLog.lastFor(d.device_id);
+    const live = g.sensors.get(d.device_id);
     return {
       device_id: d.device_id,
       alias: d.alias,
@@ -25,9 +27,10 @@ export function createControlApi(g: RunningGateway): ControlApi {
       board: d.bus?.board ?? null,
       channel: d.bus?.channel ?? null,
       reachable: d.bus ? (bus?.monitor.isReachable(d.bus.board) ?? false) : true,
-      latch: null,
-      door_open: null,
-      item_present: null,
+      latch: live.latch,
+      door_open: live.door_open,
+      item_present: live.item_present,
+      read_at: live.read_at,
       last_command: last
         ? {
             name: last.name,
@@ -38,17 +41,18 @@ export function createControlApi(g: RunningGateway): ControlApi {
     };
   }
 
-  async function act(alias: string, action: Action): Promise<ActuationResult> {
+  async function act(alias: string, action: Action): Promise<ActuationResult & { sensors: Reading | null }> {
     const d = g.registry.byAliasName(alias);
     if (!d)
       throw new ControlError(CONTROL_ERROR.deviceNotFound, `no device with alias ${alias} on this gateway`);
-    const t0 = Date.now();
+    const t0 = performance.now();
     const o = await g.actuator.run(d, action);
     return {
       ok: o.ok,
       result: o.ok ? "ok" : o.reason,
       latch: o.lockState === null ? null : o.lockState === "LOCKED" ? "locked" : "unlocked",
-      ms: Date.now() - t0,
+      ms: Math.round(performance.now() - t0),
+      sensors: o.sensors,
     };
   }
 
@@ -94,25 +98,18 @@ export function createControlApi(g: RunningGateway): ControlApi {
     },
 
     async device(alias) {
-      const v = view(alias);
-      if (!v?.board || !v.channel) return v;
       const d = g.registry.byAliasName(alias);
-      const bus = g.buses.find((b) => b.cfg.name === v.bus);
-      if (!d?.bus || !bus) return v;
-      try {
-        const st = await bus.client.request({ kind: "status", addr: d.bus.board, channel: d.bus.channel });
-        if (st.kind === "status_reply")
-          return { ...v, latch: st.latch, door_open: st.doorOpen, item_present: st.itemPresent };
-      } catch {
-        // unreachable board: the view says so already
-      }
-      return v;
+      // A fresh reading; a change it finds goes to the cloud like any other.
+      if (d) await g.reconciler.readDevice(d, "sweep");
+      return view(alias);
     },
 
     async actuate(alias, action, who, why) {
-      const result = await act(alias, action);
+      const { sensors, ...result } = await act(alias, action);
       const d = g.registry.byAliasName(alias);
-      // Recorded locally and reported to the cloud: a technician's action is part of the site's history.
+      const detail = `${action} by ${who}: ${why} (${result.result})`;
+      // Recorded locally and reported to the cloud: a technician's action is part of the site's history,
+      // and the device's state there follows what the latch now holds.
       record.run(now().toISOString(), who, why, alias, action, result.result);
       if (d) {
         g.outbox.append({
@@ -120,33 +117,31 @@ export function createControlApi(g: RunningGateway): ControlApi {
           device_id: d.device_id,
           source: "parkctl",
           event: action === "lock" ? "latch_locked" : "latch_unlocked",
-          detail: `${action} by ${who}: ${why} (${result.result})`,
+          detail,
         });
-        if (result.latch)
-          g.outbox.append({
-            type: "device_state",
-            device_id: d.device_id,
-            lock_state: result.latch === "locked" ? "LOCKED" : "UNLOCKED",
-          });
+        if (sensors) g.sensors.record(d, sensors, "technician", { detail, always: true });
       }
       return result;
     },
 
     async testCycle(alias, who) {
       const steps: (ActuationResult & { step: string })[] = [];
+      let last: Reading | null = null;
       for (const step of ["unlock", "status", "lock", "status"] as const) {
-        const r = await act(alias, step);
+        const { sensors, ...r } = await act(alias, step);
         steps.push({ ...r, step });
+        last = sensors ?? last;
         if (!r.ok) break;
       }
-      record.run(
-        now().toISOString(),
-        who,
-        "test cycle",
-        alias,
-        "test-cycle",
-        steps.every((s) => s.ok) ? "ok" : "failed",
-      );
+      const outcome = steps.every((s) => s.ok) ? "ok" : "failed";
+      record.run(now().toISOString(), who, "test cycle", alias, "test-cycle", outcome);
+      // Where the cycle left the latch is what the cloud must show (it may have stopped half-way).
+      const d = g.registry.byAliasName(alias);
+      if (d && last)
+        g.sensors.record(d, last, "technician", {
+          detail: `test-cycle by ${who} (${outcome})`,
+          always: true,
+        });
       return { alias, steps };
     },
 

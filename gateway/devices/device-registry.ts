@@ -30,6 +30,11 @@ export class DeviceRegistry {
     return [...this.byId.values()];
   }
 
+  /** The device wired to one channel of a board, if any. */
+  onChannel(board: number, channel: number): MappedDevice | undefined {
+    return this.all().find((d) => d.bus?.board === board && d.bus.channel === channel);
+  }
+
   /** Devices behind one board (a board that stops answering takes all of them down). */
   onBoard(board: number): MappedDevice[] {
     return this.all().filter((d) => d.bus?.board === board);

@@ -1,18 +1,42 @@
 import type { Logger } from "pino";
 import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
-import type { DeviceRegistry } from "../devices/device-registry.ts";
+import type { DeviceRegistry, MappedDevice } from "../devices/device-registry.ts";
+import type { Reading, SensorBook } from "../hardware/sensor-book.ts";
 import type { Outbox } from "../store/outbox.ts";
 
+type BoardEvent = Extract<BoardMessage, { kind: "event" }>;
+
+const READING: Partial<Record<BoardEvent["event"], Reading>> = {
+  latch_locked: { latch: "locked" },
+  latch_unlocked: { latch: "unlocked" },
+  door_opened: { door_open: true },
+  door_closed: { door_open: false },
+  item_inserted: { item_present: true },
+  item_removed: { item_present: false },
+};
+
+export const isDoor = (d: MappedDevice) => d.type === "BIKE_HOUSE_DOOR" || d.type === "DOOR";
+
 /**
- * Unsolicited board events (flow 5): every one goes up through the durable outbox as a hardware event,
- * and a latch that moved by itself (by hand, or a door's hold timer) also reports the new lock state.
+ * Unsolicited board events (flow 5): every one goes up through the durable outbox as a hardware event;
+ * what it says about a device's sensors (a latch turned by hand, a door, an item) goes to the sensor
+ * book, which reports the change so the cloud's state follows the hardware. A door lock is engaged again
+ * as soon as its door closes; a board that reset is read again, since its channels may have changed.
  */
-export function reportBoardEvent(
-  o: { outbox: Outbox; registry: DeviceRegistry; log: Logger; busName: string },
-  e: Extract<BoardMessage, { kind: "event" }>,
+export function handleBoardEvent(
+  o: {
+    outbox: Outbox;
+    registry: DeviceRegistry;
+    sensors: SensorBook;
+    log: Logger;
+    busName: string;
+    relockDoor: (device: MappedDevice) => void;
+    readBoard: (addr: number) => void;
+  },
+  e: BoardEvent,
 ): void {
-  const device = o.registry.all().find((d) => d.bus?.board === e.addr && d.bus.channel === e.channel) ?? null;
+  const device = o.registry.onChannel(e.addr, e.channel) ?? null;
   o.log.info(
     { bus: o.busName, addr: e.addr, channel: e.channel, event: e.event, device: device?.alias },
     "board event",
@@ -24,11 +48,13 @@ export function reportBoardEvent(
     event: e.event as HardwareEvent["event"],
     detail: "",
   });
-  if (device && (e.event === "latch_locked" || e.event === "latch_unlocked")) {
-    o.outbox.append({
-      type: "device_state",
-      device_id: device.device_id,
-      lock_state: e.event === "latch_locked" ? "LOCKED" : "UNLOCKED",
-    });
+  if (e.event === "reset") {
+    o.readBoard(e.addr);
+    return;
   }
+  const reading = READING[e.event];
+  if (!device || !reading) return;
+  o.sensors.record(device, reading, "hardware_event");
+  if (e.event === "door_closed" && isDoor(device) && o.sensors.get(device.device_id).latch === "unlocked")
+    o.relockDoor(device);
 }

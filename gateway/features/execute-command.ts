@@ -5,6 +5,7 @@ import type { Clock } from "../../shared/clock.ts";
 import type { CommandRequest } from "../../shared/wire/messages.ts";
 import type { DeviceRegistry } from "../devices/device-registry.ts";
 import type { Action, Actuator, Outcome } from "../hardware/actuator.ts";
+import type { SensorBook } from "../hardware/sensor-book.ts";
 import type { Camera } from "../ports.ts";
 import type { CommandLog } from "../store/command-log.ts";
 import type { GatewayDb } from "../store/open-db.ts";
@@ -17,6 +18,7 @@ export type ExecutorDeps = {
   camera: Camera | null;
   commandLog: CommandLog;
   outbox: Outbox;
+  sensors: SensorBook;
   clock: Clock;
   log: Logger;
   stateDir: string;
@@ -35,9 +37,18 @@ const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
  * before is never actuated again — its outcome is reported again instead (S31, F8). A command past its
  * deadline is refused, never actuated late (F7). Taking a command and reporting RECEIVED commit together,
  * as do the outcome and its report, so a crash can lose neither.
+ *
+ * Commands for one device run one after the other. A force command names the command it supersedes:
+ * if that one has not started it never will (it ends ERROR "superseded"); if it has not even arrived it
+ * is refused when it does; if it already ran, its outcome is reported as it happened.
  */
 export function createCommandExecutor(d: ExecutorDeps) {
   const inFlight = new Set<string>();
+  /** The tail of each device's queue of commands. */
+  const queues = new Map<string, Promise<void>>();
+  /** Commands taken but not started that a later command superseded: id → the superseding command. */
+  const superseded = new Map<string, string>();
+  const started = new Set<string>();
 
   function report(
     req: Pick<CommandRequest, "command_id" | "device_id">,
@@ -57,6 +68,12 @@ export function createCommandExecutor(d: ExecutorDeps) {
 
   const finish = d.db.transaction((req: CommandRequest, o: Outcome, known: boolean) => {
     const at = d.clock.now().toISOString();
+    const device = d.registry.get(req.device_id);
+    if (device && o.sensors) {
+      // A sync-device reading goes up as a reading; a movement's latch travels in the command's own report.
+      if (req.name === "sync-device") d.sensors.record(device, o.sensors, "sync", { always: true });
+      else d.sensors.note(device, o.sensors);
+    }
     if (!known)
       d.commandLog.record({
         command_id: req.command_id,
@@ -80,23 +97,77 @@ export function createCommandExecutor(d: ExecutorDeps) {
     report(req, "RECEIVED");
   });
 
+  /**
+   * Marks the command a force command takes over. One not yet started is skipped when its turn comes;
+   * one not yet arrived is recorded as refused, so it is never actuated when it does arrive.
+   */
+  const supersede = d.db.transaction((oldId: string, by: CommandRequest) => {
+    const seen = d.commandLog.get(oldId);
+    if (!seen) {
+      const at = d.clock.now().toISOString();
+      d.commandLog.record({
+        command_id: oldId,
+        device_id: by.device_id,
+        name: "unknown",
+        state: "RECEIVED",
+        at,
+      });
+      d.commandLog.finish(oldId, "ERROR", `superseded by ${by.name} before it arrived`, null, at);
+    } else if (seen.state === "RECEIVED" && !started.has(oldId)) {
+      superseded.set(oldId, by.name);
+    }
+  });
+
   async function perform(req: CommandRequest): Promise<Outcome> {
     const device = d.registry.get(req.device_id);
-    if (!device) return { ok: false, reason: "device unknown to this gateway", lockState: null };
+    if (!device)
+      return {
+        ok: false,
+        reason: `device ${req.device_id} is not driven by this gateway (device map ${d.registry.version ?? "none"})`,
+        lockState: null,
+        sensors: null,
+      };
     const action = ACTION_OF[req.name];
     if (action) return d.actuator.run(device, action);
     if (req.name === "sync-device")
       return d.actuator.run(device, req.params.power_cycle ? "power_cycle" : "status");
     if (req.name === "take-photo") {
       if (!d.camera || !device.has_camera)
-        return { ok: false, reason: "no camera on this device", lockState: null };
+        return { ok: false, reason: "no camera on this device", lockState: null, sensors: null };
       const photo = await d.camera.capture();
       const dir = path.join(d.stateDir, "photos");
       mkdirSync(dir, { recursive: true });
       writeFileSync(path.join(dir, `${req.command_id}.jpg`), photo.bytes);
-      return { ok: true, reason: `photo taken (${photo.bytes.length} bytes)`, lockState: null };
+      return {
+        ok: true,
+        reason: `photo taken (${photo.bytes.length} bytes)`,
+        lockState: null,
+        sensors: null,
+      };
     }
-    return { ok: false, reason: `${req.name} is not a hardware command`, lockState: null };
+    return { ok: false, reason: `${req.name} is not a hardware command`, lockState: null, sensors: null };
+  }
+
+  /** Waits for the device's earlier commands, then runs this one unless it was superseded meanwhile. */
+  async function runInTurn(req: CommandRequest): Promise<Outcome> {
+    const before = queues.get(req.device_id) ?? Promise.resolve();
+    let done = () => {};
+    const mine = new Promise<void>((r) => (done = r));
+    const tail = before.then(() => mine);
+    queues.set(req.device_id, tail);
+    try {
+      await before;
+      const by = superseded.get(req.command_id);
+      if (by)
+        return { ok: false, reason: `superseded by ${by}; not executed`, lockState: null, sensors: null };
+      started.add(req.command_id);
+      return await perform(req);
+    } finally {
+      superseded.delete(req.command_id);
+      started.delete(req.command_id);
+      done();
+      if (queues.get(req.device_id) === tail) queues.delete(req.device_id);
+    }
   }
 
   return {
@@ -120,6 +191,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
             ok: false,
             reason: "the command arrived after its deadline and was not executed",
             lockState: null,
+            sensors: null,
           },
           false,
         );
@@ -127,12 +199,18 @@ export function createCommandExecutor(d: ExecutorDeps) {
       }
       inFlight.add(req.command_id);
       try {
+        if (req.supersedes) supersede(req.supersedes, req);
         take(req);
         let outcome: Outcome;
         try {
-          outcome = await perform(req);
+          outcome = await runInTurn(req);
         } catch (err) {
-          outcome = { ok: false, reason: `gateway error: ${(err as Error).message}`, lockState: null };
+          outcome = {
+            ok: false,
+            reason: `gateway error: ${(err as Error).message}`,
+            lockState: null,
+            sensors: null,
+          };
         }
         finish(req, outcome, true);
         d.onFinished?.(req.name, outcome.ok);
@@ -156,7 +234,12 @@ export function createCommandExecutor(d: ExecutorDeps) {
       for (const c of open) {
         finish(
           c,
-          { ok: false, reason: "interrupted by a gateway restart; the result is unknown", lockState: null },
+          {
+            ok: false,
+            reason: "interrupted by a gateway restart; the result is unknown",
+            lockState: null,
+            sensors: null,
+          },
           true,
         );
       }

@@ -3,11 +3,18 @@ import type { LatchResult } from "../../shared/protocol/lock-bus/constants.ts";
 import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
 import type { MappedDevice } from "../devices/device-registry.ts";
 import { BusError, type LockBusClient } from "../lock-bus/lock-bus-client.ts";
-import type { GpioBank } from "../ports.ts";
+import type { GpioDoors } from "./gpio-doors.ts";
+import type { Reading } from "./sensor-book.ts";
 
 export type Action = "lock" | "unlock" | "status" | "power_cycle";
 
-export type Outcome = { ok: boolean; reason: string; lockState: "LOCKED" | "UNLOCKED" | null };
+export type Outcome = {
+  ok: boolean;
+  reason: string;
+  lockState: "LOCKED" | "UNLOCKED" | null;
+  /** What the hardware said about the device's sensors along the way (nothing when it did not answer). */
+  sensors: Reading | null;
+};
 
 const RESULT_REASON: Record<LatchResult, string> = {
   ok: "",
@@ -19,30 +26,25 @@ const RESULT_REASON: Record<LatchResult, string> = {
 
 const lockStateOf = (latch: "locked" | "unlocked") => (latch === "locked" ? "LOCKED" : "UNLOCKED");
 
+const failed = (reason: string): Outcome => ({ ok: false, reason, lockState: null, sensors: null });
+
 /**
- * Moves one device's hardware (flow 1, step 4): a lock-bus channel for lockers, docks and bus-wired
- * door locks; a pulse on the door's strike line for GPIO-wired doors.
+ * Moves or reads one device's hardware (flow 1, step 4): a lock-bus channel for lockers, docks and
+ * bus-wired door locks; the strike and contact lines for GPIO-wired doors.
  */
 export class Actuator {
   constructor(
     private readonly busFor: (device: MappedDevice) => LockBusClient | null,
-    private readonly gpio: GpioBank,
+    private readonly doors: GpioDoors,
     private readonly clock: Clock,
     private readonly doorReleaseS: number,
   ) {}
 
   async run(device: MappedDevice, action: Action): Promise<Outcome> {
     const isDoor = device.type === "BIKE_HOUSE_DOOR" || device.type === "DOOR";
-    if (!device.bus) {
-      if (isDoor && action === "unlock") return this.pulseStrike(device);
-      return {
-        ok: false,
-        reason: `device ${device.alias} is not wired to this gateway's lock bus`,
-        lockState: null,
-      };
-    }
+    if (!device.bus) return this.gpioDoor(device, action);
     const bus = this.busFor(device);
-    if (!bus) return { ok: false, reason: `no bus has lock board ${device.bus.board}`, lockState: null };
+    if (!bus) return failed(`no bus has lock board ${device.bus.board}`);
     const { board: addr, channel } = device.bus;
     try {
       switch (action) {
@@ -61,7 +63,7 @@ export class Actuator {
           return this.result(await bus.request({ kind: "status", addr, channel }));
       }
     } catch (err) {
-      if (err instanceof BusError) return { ok: false, reason: err.message, lockState: null };
+      if (err instanceof BusError) return failed(err.message);
       throw err;
     }
   }
@@ -69,27 +71,38 @@ export class Actuator {
   private result(reply: BoardMessage): Outcome {
     if (reply.kind === "status_reply") {
       const ok = !reply.jammed;
-      return { ok, reason: ok ? "" : RESULT_REASON.jammed, lockState: lockStateOf(reply.latch) };
+      return {
+        ok,
+        reason: ok ? "" : RESULT_REASON.jammed,
+        lockState: lockStateOf(reply.latch),
+        sensors: { latch: reply.latch, door_open: reply.doorOpen, item_present: reply.itemPresent },
+      };
     }
     if (reply.kind === "lock_result" || reply.kind === "unlock_result") {
       return {
         ok: reply.result === "ok",
         reason: RESULT_REASON[reply.result],
         lockState: lockStateOf(reply.latch),
+        sensors: { latch: reply.latch, ...(reply.result === "door_open" ? { door_open: true } : {}) },
       };
     }
-    return { ok: false, reason: `unexpected reply ${reply.kind}`, lockState: null };
+    return failed(`unexpected reply ${reply.kind}`);
   }
 
-  private pulseStrike(device: MappedDevice): Outcome {
-    let line: ReturnType<GpioBank["line"]>;
-    try {
-      line = this.gpio.line(`door_strike:${device.alias}`);
-    } catch {
-      return { ok: false, reason: `no door strike line configured for ${device.alias}`, lockState: null };
-    }
-    line.write(true);
-    this.clock.setTimer(this.doorReleaseS * 1000, () => line.write(false));
-    return { ok: true, reason: "", lockState: "UNLOCKED" };
+  private gpioDoor(device: MappedDevice, action: Action): Outcome {
+    if (!this.doors.has(device.device_id))
+      return failed(
+        `device ${device.alias} is wired neither to this gateway's lock bus nor to a door strike`,
+      );
+    if (action === "unlock") this.doors.release(device.device_id);
+    else if (action === "lock" || action === "power_cycle")
+      return failed(`door ${device.alias} locks by itself when it closes; it takes only unlock`);
+    const sensors = this.doors.read(device.device_id);
+    return {
+      ok: true,
+      reason: "",
+      lockState: sensors?.latch ? lockStateOf(sensors.latch) : null,
+      sensors,
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import type { LockBusClient } from "../lock-bus/lock-bus-client.ts";
@@ -14,8 +15,10 @@ export type BoardHealth = {
  * Knows which boards on a bus answer: pings each one every `pollMs`. A board is reachable while it
  * answered its last ping; when every board on an open bus stops answering for `recycleAfter` rounds
  * the link is recycled (closed and reopened), since a wedged USB adapter looks exactly like that.
+ * Emits `board_back` when a board answers after it was unreachable (or for the first time): whatever
+ * happened to its channels meanwhile has to be read again.
  */
-export class BusMonitor {
+export class BusMonitor extends EventEmitter<{ board_back: [number] }> {
   private readonly boards = new Map<number, BoardHealth>();
   private timer: TimerHandle | null = null;
   private silentRounds = 0;
@@ -25,6 +28,7 @@ export class BusMonitor {
     addresses: number[],
     private readonly o: { clock: Clock; log: Logger; pollMs: number; recycleAfter?: number },
   ) {
+    super();
     for (const addr of addresses)
       this.boards.set(addr, { addr, reachable: false, last_seen: null, firmware: null, channels: null });
     bus.on("event", (e) => this.seen(e.addr));
@@ -37,8 +41,10 @@ export class BusMonitor {
   seen(addr: number): void {
     const b = this.boards.get(addr);
     if (!b) return;
+    const back = !b.reachable;
     b.reachable = true;
     b.last_seen = this.o.clock.now().toISOString();
+    if (back) this.emit("board_back", addr);
   }
 
   health(): BoardHealth[] {

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 
@@ -42,8 +42,12 @@ const MIGRATIONS: string[] = [
  * outbox event, a command taken): it must survive a power cut the moment the write returns.
  */
 export function openGatewayDb(stateDir: string): GatewayDb {
-  mkdirSync(stateDir, { recursive: true });
-  const db = new Database(path.join(stateDir, "gateway.db"));
+  // Owner-only: the state holds commands and outbox events. SQLite gives its -wal and -shm files the main
+  // file's mode.
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const file = path.join(stateDir, "gateway.db");
+  closeSync(openSync(file, "a", 0o600));
+  const db = new Database(file);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");

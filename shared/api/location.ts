@@ -14,6 +14,7 @@ export const LOCATION_TYPES = [
   "SCOOTER_RENTALS",
 ] as const;
 export const LocationType = z.enum(LOCATION_TYPES);
+export type LocationType = z.infer<typeof LocationType>;
 
 export const LOCATION_STATUSES = [
   "IN_HOUSE",
@@ -141,10 +142,25 @@ export const LocationList = z
   .object({ data: z.array(Location), uri: z.string() })
   .meta({ id: "LocationList" });
 
+/** Tag limits (docs/decisions.md: Locations). */
+export const TAG_MAX_LENGTH = 64;
+/** Items in one `add` or `remove` list, and public or private tags a location may carry. */
+export const TAGS_MAX_COUNT = 50;
+
+const Tag = z.string().min(1).max(TAG_MAX_LENGTH);
 const TagChange = z.strictObject({
-  add: z.array(z.string().min(1)).default([]),
-  remove: z.array(z.string().min(1)).default([]),
+  add: z.array(Tag).max(TAGS_MAX_COUNT).default([]),
+  remove: z.array(Tag).max(TAGS_MAX_COUNT).default([]),
 });
+
+const NonBlank = z.string().regex(/\S/, "must not be empty");
+const URL_RULE = "must be an https:// URL with a host name, or empty";
+/** Shown to end users as a link: https only, to a named host, so no `javascript:` or plain-http URL. */
+const HttpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain, error: URL_RULE });
+const EMAIL_RULE = "must be an e-mail address, or empty";
+/** An empty string clears the field. */
+const orEmpty = <T extends z.ZodType<string>>(schema: T, error: string) =>
+  z.union([z.literal(""), schema], { error });
 
 /**
  * PATCH body (spec: Endpoints → Location). Strict: an unknown or read-only field is a 400 naming it.
@@ -152,7 +168,7 @@ const TagChange = z.strictObject({
  */
 export const LocationPatch = z
   .strictObject({
-    code: z.string().min(1),
+    code: NonBlank,
     city: z.string(),
     latitude: z.number().min(-90).max(90),
     longitude: z.number().min(-180).max(180),
@@ -162,7 +178,7 @@ export const LocationPatch = z
     app_parking: z.boolean(),
     state: z.string(),
     address: z.string(),
-    label: z.string(),
+    label: NonBlank,
     free_parking_hours: z.number().min(0),
     e_charging: z.boolean(),
     district: z.string(),
@@ -170,13 +186,13 @@ export const LocationPatch = z
     support_phone: z.string(),
     description: z.string(),
     type: LocationType,
-    terms_url: z.string(),
+    terms_url: orEmpty(HttpsUrl, URL_RULE),
     icon_type: z.string(),
     generation: z.string(),
     auto_restarts_enabled: z.boolean(),
     power_save_strategy: z.string(),
     use_case: z.string(),
-    support_email: z.string(),
+    support_email: orEmpty(z.email({ error: EMAIL_RULE }), EMAIL_RULE),
     max_user_sessions: z.number().int().min(0),
     region: z.string(),
     owner_id: z.string(),

@@ -75,6 +75,23 @@ describe("device state: bookings", () => {
       expect(next(L, state("BOOKED", iso(HOUR)), cmd(name), 5)).toEqual(state("UNLOCKED", null, null, 5));
     },
   );
+
+  it("force-cancel-booking bypasses the state checks: without a booking it changes nothing", () => {
+    for (const s of [state("UNLOCKED"), state("LOCKED"), state("UNLOCKING", iso(HOUR), stable("LOCKED"))]) {
+      expect(apply(L, s, cmd("force-cancel-booking"), 5)).toEqual({
+        refused: false,
+        changed: false,
+        state: s,
+      });
+    }
+  });
+
+  it("force-cancel-booking under a lock in flight cancels the booking the lock would return to", () => {
+    const allocated = next(L, state("BOOKED", iso(HOUR)), cmd("lock"), 0);
+    const r = apply(L, allocated, cmd("force-cancel-booking"), 5);
+    expect(r.state).toEqual({ ...allocated, restore: stable("UNLOCKED") });
+    expect(next(L, r.state, FAILED, 6)).toEqual(state("UNLOCKED", null, null, 6));
+  });
 });
 
 describe("device state: lock and unlock", () => {
@@ -109,7 +126,10 @@ describe("device state: lock and unlock", () => {
 
   it("an unlock goes through UNLOCKING to UNLOCKED, with no timeout on a locker", () => {
     const unlocking = next(L, state("LOCKED"), cmd("unlock"), 1_000);
-    expect(unlocking).toEqual(state("UNLOCKING", iso(1_000 + T.deliveryMs), stable("LOCKED"), 1_000));
+    // UNLOCKING carries the hardware confirmation window, which ends at the latest after delivery.
+    expect(unlocking).toEqual(
+      state("UNLOCKING", iso(1_000 + T.deliveryMs + T.hardwareMs), stable("LOCKED"), 1_000),
+    );
     const received = next(L, unlocking, { kind: "received", name: "unlock" }, 2_000);
     expect(received).toEqual(state("UNLOCKING", iso(2_000 + T.hardwareMs), stable("LOCKED"), 2_000));
     expect(next(L, received, { kind: "confirmed", name: "unlock" }, 3_000)).toEqual(
@@ -168,9 +188,65 @@ describe("device state: doors use inverted logic", () => {
     expect(next("door", unlocking, FAILED, 2_000)).toEqual(state("UNLOCKED", iso(5_000), null, 2_000));
   });
 
+  it("a released door whose lock still reads unlocked (held open) waits for the sensors", () => {
+    const released = state("UNLOCKED", iso(5_000), null, 1_000);
+    const held = next("door", released, { kind: "expired", lockState: "UNLOCKED" }, 5_000);
+    expect(held).toEqual(state("UNLOCKED", null, null, 1_000));
+    expect(next("door", held, { kind: "sensed", lockState: "LOCKED" }, 9_000)).toEqual(
+      state("LOCKED", null, null, 9_000),
+    );
+    expect(next("door", released, { kind: "expired", lockState: "LOCKED" }, 5_000).value).toBe("LOCKED");
+  });
+
   it("a locker or dock is ready when UNLOCKED and never re-locks on its own", () => {
     expect(readyState(L)).toBe("UNLOCKED");
     expect(apply(L, state("UNLOCKED"), EXPIRED, 10 * HOUR).changed).toBe(false);
+  });
+});
+
+describe("device state: the sensors are the truth", () => {
+  const sensed = (lockState: "LOCKED" | "UNLOCKED"): DeviceInput => ({ kind: "sensed", lockState });
+
+  it("a locking device found locked is LOCKED, even if it was free or booked", () => {
+    for (const s of [state("UNLOCKED"), state("BOOKED", iso(HOUR))]) {
+      expect(next(L, s, sensed("LOCKED"), 7)).toEqual(state("LOCKED", null, null, 7));
+    }
+  });
+
+  it("a locking device found unlocked is UNLOCKED (available)", () => {
+    expect(next(L, state("LOCKED"), sensed("UNLOCKED"), 7)).toEqual(state("UNLOCKED", null, null, 7));
+  });
+
+  it("a reading that agrees changes nothing", () => {
+    for (const [s, lock] of [
+      [state("LOCKED"), "LOCKED"],
+      [state("UNLOCKED"), "UNLOCKED"],
+      [state("BOOKED", iso(HOUR)), "UNLOCKED"],
+    ] as const) {
+      expect(apply(L, s, sensed(lock), 7)).toEqual({ refused: false, changed: false, state: s });
+    }
+  });
+
+  it("during a command in flight the sensors do not move the state: the outcome settles it", () => {
+    for (const s of [
+      state("ALLOCATED", iso(10_000), stable("UNLOCKED")),
+      state("LOCKING", iso(20_000), stable("UNLOCKED")),
+      state("UNLOCKING", iso(20_000), stable("LOCKED")),
+    ]) {
+      for (const lock of ["LOCKED", "UNLOCKED"] as const)
+        expect(apply(L, s, sensed(lock), 7).changed).toBe(false);
+    }
+  });
+
+  it("a door follows its lock, and a door found released does not predict its re-lock", () => {
+    expect(next("door", state("LOCKED"), sensed("UNLOCKED"), 7)).toEqual(state("UNLOCKED", null, null, 7));
+    expect(next("door", state("UNLOCKED", iso(HOUR)), sensed("LOCKED"), 8)).toEqual(
+      state("LOCKED", null, null, 8),
+    );
+  });
+
+  it("a GUARD's state means nothing and does not follow sensors", () => {
+    expect(apply("guard", state("UNLOCKED"), sensed("LOCKED"), 7).changed).toBe(false);
   });
 });
 
@@ -191,7 +267,9 @@ describe("device state: force commands and refusals", () => {
     const s = SAMPLES[value];
     const to = name === "force-lock" ? "LOCKING" : "UNLOCKING";
     const restore = s.restore ?? stable(s.value, s.timeout_at);
-    expect(next(L, s, cmd(name), 1_000)).toEqual(state(to, iso(1_000 + T.deliveryMs), restore, 1_000));
+    expect(next(L, s, cmd(name), 1_000)).toEqual(
+      state(to, iso(1_000 + T.deliveryMs + T.hardwareMs), restore, 1_000),
+    );
   });
 
   // "family:state:command" cases that must be refused.
@@ -232,6 +310,14 @@ describe("device state properties", () => {
     { arbitrary: nameArb.map((name): DeviceInput => ({ kind: "confirmed", name })), weight: 2 },
     { arbitrary: fc.constant(FAILED), weight: 1 },
     { arbitrary: fc.constant(EXPIRED), weight: 3 },
+    {
+      arbitrary: fc
+        .constantFrom("LOCKED" as const, "UNLOCKED" as const)
+        .chain((lockState) =>
+          fc.constantFrom<DeviceInput>({ kind: "sensed", lockState }, { kind: "expired", lockState }),
+        ),
+      weight: 2,
+    },
   );
   const stepArb = fc.record({
     input: inputArb,
@@ -305,10 +391,10 @@ describe("device state properties", () => {
     });
   });
 
-  it("changed_at never goes backwards and is stamped with now on every change", () => {
+  it("changed_at never goes backwards and is stamped with now whenever the value changes", () => {
     check(({ prev, r, now }) => {
       if (r.refused || !r.changed) return;
-      expect(r.state.changed_at).toBe(iso(now));
+      if (r.state.value !== prev.value) expect(r.state.changed_at).toBe(iso(now));
       expect(Date.parse(r.state.changed_at)).toBeGreaterThanOrEqual(Date.parse(prev.changed_at));
     });
   });

@@ -6,6 +6,9 @@
  * deadline in `timeout_at` and remembers in `restore` the stable state to return to if its command fails.
  * Doors use inverted logic: LOCKED is their ready state; UNLOCKED is the released lock, which re-locks
  * when its `timeout_at` passes.
+ *
+ * The hardware is the truth (ARCHITECTURE flow 6): outside a command in flight, `state` follows the last
+ * sensor report (`sensed`); during one, the command's outcome settles it.
  */
 import type { CommandName, DeviceFamily } from "./device-types.ts";
 
@@ -30,8 +33,10 @@ export type DeviceState = {
   restore: StableState | null;
 };
 
+export type LockState = "LOCKED" | "UNLOCKED";
+
 export type DeviceTimeouts = {
-  /** Window for the gateway to take a command (ALLOCATED, and UNLOCKING before RECEIVED). */
+  /** Window for the gateway to take a command (ALLOCATED). */
   deliveryMs: number;
   /** Window for the hardware to confirm once the gateway has the command (LOCKING, UNLOCKING). */
   hardwareMs: number;
@@ -50,8 +55,13 @@ export type DeviceInput =
   | { kind: "confirmed"; name: CommandName }
   /** The command ended in ERROR: go back to the remembered stable state. */
   | { kind: "failed" }
-  /** `timeout_at` has passed. */
-  | { kind: "expired" };
+  /**
+   * `timeout_at` has passed. `lockState` is the last sensor report: a released door whose lock still
+   * reads unlocked (held open) waits for the hardware to say it re-engaged instead of guessing.
+   */
+  | { kind: "expired"; lockState?: LockState | null }
+  /** The sensors report the physical lock state (a reading, or a change no command caused). */
+  | { kind: "sensed"; lockState: LockState };
 
 export type Refusal = { refused: true; code: "COMMAND_NOT_ALLOWED_IN_STATE"; message: string };
 export type Transition = { refused: false; state: DeviceState; changed: boolean };
@@ -86,6 +96,11 @@ function move(
     changed: true,
     state: { value, changed_at: now.toISOString(), timeout_at, restore },
   };
+}
+
+/** The same state value with other details changed (its `changed_at` stays: the value did not change). */
+function amend(s: DeviceState, patch: Partial<Pick<DeviceState, "timeout_at" | "restore">>): Transition {
+  return { refused: false, changed: true, state: { ...s, ...patch } };
 }
 
 function stay(s: DeviceState): Transition {
@@ -125,14 +140,34 @@ export function transitionDevice(
       if (!s.restore) return stay(s);
       return move(s.restore.value, now, s.restore.timeout_at, null);
     case "expired":
-      return onExpired(family, s, now);
+      return onExpired(family, s, now, input.lockState ?? null);
+    case "sensed":
+      return onSensed(family, s, input.lockState, now);
   }
 }
 
-function onExpired(family: DeviceFamily, s: DeviceState, now: Date): Transition {
+/**
+ * Reconciliation: a stable state that contradicts the sensors gives way to them. A locking device found
+ * locked is in use (LOCKED; a booking is over), one found unlocked is free (UNLOCKED); a door follows its
+ * lock. Interim states are left to their command, whose outcome settles any disagreement.
+ */
+function onSensed(family: DeviceFamily, s: DeviceState, lock: LockState, now: Date): Transition {
+  if (isInterim(s.value) || (family !== "locking" && family !== "door")) return stay(s);
+  if (lock === "LOCKED") return s.value === "LOCKED" ? stay(s) : move("LOCKED", now, null, null);
+  if (s.value !== "LOCKED") return stay(s);
+  // A door found released waits for the hardware to report it re-engaged: no predicted re-lock.
+  return move("UNLOCKED", now, null, null);
+}
+
+function onExpired(family: DeviceFamily, s: DeviceState, now: Date, lock: LockState | null): Transition {
   if (s.timeout_at === null || new Date(s.timeout_at).getTime() > now.getTime()) return stay(s);
   if (s.value === "BOOKED") return move("UNLOCKED", now, null, null);
-  if (s.value === "UNLOCKED" && family === "door") return move("LOCKED", now, null, null);
+  if (s.value === "UNLOCKED" && family === "door") {
+    // The release window is over, but a lock that still reads unlocked (a door held open) has not
+    // re-engaged: stay UNLOCKED until the sensors say otherwise.
+    if (lock === "UNLOCKED") return amend(s, { timeout_at: null });
+    return move("LOCKED", now, null, null);
+  }
   if (isInterim(s.value) && s.restore) {
     const back = s.restore;
     // A booking that ran out while a lock was in flight is over: go to UNLOCKED, not back to BOOKED.
@@ -152,14 +187,22 @@ function onCommand(
   bookingUntil: string | undefined,
 ): Transition | Refusal {
   const delivery = at(now, t.deliveryMs);
+  // LOCKING/UNLOCKING carry the hardware confirmation window (spec): before the gateway has taken the
+  // command that window starts at the delivery deadline at the latest.
+  const confirmation = at(now, t.deliveryMs + t.hardwareMs);
   switch (name) {
     case "book":
       if (s.value !== "UNLOCKED") return refuse(name, s);
       return move("BOOKED", now, bookingUntil ?? at(now, t.bookingMs), null);
     case "cancel-booking":
-    case "force-cancel-booking":
       if (s.value !== "BOOKED") return refuse(name, s);
       return move("UNLOCKED", now, null, null);
+    case "force-cancel-booking":
+      // Bypasses the state checks (spec): cancels a booking wherever it is, even under a lock in flight.
+      if (s.value === "BOOKED") return move("UNLOCKED", now, null, null);
+      if (s.restore?.value === "BOOKED")
+        return amend(s, { restore: { value: "UNLOCKED", timeout_at: null } });
+      return stay(s);
     case "lock":
       // The lock first holds the device as ALLOCATED so no one else can claim it (spec: Device state).
       if (s.value !== "UNLOCKED" && s.value !== "BOOKED") return refuse(name, s);
@@ -167,15 +210,15 @@ function onCommand(
     case "unlock":
       if (family === "door") {
         if (s.value !== "LOCKED" && s.value !== "UNLOCKED") return refuse(name, s);
-        return move("UNLOCKING", now, delivery, stableOf(s));
+        return move("UNLOCKING", now, confirmation, stableOf(s));
       }
       if (s.value !== "LOCKED") return refuse(name, s);
-      return move("UNLOCKING", now, delivery, stableOf(s));
+      return move("UNLOCKING", now, confirmation, stableOf(s));
     case "force-lock":
       // Force commands bypass the state checks (spec); they still remember where to go back to.
-      return move("LOCKING", now, delivery, stableOf(s));
+      return move("LOCKING", now, confirmation, stableOf(s));
     case "force-unlock":
-      return move("UNLOCKING", now, delivery, stableOf(s));
+      return move("UNLOCKING", now, confirmation, stableOf(s));
     case "sync-device":
     case "take-photo":
       return stay(s);

@@ -97,6 +97,12 @@ export function isCloudOnlyCommand(name: CommandName): boolean {
   return name === "book" || name === "cancel-booking" || name === "force-cancel-booking";
 }
 
-export function isLockOrUnlock(name: CommandName): boolean {
-  return name === "lock" || name === "unlock";
+/**
+ * Commands that reach the hardware and are throttled per device (one every few seconds): the latch
+ * commands, their force variants and sync-device, which may power-cycle the device.
+ */
+export function isThrottled(name: CommandName): boolean {
+  return (
+    name !== "book" && name !== "cancel-booking" && name !== "force-cancel-booking" && name !== "take-photo"
+  );
 }

@@ -14,3 +14,8 @@ export const GPIO_LINE_KINDS = {
 } as const;
 
 export type GpioLineKind = keyof typeof GPIO_LINE_KINDS;
+
+/** A line's configured name: `<kind>:<device or reader>` (e.g. "door_strike:north"), or the bare kind. */
+export function gpioLineName(kind: GpioLineKind, of?: string): string {
+  return of ? `${kind}:${of}` : kind;
+}

@@ -22,6 +22,11 @@ export const CommandRequest = z.object({
   issued_at: Timestamp,
   /** The gateway never actuates a command after this instant (S31, F7). */
   expires_at: Timestamp,
+  /**
+   * The command this one takes over (a force command): if the gateway has not started it yet it never
+   * will, and if it has not even arrived it is refused when it does.
+   */
+  supersedes: z.uuid().optional(),
 });
 export type CommandRequest = z.infer<typeof CommandRequest>;
 
@@ -46,12 +51,42 @@ export const CommandProgress = z.object({
 });
 export type CommandProgress = z.infer<typeof CommandProgress>;
 
+/** Why the gateway read or reports a device's sensors (kept with the state change it causes). */
+export const SENSOR_CAUSES = [
+  /** The daemon started and read the hardware. */
+  "startup",
+  /** A bus or board came back (reopened, powered up again) and was read again. */
+  "board_back",
+  /** A new device map made this gateway drive the device (or drive it differently). */
+  "device_map",
+  /** The cloud's sync-device command. */
+  "sync",
+  /** The periodic sweep found a change no event reported. */
+  "sweep",
+  /** The hardware reported a change on its own: a hand-turned latch, a door, an item. */
+  "hardware_event",
+  /** A technician acted through parkctl; `detail` says who and why. */
+  "technician",
+  /** The gateway locked a door again because it closed or its release window ran out. */
+  "door_relock",
+] as const;
+export type SensorCause = (typeof SENSOR_CAUSES)[number];
+
+/**
+ * The physical state the gateway observed (ARCHITECTURE flow 6: the hardware is the truth). The cloud
+ * keeps it as the device's `lock_state` and reconciles `state` with it outside a command in flight.
+ */
 export const DeviceStateReport = z.object({
   ...OutboxFields,
   type: z.literal("device_state"),
   device_id: z.uuid(),
   lock_state: z.enum(["LOCKED", "UNLOCKED"]).optional(),
+  door_open: z.boolean().optional(),
+  item_present: z.boolean().optional(),
   sleep_state: z.enum(["", "LIGHT_SLEEP", "DEEP_SLEEP"]).optional(),
+  cause: z.enum(SENSOR_CAUSES).default("hardware_event"),
+  /** Who and why, for a technician's action. */
+  detail: z.string().max(500).default(""),
 });
 export type DeviceStateReport = z.infer<typeof DeviceStateReport>;
 
@@ -85,6 +120,8 @@ export type HardwareEvent = z.infer<typeof HardwareEvent>;
 /** Up, `up` channel, QoS 1: anything from the outbox. */
 export const UpMessage = z.discriminatedUnion("type", [CommandProgress, DeviceStateReport, HardwareEvent]);
 export type UpMessage = z.infer<typeof UpMessage>;
+/** An up message as written, before its schema fills in defaults. */
+export type UpMessageInput = z.input<typeof UpMessage>;
 
 /** Down, `ack`: the sequence numbers the cloud has applied (so the gateway may delete them). */
 export const Ack = z.object({

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { CommandRequest as WireCommandRequest } from "../../shared/wire/messages.ts";
@@ -15,6 +15,7 @@ const DELIVERY_MS = 30_000;
 const HARDWARE_MS = 30_000;
 const DOOR_RELEASE_MS = 10_000;
 const THROTTLE_MS = 3_000;
+const PUBLISH_WAIT_MS = 2_000;
 
 let h: CloudHarness;
 let seq = 0;
@@ -67,6 +68,24 @@ function progress(
     state,
     reason: opts.reason ?? "",
     ...(opts.lock_state ? { lock_state: opts.lock_state } : {}),
+  });
+}
+
+/** Plays a gateway reporting a sensor reading no command caused. */
+function sensed(
+  gatewayId: string,
+  deviceId: string,
+  lock_state: "LOCKED" | "UNLOCKED",
+  cause = "hardware_event",
+) {
+  return h.report(gatewayId, {
+    type: "device_state",
+    gateway_id: gatewayId,
+    seq: ++seq,
+    observed_at: h.clock.now().toISOString(),
+    device_id: deviceId,
+    lock_state,
+    cause: cause as "hardware_event",
   });
 }
 
@@ -158,10 +177,11 @@ describe("lock and unlock through the gateway", () => {
     const tUnlock = nowMs();
     const unlock = await post(LOCKER, { command: "unlock" });
     expect(unlock.state).toEqual({ value: "SENT", reason: "", timeout_at: iso(tUnlock + DELIVERY_MS) });
+    // UNLOCKING carries the hardware confirmation window: at the latest, delivery plus confirmation.
     expect((await getDevice(LOCKER)).state).toEqual({
       value: "UNLOCKING",
       changed_at: iso(tUnlock),
-      timeout_at: iso(tUnlock + DELIVERY_MS),
+      timeout_at: iso(tUnlock + DELIVERY_MS + HARDWARE_MS),
     });
     expect(h.gateways.last().request).toMatchObject({ command_id: unlock.id, name: "unlock" });
 
@@ -309,13 +329,18 @@ describe("deadlines", () => {
   it("answers NOT_SENT when the broker hangs, and the delivery deadline still ends the command in ERROR", async () => {
     h.gateways.mode = "hang";
     const t0 = nowMs();
-    const cmd = await post(LOCKER, { command: "lock" });
+    // The POST waits for the broker on the cloud's clock: once it waits, move the clock past its patience.
+    const waiting = h.clock.pendingTimers();
+    const posted = post(LOCKER, { command: "lock" });
+    await vi.waitFor(() => expect(h.clock.pendingTimers()).toBeGreaterThan(waiting), { timeout: 10_000 });
+    h.clock.advance(PUBLISH_WAIT_MS);
+    const cmd = await posted;
     expect(cmd.state).toEqual({ value: "NOT_SENT", reason: "", timeout_at: iso(t0 + DELIVERY_MS) });
     expect(names(cmd)).toEqual(["REQUEST_INITIATED"]);
     expect(h.gateways.commands).toHaveLength(0);
     expect((await getDevice(LOCKER)).state.value).toBe("ALLOCATED");
 
-    h.clock.advance(DELIVERY_MS);
+    h.clock.advance(DELIVERY_MS - PUBLISH_WAIT_MS);
     expect(await h.sweep()).toBe(1);
     const failed = await getCommand(cmd.id);
     expect(failed.state.value).toBe("ERROR");
@@ -333,23 +358,31 @@ describe("deadlines", () => {
     expect((await getDevice(LOCKER)).state.value).toBe("UNLOCKED");
   });
 
-  it("keeps a command that timed out in ERROR when a late SUCCESS arrives (terminal stays terminal)", async () => {
+  it("keeps a command that timed out in ERROR when a late SUCCESS arrives, records it, and follows the hardware", async () => {
     const cmd = await post(LOCKER, { command: "lock" });
     h.clock.advance(DELIVERY_MS);
     await h.sweep();
     const failed = await getCommand(cmd.id);
     expect(failed.state.value).toBe("ERROR");
-    const deviceAfterDeadline = await getDevice(LOCKER);
+    expect((await getDevice(LOCKER)).state.value).toBe("UNLOCKED");
 
     h.clock.advance(1_000);
     expect(await progress("gw-a1", cmd, "SUCCESS", { lock_state: "LOCKED" })).toBe("applied");
-    expect(await getCommand(cmd.id)).toEqual(failed);
+    const late = await getCommand(cmd.id);
+    expect(late.state).toEqual(failed.state);
+    expect(late.events.slice(0, -1)).toEqual(failed.events);
+    expect(late.events.at(-1)).toMatchObject({
+      name: "RESPONSE_DEVICE_LOCKED",
+      value: "reported after the command had ended",
+    });
+    // The latch is locked whatever the command's fate: the device is in use.
     const d = await getDevice(LOCKER);
-    expect(d.state).toEqual(deviceAfterDeadline.state);
-    expect(d.state.value).toBe("UNLOCKED");
+    expect(d.state).toMatchObject({ value: "LOCKED", timeout_at: null });
+    expect(d.lock_state).toBe("LOCKED");
 
     await progress("gw-a1", cmd, "RECEIVED");
-    expect(await getCommand(cmd.id)).toEqual(failed);
+    await progress("gw-a1", cmd, "SUCCESS", { lock_state: "LOCKED" });
+    expect(await getCommand(cmd.id)).toEqual(late);
   });
 });
 
@@ -445,7 +478,7 @@ describe("force-unlock", () => {
     const unlock = await post(LOCKER, { command: "unlock" });
     expect((await getDevice(LOCKER)).state.value).toBe("UNLOCKING");
 
-    h.clock.advance(1_000);
+    h.clock.advance(THROTTLE_MS);
     const force = await post(LOCKER, { command: "force-unlock", reason: "MAINTENANCE" });
     expect(force.state.value).toBe("SENT");
     const superseded = await getCommand(unlock.id);
@@ -453,15 +486,24 @@ describe("force-unlock", () => {
     expect(superseded.state.reason).toMatch(/^superseded/);
     expect(superseded.state.reason).toContain("force-unlock");
     expect(superseded.state.timeout_at).toBeNull();
+    expect(names(superseded).at(-1)).toBe("REQUEST_SUPERSEDED");
+    // The gateway learns which command it takes over, so it never starts the superseded one.
     expect(h.gateways.last().request).toMatchObject({
       command_id: force.id,
       name: "force-unlock",
       params: { reason: "MAINTENANCE" },
+      supersedes: unlock.id,
     });
 
-    // The superseded command's late confirmation neither revives it nor moves the device.
+    // The hardware had already run the superseded command: it stays ERROR, its history says what happened,
+    // and the device stays with the force command.
     await progress("gw-a1", unlock, "SUCCESS", { lock_state: "UNLOCKED" });
-    expect(await getCommand(unlock.id)).toEqual(superseded);
+    const late = await getCommand(unlock.id);
+    expect(late.state).toEqual(superseded.state);
+    expect(late.events.at(-1)).toMatchObject({
+      name: "RESPONSE_DEVICE_UNLOCKED",
+      value: "reported after the command had ended",
+    });
     expect((await getDevice(LOCKER)).state.value).toBe("UNLOCKING");
 
     await progress("gw-a1", force, "SUCCESS", { lock_state: "UNLOCKED" });
@@ -474,6 +516,7 @@ describe("force-unlock", () => {
   it("returns the device to LOCKED, not UNLOCKING, when the superseding force-unlock fails", async () => {
     await lockedLocker();
     await post(LOCKER, { command: "unlock" });
+    h.clock.advance(THROTTLE_MS);
     const force = await post(LOCKER, { command: "force-unlock", reason: "TESTING" });
     await progress("gw-a1", force, "ERROR", { reason: "no power" });
     expect((await getCommand(force.id)).state).toMatchObject({ value: "ERROR", reason: "no power" });
@@ -482,6 +525,7 @@ describe("force-unlock", () => {
 
   it("supersedes an in-flight lock and frees the locker", async () => {
     const lock = await post(LOCKER, { command: "lock" });
+    h.clock.advance(THROTTLE_MS);
     const force = await post(LOCKER, { command: "force-unlock", reason: "STUCK_USER_APP_ISSUE" });
     expect((await getCommand(lock.id)).state.value).toBe("ERROR");
     await progress("gw-a1", force, "SUCCESS", { lock_state: "UNLOCKED" });
@@ -586,7 +630,7 @@ describe("doors", () => {
       expect((await getDevice(door)).state).toEqual({
         value: "UNLOCKING",
         changed_at: iso(t0),
-        timeout_at: iso(t0 + DELIVERY_MS),
+        timeout_at: iso(t0 + DELIVERY_MS + HARDWARE_MS),
       });
 
       h.clock.advance(500);
@@ -611,15 +655,35 @@ describe("doors", () => {
       await h.sweep();
       expect((await getDevice(door)).state.value).toBe("UNLOCKED");
 
+      // The window is over but the lock still reads released (a door held open): no guessed re-lock.
       h.clock.advance(1);
       expect(await h.sweep()).toBe(1);
       expect((await getDevice(door)).state).toEqual({
+        value: "UNLOCKED",
+        changed_at: iso(tReleased),
+        timeout_at: null,
+      });
+
+      // The hardware reports the lock engaged again: the door is LOCKED.
+      h.clock.advance(2_000);
+      await sensed("gw-a3", door, "LOCKED");
+      expect((await getDevice(door)).state).toEqual({
         value: "LOCKED",
-        changed_at: iso(tReleased + DOOR_RELEASE_MS),
+        changed_at: iso(nowMs()),
         timeout_at: null,
       });
     },
   );
+
+  it("re-locks a released door at the end of its window when no reading says otherwise", async () => {
+    const cmd = await post(DOOR, { command: "unlock" });
+    await progress("gw-a3", cmd, "SUCCESS");
+    const released = await getDevice(DOOR);
+    expect(released.state.value).toBe("UNLOCKED");
+    h.clock.advance(DOOR_RELEASE_MS);
+    expect(await h.sweep()).toBe(1);
+    expect((await getDevice(DOOR)).state).toMatchObject({ value: "LOCKED", timeout_at: null });
+  });
 
   it("returns a door whose release times out to LOCKED", async () => {
     const cmd = await post(DOOR, { command: "unlock" });
@@ -684,6 +748,7 @@ describe("commands that do not move the device state", () => {
 
   it("does not disturb an in-flight lock: the lock still completes after a sync-device", async () => {
     const lock = await post(LOCKER, { command: "lock" });
+    h.clock.advance(THROTTLE_MS);
     const sync = await post(LOCKER, { command: "sync-device" });
     await progress("gw-a1", sync, "SUCCESS");
     expect((await getDevice(LOCKER)).state.value).toBe("ALLOCATED");

@@ -198,9 +198,12 @@ describe("commands the device's state does not allow", () => {
     expect(error.error_message).toContain("UNLOCKED");
   });
 
-  it("refuses cancel-booking on a locker that is not booked", async () => {
+  it("refuses cancel-booking on a locker that is not booked; force-cancel-booking bypasses the check", async () => {
     await refused(LOCKER, { command: "cancel-booking" }, 400, "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE");
-    await refused(LOCKER, { command: "force-cancel-booking" }, 400, "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE");
+    const before = await getDevice(LOCKER);
+    const forced = await accepted(LOCKER, { command: "force-cancel-booking" });
+    expect(forced.state.value).toBe("SUCCESS");
+    expect((await getDevice(LOCKER)).state).toEqual(before.state);
   });
 
   it("refuses book on a locker that is already booked", async () => {
@@ -305,6 +308,7 @@ describe("force-unlock reason and comment (S19)", () => {
     "accepts reason %s with a 5-character comment",
     async (reason) => {
       await lockThroughGateway(LOCKER);
+      h.clock.advance(3_000); // past the per-device throttle
       const cmd = await accepted(LOCKER, { command: "force-unlock", reason, comment: "stuck" });
       expect(cmd.name).toBe("force-unlock");
       expect(cmd.state.value).toBe("SENT");
@@ -315,6 +319,7 @@ describe("force-unlock reason and comment (S19)", () => {
 
   it("accepts a reason that needs no comment", async () => {
     await lockThroughGateway(LOCKER);
+    h.clock.advance(3_000); // past the per-device throttle
     const cmd = await accepted(LOCKER, { command: "force-unlock", reason: "MAINTENANCE" });
     expect(cmd.state.value).toBe("SENT");
   });
@@ -422,13 +427,29 @@ describe("lock/unlock throttle", () => {
     await accepted(REMOTE_WAKEUP_LOCKER, { command: "unlock" });
   });
 
-  it("throttles only lock and unlock on the same device", async () => {
+  it("throttles every command that reaches the hardware on one device: force commands and sync-device too", async () => {
     await accepted(LOCKER, { command: "lock" });
     // Another device is not affected…
     await accepted(fx.device("L1", "2"), { command: "lock" });
-    // …nor are commands other than lock and unlock.
-    await accepted(LOCKER, { command: "sync-device" });
+    // …but on this one, force commands and sync-device wait like lock and unlock, with the same 429.
+    for (const body of [
+      { command: "sync-device" },
+      { command: "force-unlock", reason: "TESTING" },
+      { command: "force-lock" },
+    ]) {
+      const { res } = await refused(LOCKER, body, 429, "ERRORS.LOCK_COMMAND_THROTTLED");
+      expect(res.headers["retry-after"]).toBe("3");
+    }
+    h.clock.advance(3_000);
     await accepted(LOCKER, { command: "force-unlock", reason: "TESTING" });
+    await refused(LOCKER, { command: "sync-device" }, 429, "ERRORS.LOCK_COMMAND_THROTTLED");
+  });
+
+  it("does not throttle bookings, which never reach the hardware", async () => {
+    await accepted(LOCKER, { command: "book" });
+    await accepted(LOCKER, { command: "cancel-booking" });
+    await accepted(LOCKER, { command: "book" });
+    await accepted(LOCKER, { command: "force-cancel-booking" });
   });
 });
 

@@ -2,15 +2,16 @@ import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { type RawResponse, rawExchange } from "../support/raw-http.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SPEC_FIELDS = ["correlation_id", "error_code", "error_message", "status_code"];
 
 /** The spec's standard error body: exactly the four fields, the correlation id equal to the header. */
-function expectSpecError(res: LightMyRequestResponse, status: number, errorCode: string) {
+function expectSpecError(res: LightMyRequestResponse | RawResponse, status: number, errorCode: string) {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers["content-type"]).toMatch(/^application\/json/);
-  const body = res.json();
+  const body = res.json() as Record<string, unknown> & { error_message: string; correlation_id: string };
   expect(Object.keys(body).sort()).toEqual(SPEC_FIELDS);
   expect(body.status_code).toBe(status);
   expect(body.error_code).toBe(errorCode);
@@ -19,7 +20,7 @@ function expectSpecError(res: LightMyRequestResponse, status: number, errorCode:
   expect(typeof body.correlation_id).toBe("string");
   expect(body.correlation_id.length).toBeGreaterThan(0);
   expect(body.correlation_id).toBe(res.headers["x-correlation-id"]);
-  return body as { error_message: string; correlation_id: string };
+  return body;
 }
 
 const locationUrl = () => `/location/v1/locations/${fx.location("L1")}`;
@@ -215,6 +216,110 @@ describe("error paths", () => {
       expect(res.json().correlation_id).toBe("tok-1");
     });
   });
+
+  describe("errors raised before routing", () => {
+    it("answers a path with a malformed percent-encoding with 400 ERRORS.BAD_REQUEST in the spec body", async () => {
+      const body = expectSpecError(
+        await h.app.inject({ method: "GET", url: "/device/v1/devices/%zz" }),
+        400,
+        "ERRORS.BAD_REQUEST",
+      );
+      expect(body.correlation_id).toMatch(UUID);
+      expect(body.error_message).not.toContain("%zz");
+    });
+
+    it("keeps a caller's correlation id on a malformed URL", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "GET",
+        url: "/location/v1/locations/%E0%A4%A",
+        headers: { "x-correlation-id": "bad-url-1" },
+      });
+      expect(expectSpecError(res, 400, "ERRORS.BAD_REQUEST").correlation_id).toBe("bad-url-1");
+    });
+
+    it.each([
+      ["GET device", "GET", "/device/v1/devices/"],
+      ["PATCH location", "PATCH", "/location/v1/locations/"],
+      ["GET public-area GeoJSON", "GET", "/location/v1/public-areas/"],
+    ] as const)(
+      "answers %s with a path parameter over 100 characters with 414 ERRORS.URI_TOO_LONG",
+      async (_, method, prefix) => {
+        const res = await h.call(CLIENTS.admin, { method, url: `${prefix}${"a".repeat(101)}` });
+        expectSpecError(res, 414, "ERRORS.URI_TOO_LONG");
+      },
+    );
+
+    it("still routes a path parameter of exactly 100 characters (and validates it)", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "GET",
+        url: `/device/v1/devices/${"a".repeat(100)}`,
+      });
+      expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+    });
+  });
+
+  describe("UUIDs in paths match whatever their letter case", () => {
+    const upper = (id: string) => id.toUpperCase();
+
+    it("finds a device by its upper-case id and answers with the canonical lower-case id", async () => {
+      const id = fx.device("L1", "1");
+      const res = await h.call(CLIENTS.admin, { method: "GET", url: `/device/v1/devices/${upper(id)}` });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ id, uri: `/device/v1/devices/${id}` });
+    });
+
+    it("finds a location, and its devices, by a mixed-case id", async () => {
+      const id = fx.location("L1");
+      const mixed = id.replace(/[a-f]/g, (c, i: number) => (i % 2 ? c.toUpperCase() : c));
+      expect(mixed).not.toBe(id);
+      const detail = await h.call(CLIENTS.admin, { method: "GET", url: `/location/v1/locations/${mixed}` });
+      expect(detail.statusCode, detail.body).toBe(200);
+      expect(detail.json().id).toBe(id);
+      const list = await h.call(CLIENTS.admin, {
+        method: "GET",
+        url: `/device/v1/locations/${mixed}/devices`,
+      });
+      expect(list.statusCode, list.body).toBe(200);
+      expect(list.json().data.length).toBeGreaterThan(0);
+      expect(list.json().uri).toBe(`/device/v1/locations/${id}/devices`);
+    });
+
+    it("patches a location addressed by its upper-case id", async () => {
+      const id = fx.location("D1");
+      const res = await h.call(CLIENTS.admin, {
+        method: "PATCH",
+        url: `/location/v1/locations/${upper(id)}`,
+        payload: { city: "Leiden" },
+      });
+      expect(res.statusCode, res.body).toBe(204);
+      const after = await h.call(CLIENTS.admin, { method: "GET", url: `/location/v1/locations/${id}` });
+      expect(after.json().city).toBe("Leiden");
+    });
+
+    it("sends a command to an upper-case device id and reads it back by its upper-case id", async () => {
+      const device = fx.device("L1", "2");
+      const sent = await h.call(CLIENTS.admin, {
+        method: "POST",
+        url: `/device/v1/devices/${upper(device)}/commands`,
+        payload: { command: "sync-device" },
+      });
+      expect(sent.statusCode, sent.body).toBe(200);
+      expect(sent.json().device.id).toBe(device);
+      const commandId = sent.json().id as string;
+      const read = await h.call(CLIENTS.admin, {
+        method: "GET",
+        url: `/device/v1/commands/${upper(commandId)}`,
+      });
+      expect(read.statusCode, read.body).toBe(200);
+      expect(read.json().id).toBe(commandId);
+    });
+
+    it("still answers 404 for an unknown upper-case id, exactly like a lower-case one", async () => {
+      const unknown = "0000AAAA-0000-4000-8000-00000000BBBB";
+      const res = await h.call(CLIENTS.admin, { method: "GET", url: `/device/v1/devices/${unknown}` });
+      expect(expectSpecError(res, 404, "ERRORS.NOT_FOUND").error_message).toContain(unknown.toLowerCase());
+    });
+  });
 });
 
 describe("internal errors (S32)", () => {
@@ -271,5 +376,93 @@ describe("internal errors (S32)", () => {
 
   it("still answers an unknown route with 404 and the spec body while the database is down", async () => {
     expectSpecError(await h.app.inject({ method: "GET", url: "/no/such/route" }), 404, "ERRORS.NOT_FOUND");
+  });
+});
+
+/** What Node's HTTP server rejects before Fastify runs can only be sent over a real socket. */
+describe("errors answered on the raw connection", () => {
+  const TIMEOUT_MS = 500;
+  let h: CloudHarness;
+  let port: number;
+  let token: string;
+  beforeAll(async () => {
+    h = await startCloudHarness({ requestTimeoutMs: TIMEOUT_MS });
+    token = await h.token(CLIENTS.admin);
+    await h.app.listen({ port: 0, host: "127.0.0.1" });
+    const address = h.app.server.address();
+    port = typeof address === "object" && address ? address.port : 0;
+  });
+  afterAll(() => h.close());
+
+  /** The envelope with a generated correlation id (also in the header), and the connection closed. */
+  function expectConnectionError(res: RawResponse, status: number, errorCode: string) {
+    const body = expectSpecError(res, status, errorCode);
+    expect(body.correlation_id).toMatch(UUID);
+    expect(res.headers.connection).toBe("close");
+    expect(Number(res.headers["content-length"])).toBe(Buffer.byteLength(res.body));
+    return body;
+  }
+
+  it("answers a malformed header line with 400 ERRORS.BAD_REQUEST in the spec body", async () => {
+    const res = await rawExchange(port, (s) => {
+      s.write("GET /livez HTTP/1.1\r\nHost: a\r\nThis is not a header\r\n\r\n");
+    });
+    expectConnectionError(res, 400, "ERRORS.BAD_REQUEST");
+  });
+
+  it("answers a request line that is not HTTP with 400 ERRORS.BAD_REQUEST", async () => {
+    const res = await rawExchange(port, (s) => s.write("HELLO THERE\r\n\r\n"));
+    expectConnectionError(res, 400, "ERRORS.BAD_REQUEST");
+  });
+
+  it("answers header fields over 16 KiB with 431 ERRORS.HEADERS_TOO_LARGE", async () => {
+    const res = await rawExchange(port, (s) => {
+      s.write(`GET /livez HTTP/1.1\r\nHost: a\r\nX-Big: ${"a".repeat(20 * 1024)}\r\n\r\n`);
+    });
+    expectConnectionError(res, 431, "ERRORS.HEADERS_TOO_LARGE");
+  });
+
+  it("gives two malformed requests different correlation ids", async () => {
+    const bad = (s: import("node:net").Socket) => s.write("GET / HTTP/1.1\r\nBroken\r\n\r\n");
+    const a = expectConnectionError(await rawExchange(port, bad), 400, "ERRORS.BAD_REQUEST");
+    const b = expectConnectionError(await rawExchange(port, bad), 400, "ERRORS.BAD_REQUEST");
+    expect(a.correlation_id).not.toBe(b.correlation_id);
+  });
+
+  /** An authenticated PATCH, so the server waits for its body. */
+  const patchHead = (length: number) =>
+    `PATCH /location/v1/locations/${fx.location("L1")} HTTP/1.1\r\nHost: a\r\n` +
+    `Authorization: Bearer ${token}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+
+  it("answers a body that stalls with 408 ERRORS.REQUEST_TIMEOUT once the receive timeout has passed", async () => {
+    const res = await rawExchange(port, (s) => s.write(`${patchHead(40)}{"label":`));
+    expectConnectionError(res, 408, "ERRORS.REQUEST_TIMEOUT");
+    expect(res.elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS * 0.8);
+  });
+
+  it("answers a body that trickles in byte by byte with 408 as well", async () => {
+    const res = await rawExchange(port, (s) => {
+      s.write(patchHead(1000));
+      const drip = setInterval(() => {
+        if (s.destroyed || s.writableEnded) clearInterval(drip);
+        else s.write(" ");
+      }, 50);
+      s.on("close", () => clearInterval(drip));
+    });
+    expectConnectionError(res, 408, "ERRORS.REQUEST_TIMEOUT");
+    // Nothing of the half-received body was applied.
+    const after = await h.call(CLIENTS.admin, {
+      method: "GET",
+      url: `/location/v1/locations/${fx.location("L1")}`,
+    });
+    expect(after.json().label).toBe("Lockers one");
+  });
+
+  it("still serves a complete request over the same listener", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/location/v1/locations`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(200);
   });
 });

@@ -310,6 +310,32 @@ describe("PATCH /location/v1/locations/:id that is refused", () => {
       ["a tag change that is not an object of lists", "public_tags", { public_tags: ["x"] }],
       ["an unknown key in a tag change", "public_tags", { public_tags: { put: ["x"] } }],
       ["a type outside the spec's list", "type", { type: "SPACESHIP" }],
+      ["a javascript: terms URL", "terms_url", { terms_url: "javascript:alert(1)" }],
+      ["a plain-http terms URL", "terms_url", { terms_url: "http://example.test/terms" }],
+      ["a terms URL without a host", "terms_url", { terms_url: "https://" }],
+      ["a terms URL that is not a URL", "terms_url", { terms_url: "terms and conditions" }],
+      ["a support e-mail that is not an address", "support_email", { support_email: "help-desk" }],
+      ["a support e-mail with two @", "support_email", { support_email: "a@b@example.test" }],
+      ["an empty label", "label", { label: "" }],
+      ["a blank label", "label", { label: "   " }],
+      ["an empty code", "code", { code: "" }],
+      ["a blank code", "code", { code: " " }],
+      ["a public tag over 64 characters", "public_tags", { public_tags: { add: ["x".repeat(65)] } }],
+      [
+        "a private tag to remove over 64 characters",
+        "private_tags",
+        { private_tags: { remove: ["x".repeat(65)] } },
+      ],
+      [
+        "more than 50 tags to add at once",
+        "public_tags",
+        { public_tags: { add: Array.from({ length: 51 }, (_, i) => `tag-${i}`) } },
+      ],
+      [
+        "more than 50 tags to remove at once",
+        "private_tags",
+        { private_tags: { remove: Array.from({ length: 51 }, (_, i) => `tag-${i}`) } },
+      ],
     ];
 
     it.each(BAD)("answers 400 VALIDATION_FAILED for %s (%s) and changes nothing", async (_, __, body) => {
@@ -374,5 +400,118 @@ describe("PATCH /location/v1/locations/:id that is refused", () => {
     expectSpecError(await patch(CLIENTS.other, { label: "B was here" }), 404, "ERRORS.NOT_FOUND");
     await expectUnchanged();
     expect((await get()).operator_id).not.toBe(OP_B);
+  });
+});
+
+describe("PATCH /location/v1/locations/:id field rules", () => {
+  const { ref, patch, get, expect204 } = harness(true);
+  const urlOf = (code: string) => `/location/v1/locations/${fx.location(code)}`;
+  const getAt = async (code: string) =>
+    (await ref.h.call(CLIENTS.admin, { method: "GET", url: urlOf(code) })).json() as Json;
+
+  it("accepts an https terms URL and an e-mail address, and clears both with an empty string", async () => {
+    expect204(
+      await patch(CLIENTS.admin, {
+        terms_url: "https://example.test/t?x=1",
+        support_email: "a.b+c@example.test",
+      }),
+    );
+    expect(await get()).toMatchObject({
+      terms_url: "https://example.test/t?x=1",
+      support_email: "a.b+c@example.test",
+    });
+    expect204(await patch(CLIENTS.admin, { terms_url: "", support_email: "" }));
+    expect(await get()).toMatchObject({ terms_url: "", support_email: "" });
+  });
+
+  it.each([
+    [
+      "terms_url",
+      "javascript:alert(1)",
+      "body.terms_url: must be an https:// URL with a host name, or empty",
+    ],
+    [
+      "terms_url",
+      "http://example.test/terms",
+      "body.terms_url: must be an https:// URL with a host name, or empty",
+    ],
+    ["support_email", "help-desk", "body.support_email: must be an e-mail address, or empty"],
+  ])("explains the rule for %s = %j once, in plain words", async (field, value, message) => {
+    const res = await patch(CLIENTS.admin, { [field]: value });
+    expect(expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED").error_message).toBe(message);
+  });
+
+  it("accepts tags of exactly 64 characters", async () => {
+    const tag = "t".repeat(64);
+    expect204(await patch(CLIENTS.admin, { public_tags: { add: [tag] }, private_tags: { add: [tag] } }));
+    const after = await get();
+    expect(after.tags).toContain(tag);
+    expect(after.private_tags).toContain(tag);
+  });
+
+  it("refuses a change that would leave a location more than 50 public tags, and lets one at the limit swap tags", async () => {
+    const many = Array.from({ length: 48 }, (_, i) => `tag-${i}`);
+    expect204(await patch(CLIENTS.admin, { public_tags: { add: many } }));
+    expect((await get()).tags).toHaveLength(50);
+
+    const err = expectSpecError(
+      await patch(CLIENTS.admin, { label: "Too many", public_tags: { add: ["one-more"] } }),
+      400,
+      "ERRORS.VALIDATION_FAILED",
+    );
+    expect(err.error_message).toContain("public_tags");
+    expect(err.error_message).toContain("50");
+    expect(await get()).toMatchObject({ label: "Lockers one" });
+    expect((await get()).tags).toHaveLength(50);
+
+    expect204(await patch(CLIENTS.admin, { public_tags: { add: ["swapped"], remove: ["tag-0"] } }));
+    expect((await get()).tags).toHaveLength(50);
+    expect((await get()).tags).toContain("swapped");
+  });
+
+  it("refuses a change that would leave a location more than 50 private tags", async () => {
+    const many = Array.from({ length: 50 }, (_, i) => `p-${i}`);
+    const err = expectSpecError(
+      await patch(CLIENTS.admin, { private_tags: { add: many } }),
+      400,
+      "ERRORS.VALIDATION_FAILED",
+    );
+    expect(err.error_message).toContain("private_tags");
+    expect((await get()).private_tags).toEqual(["vip"]);
+  });
+
+  it.each([
+    ["L1", "BIKE_DOCKS", ["LOCKER"]],
+    ["L1", "SCOOTER_DOCKS", ["LOCKER"]],
+    ["D1", "BIKE_LOCKERS", ["BIKE_DOCK", "DOCK", "DOCK_SESSIONLESS"]],
+    ["H1", "BIKE_LOCKERS", ["BIKE_HOUSE_DOOR", "DOOR"]],
+  ])(
+    "refuses to turn %s into %s because of its %j devices, changing nothing",
+    async (code, type, misfits) => {
+      const before = await getAt(code);
+      const err = expectSpecError(
+        await ref.h.call(CLIENTS.admin, {
+          method: "PATCH",
+          url: urlOf(code),
+          payload: { label: "Changed", type },
+        }),
+        400,
+        "ERRORS.VALIDATION_FAILED",
+      );
+      expect(err.error_message).toContain("body.type");
+      for (const d of misfits) expect(err.error_message).toContain(d);
+      expect(await getAt(code)).toMatchObject({ type: before.type, label: before.label });
+    },
+  );
+
+  it.each([
+    ["L1", "BIKE_HANGAR"],
+    ["D1", "BIKE_HOUSE_DOCKLESS"],
+    ["H1", "BIKE_HANGAR"],
+    ["L1", "BIKE_LOCKERS"],
+  ])("lets %s become %s, which fits the devices it holds", async (code, type) => {
+    const res = await ref.h.call(CLIENTS.admin, { method: "PATCH", url: urlOf(code), payload: { type } });
+    expect204(res);
+    expect(await getAt(code)).toMatchObject({ type });
   });
 });

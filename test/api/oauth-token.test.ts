@@ -341,7 +341,7 @@ describe("POST /oauth2/token failed-attempt limiter (S8)", () => {
     expect(body).not.toHaveProperty("access_token");
   }
 
-  it("throttles an IP after 20 bad secrets with 429 and Retry-After, leaves other IPs alone, and lifts after the window", async () => {
+  it("throttles an address after 20 bad secrets with 429 and Retry-After, and lifts after the window", async () => {
     const attacker = "10.0.0.1";
     await failTimes(19, CLIENTS.basic, () => attacker);
     // 19 failures are under the limit, and a success is not counted as a failure.
@@ -349,12 +349,9 @@ describe("POST /oauth2/token failed-attempt limiter (S8)", () => {
     expect(under.statusCode, under.body).toBe(200);
     await failTimes(1, CLIENTS.basic, () => attacker);
 
-    // The 21st attempt from that IP is refused before the secret is checked, even a correct one for another client.
+    // The 21st attempt from that address is refused before the secret is checked, even a correct one.
+    expectThrottled(await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: attacker }), 60);
     expectThrottled(await postToken(h, { form: grant(CLIENTS.tagger, SECRET), remoteAddress: attacker }), 60);
-
-    // A legitimate client from another IP is unaffected.
-    const other = await postToken(h, { form: grant(CLIENTS.admin, SECRET), remoteAddress: "10.0.0.2" });
-    expect(other.statusCode, other.body).toBe(200);
 
     // Retry-After counts down with the clock.
     h.clock.advance(30_000);
@@ -366,27 +363,65 @@ describe("POST /oauth2/token failed-attempt limiter (S8)", () => {
     expect(again.statusCode, again.body).toBe(200);
   });
 
-  it("throttles a client id after 20 bad secrets spread over 20 IPs, while other clients on a fresh IP still get tokens", async () => {
-    await failTimes(20, CLIENTS.basic, (i) => `10.1.0.${i + 1}`);
-
+  it("does not let bad secrets from one address lock the same client out of another address", async () => {
+    await failTimes(20, CLIENTS.basic, () => "10.0.0.1");
     expectThrottled(
-      await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.2.0.1" }),
+      await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.0.0.1" }),
       60,
     );
+
+    const legitimate = await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.0.0.2" });
+    expect(legitimate.statusCode, legitimate.body).toBe(200);
+    const viaBasic = await postToken(h, {
+      authorization: basic(CLIENTS.basic, SECRET),
+      form: { grant_type: "client_credentials" },
+      remoteAddress: "10.0.0.3",
+    });
+    expect(viaBasic.statusCode, viaBasic.body).toBe(200);
+  });
+
+  it("blocks a client id only after 100 failures a minute from several addresses, then backs off exponentially up to 15 min", async () => {
+    // Four addresses at their own limit (80 failures), then 19 more from a fifth: still under 100.
+    await Promise.all([1, 2, 3, 4].map((n) => failTimes(20, CLIENTS.basic, () => `10.1.0.${n}`)));
+    await failTimes(19, CLIENTS.basic, () => "10.1.0.5");
+    const under = await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.2.0.1" });
+    expect(under.statusCode, under.body).toBe(200);
+
+    // The 100th failure blocks the client id from every address for 1 s.
+    await failTimes(1, CLIENTS.basic, () => "10.1.0.5");
+    expectThrottled(await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.2.0.1" }), 1);
     expectThrottled(
       await postToken(h, {
         authorization: basic(CLIENTS.basic, SECRET),
         form: { grant_type: "client_credentials" },
         remoteAddress: "10.2.0.2",
       }),
-      60,
+      1,
     );
-
+    // Other clients are unaffected.
     const other = await postToken(h, { form: grant(CLIENTS.admin, SECRET), remoteAddress: "10.2.0.1" });
     expect(other.statusCode, other.body).toBe(200);
 
-    h.clock.advance(60_001);
-    const again = await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.2.0.1" });
-    expect(again.statusCode, again.body).toBe(200);
+    // Each failure after a block lapses doubles the next block, up to 15 minutes.
+    const waits = [1];
+    for (let i = 0; i < 11; i++) {
+      h.clock.advance((waits.at(-1) ?? 0) * 1000);
+      await failTimes(1, CLIENTS.basic, () => "10.3.0.1");
+      const res = await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.2.0.1" });
+      expectThrottled(res, Number(res.headers["retry-after"]));
+      waits.push(Number(res.headers["retry-after"]));
+    }
+    expect(waits).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900]);
+
+    // Once the block has lapsed the right secret works again.
+    h.clock.advance(900_000);
+    const after = await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.2.0.1" });
+    expect(after.statusCode, after.body).toBe(200);
+
+    // After an hour without failures the backoff is forgotten: one wrong secret no longer blocks.
+    h.clock.advance(3_600_000);
+    await failTimes(1, CLIENTS.basic, () => "10.3.0.1");
+    const forgiven = await postToken(h, { form: grant(CLIENTS.basic, SECRET), remoteAddress: "10.2.0.1" });
+    expect(forgiven.statusCode, forgiven.body).toBe(200);
   });
 });

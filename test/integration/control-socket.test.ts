@@ -43,6 +43,7 @@ const DEVICE: DeviceView = {
   latch: "locked",
   door_open: false,
   item_present: true,
+  read_at: "2026-01-15T10:00:00.000Z",
   last_command: null,
 };
 

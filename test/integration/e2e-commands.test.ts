@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { jam } from "../../hardware-sim/faults.ts";
 import type { CommandRequest } from "../../shared/wire/messages.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
@@ -84,13 +83,8 @@ for (const broker of ["aedes", "mosquitto"] as const) {
     it("actuates a redelivered command once", async () => {
       const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
       expect((await commandUntilSettled(site, post.json().id)).state.value).toBe("SUCCESS");
-      // Play a QoS 1 redelivery: the very same command again on the gateway's topic.
-      const cloudSide = connectMqtt(site.brokerUrl, {
-        clientId: `replay-${site.prefix}`,
-        username: "cloud",
-        password: "cloud-test-password",
-      });
-      await new Promise<void>((r) => cloudSide.once("connect", () => r()));
+      // Play a QoS 1 redelivery: the very same command again on the gateway's topic, from the cloud's
+      // own session (the embedded broker admits the cloud's user under one client id only).
       const replay: CommandRequest = {
         command_id: post.json().id,
         device_id: LOCKER,
@@ -99,8 +93,9 @@ for (const broker of ["aedes", "mosquitto"] as const) {
         issued_at: site.clock.now().toISOString(),
         expires_at: new Date(site.clock.now().getTime() + 30_000).toISOString(),
       };
-      await cloudSide.publishAsync(topicFor(site.prefix, "gw-a1", "cmd"), JSON.stringify(replay), { qos: 1 });
-      await cloudSide.endAsync();
+      await site.link.client.publishAsync(topicFor(site.prefix, "gw-a1", "cmd"), JSON.stringify(replay), {
+        qos: 1,
+      });
       // A later command on the same topic is a barrier: once it is done, the replay was handled too.
       site.clock.jump(3_100);
       const unlock = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "unlock" });

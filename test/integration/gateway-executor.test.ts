@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
 import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
 import { Actuator, type Outcome } from "../../gateway/hardware/actuator.ts";
+import { GpioDoors } from "../../gateway/hardware/gpio-doors.ts";
+import { SensorBook } from "../../gateway/hardware/sensor-book.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
 import { CommandLog } from "../../gateway/store/command-log.ts";
 import { openGatewayDb } from "../../gateway/store/open-db.ts";
@@ -76,7 +78,10 @@ async function rig(opts: RigOptions = {}) {
     log,
   });
   await bus.start();
-  const actuator = opts.actuator ?? new Actuator(() => bus, site.gpio, clock, 5);
+  const doors = new GpioDoors(site.gpio, clock, 5);
+  doors.track(MAP.devices);
+  const sensors = new SensorBook(outbox, clock);
+  const actuator = opts.actuator ?? new Actuator(() => bus, doors, clock, 5);
   const finished: [string, boolean][] = [];
   const executor = createCommandExecutor({
     db,
@@ -85,6 +90,7 @@ async function rig(opts: RigOptions = {}) {
     camera: site.camera,
     commandLog,
     outbox,
+    sensors,
     clock,
     log,
     stateDir,
@@ -222,7 +228,7 @@ describe("command executor: actuating through the simulator", () => {
     expect(r.board.received).toEqual([]);
     expect(r.progress(cmd.command_id).map((m) => [m.state, m.reason])).toEqual([
       ["RECEIVED", ""],
-      ["ERROR", "device unknown to this gateway"],
+      ["ERROR", `device ${UNKNOWN} is not driven by this gateway (device map ${MAP.version})`],
     ]);
     expect(r.finished).toEqual([["lock", false]]);
   });
@@ -355,7 +361,7 @@ describe("command executor: with a hand-driven actuator", () => {
     await r.executor.handle({ ...cmd });
     expect(run).toHaveBeenCalledTimes(1);
     expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
-    gate.resolve({ ok: true, reason: "", lockState: "LOCKED" });
+    gate.resolve({ ok: true, reason: "", lockState: "LOCKED", sensors: null });
     await first;
     expect(run).toHaveBeenCalledTimes(1);
     expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED", "SUCCESS"]);
@@ -408,11 +414,126 @@ describe("command executor: recoverInterrupted", () => {
     expect(before.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
     before.db.close();
 
-    const run = vi.fn(() => Promise.resolve<Outcome>({ ok: true, reason: "", lockState: "UNLOCKED" }));
+    const run = vi.fn(() =>
+      Promise.resolve<Outcome>({ ok: true, reason: "", lockState: "UNLOCKED", sensors: null }),
+    );
     const after = await rig({ actuator: { run }, stateDir });
     expect(after.executor.recoverInterrupted()).toBe(1);
     await after.executor.handle(cmd); // the cloud redelivers it
     expect(run).not.toHaveBeenCalled();
     expect(after.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED", "ERROR", "ERROR"]);
+  });
+});
+
+describe("command executor: force commands take over (issue: force commands are honest)", () => {
+  /** An actuator whose every run waits for the test to finish it, in order. */
+  function gatedActuator() {
+    const runs: { action: string; gate: ReturnType<typeof deferred<Outcome>> }[] = [];
+    const run = vi.fn((_device: unknown, action: unknown) => {
+      const gate = deferred<Outcome>();
+      runs.push({ action: String(action), gate });
+      return gate.promise;
+    });
+    const ok = (i: number) =>
+      runs[i]?.gate.resolve({ ok: true, reason: "", lockState: "UNLOCKED", sensors: null });
+    return { run, runs, ok };
+  }
+
+  it("a command superseded before its turn never actuates; the force command runs after the one in progress", async () => {
+    const a = gatedActuator();
+    const r = await rig({ actuator: { run: a.run } });
+    const running = r.command({ name: "lock" });
+    const queued = r.command({ name: "unlock" });
+    const force = r.command({ name: "force-unlock", supersedes: queued.command_id });
+    const done = [running, queued, force].map((c) => r.executor.handle(c));
+    await settle();
+    expect(a.run).toHaveBeenCalledTimes(1); // one device, one command at a time
+
+    a.ok(0);
+    await settle();
+    a.ok(1);
+    await Promise.all(done);
+    expect(a.runs.map((x) => x.action)).toEqual(["lock", "unlock"]); // the lock, then the force-unlock
+    expect(r.progress(queued.command_id).map((m) => [m.state, m.reason])).toEqual([
+      ["RECEIVED", ""],
+      ["ERROR", "superseded by force-unlock; not executed"],
+    ]);
+    expect(r.progress(force.command_id).at(-1)?.state).toBe("SUCCESS");
+    expect(r.progress(running.command_id).at(-1)?.state).toBe("SUCCESS");
+  });
+
+  it("a command superseded before it arrived is refused when it does", async () => {
+    const a = gatedActuator();
+    const r = await rig({ actuator: { run: a.run } });
+    const late = r.command({ name: "unlock" });
+    const force = r.command({ name: "force-lock", supersedes: late.command_id });
+    const forced = r.executor.handle(force);
+    await settle();
+    a.ok(0);
+    await forced;
+    await r.executor.handle(late);
+    expect(a.run).toHaveBeenCalledTimes(1);
+    expect(r.progress(late.command_id)).toEqual([
+      expect.objectContaining({ state: "ERROR", reason: "superseded by force-lock before it arrived" }),
+    ]);
+  });
+
+  it("a command already moving the latch finishes and reports what happened", async () => {
+    const a = gatedActuator();
+    const r = await rig({ actuator: { run: a.run } });
+    const first = r.command({ name: "unlock" });
+    const force = r.command({ name: "force-unlock", supersedes: first.command_id });
+    const done = [r.executor.handle(first)];
+    await settle();
+    expect(a.run).toHaveBeenCalledTimes(1); // the unlock is moving the latch
+    done.push(r.executor.handle(force));
+    await settle();
+    a.ok(0);
+    await settle();
+    a.ok(1);
+    await Promise.all(done);
+    expect(a.run).toHaveBeenCalledTimes(2);
+    expect(r.progress(first.command_id).at(-1)?.state).toBe("SUCCESS");
+  });
+
+  it("50 force-unlocks arriving while the first moves the latch: only the first and the last actuate", async () => {
+    const a = gatedActuator();
+    const r = await rig({ actuator: { run: a.run } });
+    const cmds: CommandRequest[] = [];
+    for (let i = 0; i < 50; i++)
+      cmds.push(r.command({ name: "force-unlock", supersedes: cmds.at(-1)?.command_id }));
+    const done = [r.executor.handle(cmds[0]!)];
+    await settle();
+    for (const c of cmds.slice(1)) done.push(r.executor.handle(c));
+    await settle();
+    a.ok(0);
+    await settle();
+    a.ok(1);
+    await Promise.all(done);
+    expect(a.run).toHaveBeenCalledTimes(2);
+    const outcomes = cmds.map((c) => r.progress(c.command_id).at(-1));
+    expect(outcomes[0]?.state).toBe("SUCCESS");
+    expect(outcomes[49]?.state).toBe("SUCCESS");
+    for (const o of outcomes.slice(1, 49)) expect(o).toMatchObject({ state: "ERROR", reason: /^superseded/ });
+  });
+
+  it("sync-device reports the reading as a device state before its SUCCESS", async () => {
+    const r = await rig();
+    r.board.channel(1).latch = "locked";
+    r.board.channel(1).itemPresent = true;
+    const cmd = r.command({ name: "sync-device" });
+    await r.executor.handle(cmd);
+    const msgs = r.outbox
+      .pending()
+      .filter((m) => m.type !== "command_progress" || m.command_id === cmd.command_id);
+    const state = msgs.find((m) => m.type === "device_state");
+    expect(state).toMatchObject({
+      device_id: LOCKER_1,
+      lock_state: "LOCKED",
+      item_present: true,
+      cause: "sync",
+    });
+    const success = msgs.find((m) => m.type === "command_progress" && m.state === "SUCCESS");
+    expect(state!.seq).toBeLessThan(success!.seq);
   });
 });

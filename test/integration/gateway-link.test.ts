@@ -33,10 +33,17 @@ type Site = {
   clock: FakeClock;
 };
 
+/**
+ * The client id a test client logging in as `username` uses: the embedded broker admits each user under
+ * its own id only; on the shared Mosquitto a unique one keeps parallel runs apart.
+ */
+const clientIdFor = (site: Site, username: string) =>
+  site.broker ? username : `${username}-${Math.random().toString(36).slice(2, 10)}`;
+
 /** Connects a test client that plays gateway `gatewayId`, with its credentials. */
 async function gatewayClient(site: Site, gatewayId: string, password = SECRET): Promise<MqttClient> {
   const c = connectMqtt(site.url, {
-    clientId: `${gatewayId}-${Math.random()}`,
+    clientId: clientIdFor(site, gatewayId),
     username: gatewayId,
     password,
     reconnectPeriod: 0,
@@ -62,7 +69,13 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
       const prefix = `t${Math.random().toString(36).slice(2, 10)}`;
       let url = MOSQUITTO_URL;
       if (brokerKind === "embedded aedes") {
-        broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud: CLOUD });
+        broker = await startEmbeddedBroker({
+          db: store.db,
+          log,
+          port: 0,
+          prefix,
+          cloud: { ...CLOUD, clientId: `cloud-${prefix}` },
+        });
         url = `mqtt://127.0.0.1:${broker.port}`;
       }
       const link = await startGatewayLink(
@@ -186,7 +199,7 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
     it("takes a gateway's devices offline at once when its Last Will arrives", async () => {
       const will = { gateway_id: "gw-a1", online: false, at: new Date().toISOString() };
       const gw = connectMqtt(site.url, {
-        clientId: `gw-a1-will-${site.prefix}`,
+        clientId: clientIdFor(site, "gw-a1"),
         username: "gw-a1",
         password: SECRET,
         reconnectPeriod: 0,
@@ -262,7 +275,7 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
         const attempt = (username: string | undefined, password: string | undefined) =>
           new Promise<string>((resolve) => {
             const c = connectMqtt(site.url, {
-              clientId: `x-${Math.random()}`,
+              clientId: clientIdFor(site, username ?? "anonymous"),
               username,
               password,
               reconnectPeriod: 0,

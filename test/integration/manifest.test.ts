@@ -57,6 +57,54 @@ describe("the site manifest", () => {
     }
   });
 
+  it("stores ids given in upper case in lower case, as the API's paths normalise them", async () => {
+    const ids = {
+      operator: "ABCDEF00-0000-4000-8000-00000000000A",
+      location: "ABCDEF00-0000-4000-8000-00000000000B",
+      guard: "ABCDEF00-0000-4000-8000-00000000000C",
+      device: "ABCDEF00-0000-4000-8000-00000000000D",
+    };
+    const manifest = SiteManifest.parse({
+      version: 1,
+      operators: [
+        {
+          id: ids.operator,
+          name: "Upper",
+          locations: [
+            {
+              id: ids.location,
+              code: "U1",
+              label: "Upper one",
+              type: "BIKE_LOCKERS",
+              latitude: 52,
+              longitude: 5,
+              gateways: [
+                {
+                  id: "gw-upper",
+                  guard_id: ids.guard,
+                  secret: "gateway-secret-1",
+                  devices: [{ id: ids.device, alias: "1", type: "LOCKER" }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    await applyManifest(store.db, manifest, clock);
+    const devices = await store.db
+      .selectFrom("devices")
+      .select(["id", "location_id", "operator_id"])
+      .execute();
+    expect(devices.map((d) => d.id).sort()).toEqual(
+      [ids.device.toLowerCase(), ids.guard.toLowerCase()].sort(),
+    );
+    for (const d of devices) {
+      expect(d.location_id).toBe(ids.location.toLowerCase());
+      expect(d.operator_id).toBe(ids.operator.toLowerCase());
+    }
+  });
+
   it("is idempotent: applying twice changes nothing", async () => {
     const m = loadManifest(DEMO);
     await applyManifest(store.db, m, clock, env);

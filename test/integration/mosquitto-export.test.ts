@@ -20,6 +20,7 @@ import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { type ManifestInput, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { topicFor, wildcardFor } from "../../shared/wire/topics.ts";
 import { eventually } from "../support/eventually.ts";
+import { watchSession } from "../support/session-watch.ts";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
@@ -213,16 +214,19 @@ describe("the Mosquitto export files", () => {
     ).toThrow(/cannot be a Mosquitto user name/);
   });
 
-  it("writes a mosquitto.conf whose every directive has a comment: listener, no anonymous, files, no Nagle, persistence, bounded queues", () => {
+  it("writes a mosquitto.conf whose every directive has a comment: listener, client id = user name, connection and packet limits, no anonymous, files, no Nagle, persistence, bounded queues", () => {
     const conf = mosquittoConf({ dir: "/srv/mqtt", listener: { host: "127.0.0.1", port: 1884 } });
     const lines = conf.trimEnd().split("\n");
     const directives = lines.filter((l) => l && !l.startsWith("#"));
     expect(directives).toEqual([
       "listener 1884 127.0.0.1",
+      "use_username_as_clientid true",
+      "max_connections 1000",
       "allow_anonymous false",
       "password_file /srv/mqtt/passwd",
       "acl_file /srv/mqtt/acl",
       "set_tcp_nodelay true",
+      "max_packet_size 262144",
       "persistence true",
       "persistence_location /srv/mqtt/data/",
       "autosave_interval 60",
@@ -231,6 +235,10 @@ describe("the Mosquitto export files", () => {
     ]);
     for (const d of directives) expect(lines[lines.indexOf(d) - 1]).toMatch(/^# /);
     expect(mosquittoConf({ dir: "/srv/mqtt", listener: LISTENER, user: "mqtt" })).toMatch(/\nuser mqtt\n$/);
+    // Room for every user twice over once that exceeds the default.
+    expect(mosquittoConf({ dir: "/srv/mqtt", listener: LISTENER, users: 700 })).toContain(
+      "\nmax_connections 1400\n",
+    );
   });
 
   it("parses host:port and [ipv6]:port listeners and refuses anything else", () => {
@@ -503,5 +511,53 @@ describe("a real Mosquitto running the exported files", () => {
     expect(await refusal(B.id, A.secret)).toBe(5);
     expect(await refusal(C.id, "anything-at-all")).toBe(5);
     expect(await refusal("", "")).toBe(5);
+  });
+
+  it("keeps the cloud's and gateway B's sessions when gateway A logs in under their client ids (A gets its own)", async () => {
+    const cloud = await connect("cloud", CLOUD_PASSWORD, { clientId: "cloud" });
+    const b = await connect(B.id, B.secret, { clientId: B.id });
+    const cloudIntact = watchSession(cloud, wildcardFor(PREFIX, "up"));
+    const bIntact = watchSession(b, topicFor(PREFIX, B.id, "cmd"));
+    // use_username_as_clientid: A is let in, but as the session `gw-a`, whatever id it gave.
+    const asCloud = await connect(A.id, A.secret, { clientId: "cloud" });
+    const asB = await connect(A.id, A.secret, { clientId: B.id });
+    expect(await refusal("cloud", A.secret)).toBe(5);
+    await cloudIntact();
+    await bIntact();
+    // Both of A's logins were the one session `gw-a`: the second ended the first.
+    expect(asCloud.connected).toBe(false);
+    expect(asB.connected).toBe(true);
+  });
+
+  it("disconnects a CONNECT that declares 200 MB from its header, without reading the body, and keeps serving", async () => {
+    const pid = broker?.pid;
+    if (!pid) throw new Error("the broker is not running");
+    const rssMb = () =>
+      Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
+    const before = rssMb();
+    const s = net.connect({ host: "127.0.0.1", port });
+    s.on("error", () => {});
+    const closedByBroker = new Promise<boolean>((resolve) => s.once("close", () => resolve(true)));
+    await new Promise<void>((resolve) => s.once("connect", () => resolve()));
+    // CONNECT, remaining length 200 MB (varint 80 80 80 64), then the body as fast as the socket takes it.
+    s.write(Buffer.from([0x10, 0x80, 0x80, 0x80, 0x64]));
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let sent = 0;
+    let done = false;
+    void closedByBroker.then(() => {
+      done = true;
+    });
+    const pump = () => {
+      while (!done && sent < 200 * 1024 * 1024) {
+        sent += chunk.length;
+        if (!s.write(chunk)) return void s.once("drain", pump);
+      }
+      if (!done) s.end();
+    };
+    pump();
+    expect(await closedByBroker).toBe(true);
+    expect(sent).toBeLessThan(200 * 1024 * 1024);
+    expect(rssMb() - before).toBeLessThan(20);
+    expect((await connect(A.id, A.secret)).connected).toBe(true);
   });
 });

@@ -70,6 +70,18 @@ describe("the OpenAPI document", () => {
     }
   });
 
+  it("documents the statuses answered before a route runs: 400, 405, 408, 431 everywhere, 414 with path parameters", () => {
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const statuses = Object.keys(op.responses);
+        for (const status of ["400", "405", "408", "431"])
+          expect(statuses, `${method} ${path}`).toContain(status);
+        if (path.includes("{")) expect(statuses, `${method} ${path}`).toContain("414");
+        if (method === "patch" || method === "post") expect(statuses, `${method} ${path}`).toContain("413");
+      }
+    }
+  });
+
   it("names every error code", () => {
     for (const code of ERROR_CODES) expect(doc.info.description).toContain(code);
   });

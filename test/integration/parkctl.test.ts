@@ -52,6 +52,7 @@ const LOCKER: DeviceView = {
   latch: "locked",
   door_open: false,
   item_present: true,
+  read_at: "2026-01-15T10:00:00.000Z",
   last_command: { name: "unlock", result: "SUCCESS", at: "2026-01-15T08:00:00.000Z" },
 };
 const DOOR: DeviceView = {

@@ -10,7 +10,13 @@ import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import type { GatewayPublisher } from "../../cloud/ports.ts";
 import type { Db } from "../../cloud/store/db.ts";
-import type { CommandRequest, Heartbeat, Status, UpMessage } from "../../shared/wire/messages.ts";
+import {
+  type CommandRequest,
+  type Heartbeat,
+  type Status,
+  UpMessage,
+  type UpMessageInput,
+} from "../../shared/wire/messages.ts";
 import { FakeClock } from "./fake-clock.ts";
 import { fixtureManifest, SECRET } from "./fixture-site.ts";
 import { openTestDb, type TestDb } from "./test-db.ts";
@@ -61,7 +67,7 @@ export type CloudHarness = {
   /** app.inject with a bearer token for `as` (a fixture client id), unless `as` is null. */
   call(as: string | null, opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** Plays the gateway: applies an outbox message as if it had arrived over MQTT. */
-  report(gatewayId: string, msg: UpMessage): Promise<"applied" | "duplicate">;
+  report(gatewayId: string, msg: UpMessageInput): Promise<"applied" | "duplicate">;
   heartbeat(hb: Heartbeat): Promise<void>;
   status(st: Status): Promise<void>;
   close(): Promise<void>;
@@ -72,7 +78,7 @@ export const ISSUER = "http://cloud.test";
 
 /** The cloud app on a fresh store with the fixture site applied, a fake clock and a recording gateway link. */
 export async function startCloudHarness(
-  opts: { timeouts?: Partial<CommandTimeoutConfig> } = {},
+  opts: { timeouts?: Partial<CommandTimeoutConfig>; requestTimeoutMs?: number } = {},
 ): Promise<CloudHarness> {
   const store = await openTestDb();
   const db = store.db;
@@ -89,6 +95,7 @@ export async function startCloudHarness(
     tokenSecret: TOKEN_SECRET,
     issuer: ISSUER,
     timeouts,
+    requestTimeoutMs: opts.requestTimeoutMs,
   });
   await app.ready();
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log });
@@ -125,7 +132,9 @@ export async function startCloudHarness(
       if (as) headers.authorization = `Bearer ${await h.token(as)}`;
       return app.inject({ ...o, headers });
     },
-    report: (gatewayId, msg) => applyUpMessage(db, gatewayId, msg, { now: clock.now(), timeouts, log }),
+    // Parsed like the gateway link parses what arrives over MQTT (defaults filled in).
+    report: (gatewayId, msg) =>
+      applyUpMessage(db, gatewayId, UpMessage.parse(msg), { now: clock.now(), timeouts, log }),
     heartbeat: (hb) => applyHeartbeat(db, hb, clock.now()),
     status: (st) => applyStatus(db, st, clock.now()),
     async close() {

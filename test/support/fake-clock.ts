@@ -24,6 +24,11 @@ export class FakeClock implements Clock {
     this.timers.delete(handle.id);
   }
 
+  /** How many timers wait for time to move (a test can tell that code under test has started waiting). */
+  pendingTimers(): number {
+    return this.timers.size;
+  }
+
   /** Moves time forward, firing each timer that falls due at its own instant. */
   advance(ms: number): void {
     const end = this.t + ms;

@@ -31,6 +31,10 @@ export type SiteOptions = {
   gateway?: Partial<GatewayConfigInput>;
   /** Broker URL to use instead (a private Mosquitto the test controls). */
   brokerUrl?: string;
+  /** Where board 1's latches are at power-up; default unlocked (free lockers, as the store has them). */
+  latch?: "locked" | "unlocked";
+  /** Runs on the simulator before the gateway starts (e.g. to leave a latch somewhere). */
+  prepare?: (sim: SimSite) => void;
 };
 
 /**
@@ -53,8 +57,11 @@ export async function startSite(o: SiteOptions) {
     brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
   }
   const timeouts = DEFAULT_COMMAND_TIMEOUTS;
+  // The embedded broker admits the cloud under its own client id only (its user name by default); on
+  // a shared Mosquitto a client id of the run's own keeps parallel runs apart.
+  const cloudClientId = broker ? CLOUD_MQTT.username : `cloud-${prefix}`;
   const link: GatewayLink = await startGatewayLink(
-    { brokerUrl, ...CLOUD_MQTT, clientId: `cloud-${prefix}`, prefix },
+    { brokerUrl, ...CLOUD_MQTT, clientId: cloudClientId, prefix },
     { db: store.db, clock, log, timeouts },
   );
   const app: FastifyInstance = await buildApp({
@@ -72,12 +79,14 @@ export async function startSite(o: SiteOptions) {
   const sim: SimSite = createSimSite(
     {
       moveMs: 20,
-      buses: { bus0: { boards: [{ address: 1, channels: 8 }] } },
+      // The fixture's lockers start free (latch open), as the store has them.
+      buses: { bus0: { boards: [{ address: 1, channels: 8, latch: o.latch ?? "unlocked" }] } },
       readers: { "reader-1": { aliveMs: false } },
     },
     o.serial === "pty" ? { connector: (name, baud) => new PtyConnector(dir, name, baud) } : {},
   );
   await sim.ready;
+  o.prepare?.(sim);
   const serialPath = (name: string) => (o.serial === "pty" ? path.join(dir, name) : `sim://${name}`);
   const openLink = o.serial === "pty" ? createSerialLinkFactory() : (p: string) => sim.linkFactory(p);
 
@@ -89,6 +98,8 @@ export async function startSite(o: SiteOptions) {
     buses: [{ name: "bus0", path: serialPath("bus0"), boards: [1] }],
     readers: [{ id: "reader-1", path: serialPath("reader-1"), device_alias: "1" }],
     heartbeat_interval_s: 0.2,
+    sensor_sweep: null,
+    outbox_resend_s: 1,
     log_level: "silent",
     ...o.gateway,
   });

@@ -4,11 +4,19 @@ import { z } from "zod";
 import { Command, CommandRequest } from "../../../shared/api/command.ts";
 import { ErrorBody } from "../../../shared/api/common.ts";
 import { Device, DeviceList } from "../../../shared/api/device.ts";
+import { Uuid } from "../../../shared/api/uuid.ts";
 import type { CommandService } from "../../commands/command-service.ts";
 import type { DeviceService } from "../../devices/device-service.ts";
 import { principalOf } from "../authenticate.ts";
+import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 500: ErrorBody };
+const errors = {
+  ...ANY_ROUTE_ERRORS,
+  ...PATH_PARAM_ERRORS,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+};
 
 export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceService, commands: CommandService) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -17,7 +25,7 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
     schema: {
       tags: ["devices"],
       summary: "List the devices of a location",
-      params: z.object({ location_id: z.uuid() }),
+      params: z.object({ location_id: Uuid }),
       response: { 200: DeviceList, ...errors },
     },
     handler: async (request) => ({
@@ -30,22 +38,23 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
     schema: {
       tags: ["devices"],
       summary: "Get a device",
-      params: z.object({ device_id: z.uuid() }),
+      params: z.object({ device_id: Uuid }),
       response: { 200: Device, ...errors },
     },
     handler: (request) => devices.get(principalOf(request), request.params.device_id),
   });
 
   r.post("/device/v1/devices/:device_id/commands", {
+    config: { idempotent: true },
     schema: {
       tags: ["commands"],
       summary: "Send a command to a device",
       description:
         "Returns at once with the command record (normally SENT); poll GET command every 1–2 s until SUCCESS or ERROR. " +
         "A second lock or unlock on one device within 3 s (15 s with a power-save strategy) answers 429 ERRORS.LOCK_COMMAND_THROTTLED.",
-      params: z.object({ device_id: z.uuid() }),
+      params: z.object({ device_id: Uuid }),
       body: CommandRequest,
-      response: { 200: Command, ...errors, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody, 503: ErrorBody },
+      response: { 200: Command, ...errors, ...BODY_ERRORS, 429: ErrorBody, 503: ErrorBody },
     },
     handler: (request) => commands.create(principalOf(request), request.params.device_id, request.body),
   });
@@ -54,7 +63,7 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
     schema: {
       tags: ["commands"],
       summary: "Get a command",
-      params: z.object({ command_id: z.uuid() }),
+      params: z.object({ command_id: Uuid }),
       response: { 200: Command, ...errors },
     },
     handler: (request) => commands.get(principalOf(request), request.params.command_id),

@@ -9,8 +9,10 @@ import {
   PublicAreaFeatureCollection,
   PublicAreaList,
 } from "../../../shared/api/location.ts";
+import { Uuid } from "../../../shared/api/uuid.ts";
 import type { LocationService } from "../../locations/location-service.ts";
 import { principalOf } from "../authenticate.ts";
+import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";
 
 const Include = z.enum(["resources"]).optional().describe("Supported value: resources");
 
@@ -35,8 +37,8 @@ const ListQuery = z.strictObject({
   include: Include,
 });
 
-const IdParams = z.object({ id: z.uuid() });
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 500: ErrorBody };
+const IdParams = z.object({ id: Uuid });
+const errors = { ...ANY_ROUTE_ERRORS, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
 export function registerLocationRoutes(app: FastifyInstance, locations: LocationService) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -72,7 +74,7 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       summary: "Get a location",
       params: IdParams,
       querystring: z.strictObject({ include: Include }),
-      response: { 200: LocationDetail, ...errors },
+      response: { 200: LocationDetail, ...errors, ...PATH_PARAM_ERRORS },
     },
     handler: (request) =>
       locations.get(principalOf(request), request.params.id, request.query.include === "resources"),
@@ -84,7 +86,13 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       summary: "Update a location (all-or-nothing; each field needs its permission)",
       params: IdParams,
       body: LocationPatch,
-      response: { 204: z.null().describe("Updated"), ...errors, 413: ErrorBody, 415: ErrorBody },
+      response: {
+        204: z.null().describe("Updated"),
+        ...errors,
+        ...PATH_PARAM_ERRORS,
+        ...BODY_ERRORS,
+        503: ErrorBody,
+      },
     },
     handler: async (request, reply) => {
       await locations.patch(principalOf(request), request.params.id, request.body);
@@ -112,7 +120,12 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       security: [],
       params: z.object({ public_area_id: z.string().min(1).max(100) }),
       produces: ["application/geo+json"],
-      response: { 200: PublicAreaFeatureCollection, 404: ErrorBody, 500: ErrorBody },
+      response: {
+        200: PublicAreaFeatureCollection,
+        ...ANY_ROUTE_ERRORS,
+        ...PATH_PARAM_ERRORS,
+        404: ErrorBody,
+      },
     },
     handler: async (request, reply) => {
       const body = await locations.publicAreaGeoJson(request.params.public_area_id);

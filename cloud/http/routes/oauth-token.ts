@@ -1,15 +1,17 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
 import { TokenError, TokenResponse } from "../../../shared/api/oauth.ts";
 import type { Permission } from "../../../shared/api/permissions.ts";
 import type { Clock } from "../../../shared/clock.ts";
 import type { ErrorCode } from "../../../shared/errors.ts";
-import { createFailureLimiter } from "../../auth/failure-limiter.ts";
+import { createFailureLimiter, type FailurePolicy } from "../../auth/failure-limiter.ts";
 import { verifySecret } from "../../auth/secrets.ts";
 import { ACCESS_TOKEN_TTL_S, type TokenIssuer } from "../../auth/tokens.ts";
 import type { Db } from "../../store/db.ts";
+import { ANY_ROUTE_ERRORS } from "../error-responses.ts";
 
 type OAuthError = "invalid_request" | "invalid_client" | "unsupported_grant_type";
 
@@ -58,12 +60,27 @@ const FORM = "application/x-www-form-urlencoded";
 /** A well-formed hash that no secret matches (random salt and key). */
 const UNKNOWN_CLIENT_HASH = `scrypt$${randomBytes(16).toString("base64")}$${randomBytes(32).toString("base64")}`;
 
+/** S8: 20 failures a minute from one address block that address until the oldest leaves the minute. */
+const PER_ADDRESS: FailurePolicy = { max: 20, windowMs: 60_000 };
+/**
+ * 100 failures a minute for one client id (at least five addresses' worth) block it for 1 s, and each
+ * further failure doubles the block up to 15 min, until the client id has gone an hour without one.
+ */
+const PER_CLIENT: FailurePolicy = {
+  max: 100,
+  windowMs: 60_000,
+  backoff: { baseMs: 1_000, maxMs: 15 * 60_000, forgetMs: 60 * 60_000 },
+};
+
 /** POST {auth_url}/oauth2/token, client credentials grant (spec: S2S OAuth 2.0). */
 export function registerTokenRoute(
   app: FastifyInstance,
   deps: { db: Db; tokens: TokenIssuer; clock: Clock },
 ) {
-  const limiter = createFailureLimiter({ clock: deps.clock, max: 20, windowMs: 60_000 });
+  // Failures are counted per address, so one address cannot lock a client out of every other; per
+  // client only far above what one address may reach, and then backing off (docs/decisions.md).
+  const byAddress = createFailureLimiter({ clock: deps.clock, policy: PER_ADDRESS });
+  const byClient = createFailureLimiter({ clock: deps.clock, policy: PER_CLIENT });
 
   // Own scope: the body is read raw so that a JSON or other body is an OAuth invalid_request, not a 415.
   void app.register((scope, _opts, done) => {
@@ -77,7 +94,15 @@ export function registerTokenRoute(
         tags: ["auth"],
         summary: "Issue an access token (OAuth 2.0 client credentials)",
         consumes: [FORM],
-        response: { 200: TokenResponse, 400: TokenError, 401: TokenError, 429: TokenError, 500: ErrorBody },
+        response: {
+          ...ANY_ROUTE_ERRORS,
+          200: TokenResponse,
+          // A URL the router cannot decode is answered before the route runs, in the standard body.
+          400: z.union([TokenError, ErrorBody]),
+          401: TokenError,
+          413: ErrorBody,
+          429: TokenError,
+        },
       },
       handler: async (request, reply) => {
         const contentType = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
@@ -126,8 +151,7 @@ export function registerTokenRoute(
         if (!creds?.id || !creds.secret) {
           return oauthError(request, reply, 401, "invalid_client", "client credentials are required");
         }
-        const keys = [`ip:${request.ip}`, `client:${creds.id}`];
-        const wait = limiter.retryAfterS(keys);
+        const wait = Math.max(byAddress.retryAfterS(request.ip), byClient.retryAfterS(creds.id));
         if (wait > 0) {
           reply.header("retry-after", String(wait));
           return reply
@@ -149,7 +173,8 @@ export function registerTokenRoute(
           .executeTakeFirst();
         // An unknown client costs the same scrypt as a wrong secret, so timing does not reveal client ids.
         if (!(await verifySecret(creds.secret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
-          limiter.fail(keys);
+          byAddress.fail(request.ip);
+          byClient.fail(creds.id);
           return oauthError(request, reply, 401, "invalid_client", "client authentication failed");
         }
         const access_token = await deps.tokens.issue({

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { MqttFrameGate } from "./mqtt-frame-gate.ts";
+
+/** MQTT's remaining-length varint. */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) byte |= 0x80;
+    out.push(byte);
+  } while (n > 0);
+  return out;
+}
+
+/** A packet of type `type` whose body is `body` bytes long. */
+function packet(type: number, body: number): Buffer {
+  return Buffer.concat([Buffer.from([type << 4, ...varint(body)]), Buffer.alloc(body, 0x61)]);
+}
+
+const LIMITS = { connectBytes: 100, packetBytes: 1000 };
+const CONNECT = 1;
+const PUBLISH = 3;
+
+describe("the MQTT frame gate", () => {
+  it("passes a CONNECT and later packets within their limits, however the bytes are split", () => {
+    const stream = Buffer.concat([
+      packet(CONNECT, 98),
+      packet(PUBLISH, 997),
+      packet(12, 0),
+      packet(PUBLISH, 200),
+    ]);
+    for (const size of [1, 2, 3, 7, 64, stream.length]) {
+      const gate = new MqttFrameGate(LIMITS);
+      for (let i = 0; i < stream.length; i += size) {
+        expect(gate.check(stream.subarray(i, i + size)), `chunks of ${size}`).toBeNull();
+      }
+    }
+  });
+
+  it("refuses a CONNECT over its limit from the header alone", () => {
+    const gate = new MqttFrameGate(LIMITS);
+    // The first two bytes declare 101 bytes in all; no body has arrived.
+    expect(gate.check(Buffer.from([CONNECT << 4, 99]))).toBe("CONNECT of 101 bytes exceeds the limit of 100");
+    const huge = new MqttFrameGate(LIMITS);
+    expect(huge.check(Buffer.from([CONNECT << 4, ...varint(200 * 1024 * 1024)]))).toMatch(
+      /^CONNECT of 209715205 bytes exceeds/,
+    );
+  });
+
+  it("refuses a later packet over the packet limit, even when its header straddles two chunks", () => {
+    const gate = new MqttFrameGate(LIMITS);
+    expect(gate.check(packet(CONNECT, 10))).toBeNull();
+    expect(gate.check(Buffer.from([PUBLISH << 4, 0xe6]))).toBeNull(); // length continues
+    expect(gate.check(Buffer.from([0x07]))).toBe("packet of 1001 bytes exceeds the limit of 1000");
+  });
+
+  it("refuses a first packet that is not a CONNECT, and a remaining length of more than four bytes", () => {
+    expect(new MqttFrameGate(LIMITS).check(packet(PUBLISH, 5))).toBe("the first packet is not a CONNECT");
+    const gate = new MqttFrameGate({ connectBytes: 100, packetBytes: 2 ** 30 });
+    expect(gate.check(packet(CONNECT, 10))).toBeNull();
+    expect(gate.check(Buffer.from([PUBLISH << 4, 0x80, 0x80, 0x80, 0x80]))).toBe(
+      "malformed remaining length",
+    );
+  });
+});

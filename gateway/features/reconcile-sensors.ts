@@ -1,0 +1,61 @@
+import { type ScheduledTask, schedule } from "node-cron";
+import type { Logger } from "pino";
+import type { SensorCause } from "../../shared/wire/messages.ts";
+import type { DeviceRegistry, MappedDevice } from "../devices/device-registry.ts";
+import type { Actuator } from "../hardware/actuator.ts";
+import type { SensorBook } from "../hardware/sensor-book.ts";
+
+/**
+ * Reads devices' sensors and hands the readings to the sensor book, which tells the cloud what changed
+ * (ARCHITECTURE flow 6). Runs when a board answers for the first time or again after an outage, when a
+ * board resets, for devices a new device map brings, and on a periodic sweep that catches a change whose
+ * event was lost.
+ */
+export function createSensorReconciler(o: {
+  registry: DeviceRegistry;
+  sensors: SensorBook;
+  actuator: Actuator;
+  log: Logger;
+  /** A cron expression for the periodic sweep (node-cron syntax); none when null. */
+  sweep: string | null;
+}) {
+  /** Boards read at least once since the start: a later read of one is a "board_back". */
+  const readBoards = new Set<number>();
+  let task: ScheduledTask | null = null;
+
+  async function readDevice(device: MappedDevice, cause: SensorCause): Promise<void> {
+    const out = await o.actuator.run(device, "status");
+    if (out.sensors) o.sensors.record(device, out.sensors, cause);
+    else o.log.debug({ device: device.alias, reason: out.reason }, "sensors not read");
+  }
+
+  async function readAll(devices: MappedDevice[], cause: SensorCause): Promise<void> {
+    for (const d of devices) {
+      if (d.type === "GUARD") continue;
+      await readDevice(d, cause).catch((err: unknown) =>
+        o.log.warn({ err, device: d.alias }, "reading the sensors failed"),
+      );
+    }
+  }
+
+  return {
+    readDevice,
+    readAll,
+    /** A board answered (again), or reset: its channels may have changed meanwhile. */
+    readBoard(addr: number): Promise<void> {
+      const cause = readBoards.has(addr) ? "board_back" : "startup";
+      readBoards.add(addr);
+      return readAll(o.registry.onBoard(addr), cause);
+    },
+    start(): void {
+      if (!o.sweep) return;
+      task = schedule(o.sweep, () => void readAll(o.registry.all(), "sweep"), { noOverlap: true });
+    },
+    stop(): void {
+      void task?.destroy();
+      task = null;
+    },
+  };
+}
+
+export type SensorReconciler = ReturnType<typeof createSensorReconciler>;
