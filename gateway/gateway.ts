@@ -9,8 +9,8 @@ import { createSerialLinkFactory } from "./adapters/serial-links.ts";
 import { controlSocketPath, type GatewayConfig } from "./config.ts";
 import { createControlApi } from "./control/control-impl.ts";
 import { startControlServer } from "./control/control-server.ts";
-import { DeviceRegistry, type MappedDevice } from "./devices/device-registry.ts";
-import { handleBoardEvent } from "./features/board-events.ts";
+import { DeviceRegistry } from "./devices/device-registry.ts";
+import { doorRelocker, handleBoardEvent } from "./features/board-events.ts";
 import { createCommandExecutor } from "./features/execute-command.ts";
 import { createHeartbeat } from "./features/heartbeat.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
@@ -87,11 +87,7 @@ export async function startGateway(deps: GatewayDeps) {
   const actuator = new Actuator(busFor, doors, clock, cfg.door_release_s);
   const reconciler = createSensorReconciler({ registry, sensors, actuator, log, sweep: cfg.sensor_sweep });
   /** A door lock engages again as soon as its door closes (spec rule 5), not only when its hold runs out. */
-  const relockDoor = (device: MappedDevice) =>
-    void actuator.run(device, "lock").then((o) => {
-      if (o.sensors) sensors.record(device, o.sensors, "door_relock");
-      if (!o.ok) log.warn({ device: device.alias, reason: o.reason }, "door did not lock again");
-    });
+  const relockDoor = doorRelocker(actuator, sensors, log);
   for (const b of buses) {
     b.client.on("event", (e) =>
       handleBoardEvent(

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
 import type { DeviceRegistry, MappedDevice } from "../devices/device-registry.ts";
+import type { Actuator } from "../hardware/actuator.ts";
 import type { Reading, SensorBook } from "../hardware/sensor-book.ts";
 import type { Outbox } from "../store/outbox.ts";
 
@@ -55,6 +56,16 @@ export function handleBoardEvent(
   const reading = READING[e.event];
   if (!device || !reading) return;
   o.sensors.record(device, reading, "hardware_event");
-  if (e.event === "door_closed" && isDoor(device) && o.sensors.get(device.device_id).latch === "unlocked")
+  // Unless the lock is known to be engaged already (an unknown one is locked: that is always safe).
+  if (e.event === "door_closed" && isDoor(device) && o.sensors.get(device.device_id).latch !== "locked")
     o.relockDoor(device);
+}
+
+/** Engages a bus-wired door lock again (its door closed) and reports where the latch ended up. */
+export function doorRelocker(actuator: Actuator, sensors: SensorBook, log: Logger) {
+  return (device: MappedDevice): void =>
+    void actuator.run(device, "lock").then((o) => {
+      if (o.sensors) sensors.record(device, o.sensors, "door_relock");
+      if (!o.ok) log.warn({ device: device.alias, reason: o.reason }, "door did not lock again");
+    });
 }

@@ -196,6 +196,69 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
       });
     });
 
+    it("acknowledges and drops a message that names another gateway or cannot be used, so it is not resent forever", async () => {
+      const gw = await gatewayClient(site, "gw-a1");
+      const acks: number[] = [];
+      gw.on("message", (_t, raw) => acks.push(...JSON.parse(raw.toString()).seqs));
+      await gw.subscribeAsync(topicFor(site.prefix, "gw-a1", "ack"), { qos: 1 });
+      const topic = topicFor(site.prefix, "gw-a1", "up");
+      const device = fx.device("L1", "1");
+      const foreign = {
+        type: "device_state",
+        gateway_id: "gw-a2",
+        seq: 7,
+        observed_at: new Date().toISOString(),
+        device_id: device,
+        lock_state: "LOCKED",
+      };
+      await gw.publishAsync(topic, JSON.stringify(foreign), { qos: 1 });
+      await gw.publishAsync(topic, JSON.stringify({ type: "no_such_type", seq: 8 }), { qos: 1 });
+      await eventually(() => expect([...acks].sort()).toEqual([7, 8]));
+      const dev = (await api("GET", `/device/v1/devices/${device}`)).json();
+      expect(dev.lock_state).toBe("UNLOCKED");
+      const applied = await site.store.db.selectFrom("applied_seqs").selectAll().execute();
+      expect(applied).toEqual([]);
+    });
+
+    it("delivers a command again when its gateway announces itself online after subscribing", async () => {
+      const gw = await gatewayClient(site, "gw-a1");
+      // The gateway is connected but not subscribed yet (a broker that restarted lost its session):
+      // the command published now finds no one.
+      const device = fx.device("L1", "2");
+      const post = await api("POST", `/device/v1/devices/${device}/commands`, { command: "lock" });
+      expect(post.json().state.value).toBe("SENT");
+      const commands: CommandRequest[] = [];
+      gw.on("message", (_t, raw) => commands.push(CommandRequest.parse(JSON.parse(raw.toString()))));
+      await gw.subscribeAsync(topicFor(site.prefix, "gw-a1", "cmd"), { qos: 1 });
+      await gw.publishAsync(
+        topicFor(site.prefix, "gw-a1", "status"),
+        JSON.stringify({ gateway_id: "gw-a1", online: true, at: new Date().toISOString() }),
+        { qos: 1, retain: true },
+      );
+      await eventually(() => expect(commands.map((c) => c.command_id)).toContain(post.json().id));
+    });
+
+    it("publishes a gateway's new device map when a manifest changes it while the cloud runs", async () => {
+      const gw = await gatewayClient(site, "gw-a1");
+      const maps: { version: string; devices: { alias: string }[] }[] = [];
+      gw.on("message", (_t, raw) => maps.push(JSON.parse(raw.toString())));
+      await gw.subscribeAsync(topicFor(site.prefix, "gw-a1", "config"), { qos: 1 });
+      await eventually(() => expect(maps).toHaveLength(1)); // the retained map
+      const manifest = fixtureManifest(await fixtureSecretHash());
+      manifest.operators[0]?.locations?.[0]?.gateways?.[0]?.devices?.push({
+        alias: "9",
+        type: "LOCKER",
+        bus: { board: 1, channel: 8 },
+      });
+      await applyManifest(site.store.db, SiteManifest.parse(manifest), site.clock);
+      site.clock.advance(1_000); // the cloud's check of the stored map versions
+      await eventually(() => {
+        expect(maps).toHaveLength(2);
+        expect(maps[1]?.devices.map((d) => d.alias)).toContain("9");
+      });
+      expect(maps[1]?.version).not.toBe(maps[0]?.version);
+    });
+
     it("takes a gateway's devices offline at once when its Last Will arrives", async () => {
       const will = { gateway_id: "gw-a1", online: false, at: new Date().toISOString() };
       const gw = connectMqtt(site.url, {

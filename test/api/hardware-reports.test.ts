@@ -1,0 +1,213 @@
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { redeliverPending } from "../../cloud/commands/command-delivery.ts";
+import { Command } from "../../shared/api/command.ts";
+import { Device } from "../../shared/api/device.ts";
+import type { DeviceStateReport } from "../../shared/wire/messages.ts";
+import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { CLIENTS, fx } from "../support/fixture-site.ts";
+
+const LOCKER = fx.device("L1", "1");
+const OTHER = fx.device("L1", "2");
+const THROTTLE_MS = 3_000;
+const DELIVERY_MS = 30_000;
+
+let h: CloudHarness;
+let seq = 0;
+beforeEach(async () => {
+  h = await startCloudHarness();
+});
+afterEach(() => h.close());
+
+async function post(deviceId: string, body: Record<string, unknown>) {
+  const res = await h.call(CLIENTS.admin, {
+    method: "POST",
+    url: `/device/v1/devices/${deviceId}/commands`,
+    payload: body,
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return Command.parse(res.json());
+}
+
+async function device(id: string) {
+  const res = await h.call(CLIENTS.admin, { method: "GET", url: `/device/v1/devices/${id}` });
+  expect(res.statusCode, res.body).toBe(200);
+  return Device.parse(res.json());
+}
+
+/** Plays gw-a1 reporting what its sensors say. */
+function sensed(
+  deviceId: string,
+  fields: Partial<Pick<DeviceStateReport, "lock_state" | "door_open" | "item_present" | "cause" | "detail">>,
+  gatewayId = "gw-a1",
+) {
+  return h.report(gatewayId, {
+    type: "device_state",
+    gateway_id: gatewayId,
+    seq: ++seq,
+    observed_at: h.clock.now().toISOString(),
+    device_id: deviceId,
+    ...fields,
+  });
+}
+
+const progress = (
+  cmd: Command,
+  state: "RECEIVED" | "SUCCESS" | "ERROR",
+  lock_state?: "LOCKED" | "UNLOCKED",
+) =>
+  h.report("gw-a1", {
+    type: "command_progress",
+    gateway_id: "gw-a1",
+    seq: ++seq,
+    observed_at: h.clock.now().toISOString(),
+    command_id: cmd.id,
+    device_id: cmd.device.id,
+    state,
+    ...(lock_state ? { lock_state } : {}),
+  });
+
+const changes = (id: string) =>
+  h.db
+    .selectFrom("device_state_changes")
+    .select(["from_value", "to_value", "lock_state", "cause", "detail"])
+    .where("device_id", "=", id)
+    .orderBy("seq")
+    .execute();
+
+describe("the cloud's state follows the sensors outside a command in flight", () => {
+  it("a free locker found locked is LOCKED, and the change is recorded with who and why", async () => {
+    await sensed(LOCKER, { lock_state: "LOCKED", cause: "technician", detail: "lock by alice: testing" });
+    const d = await device(LOCKER);
+    expect(d.state).toMatchObject({
+      value: "LOCKED",
+      timeout_at: null,
+      changed_at: h.clock.now().toISOString(),
+    });
+    expect(d.lock_state).toBe("LOCKED");
+    expect(await changes(LOCKER)).toEqual([
+      {
+        from_value: "UNLOCKED",
+        to_value: "LOCKED",
+        lock_state: "LOCKED",
+        cause: "technician",
+        detail: "lock by alice: testing",
+      },
+    ]);
+  });
+
+  it("a locked locker found unlocked is UNLOCKED: available, its occupant gone", async () => {
+    const lock = await post(LOCKER, { command: "lock", user_id: "rider-1" });
+    await progress(lock, "SUCCESS", "LOCKED");
+    expect((await device(LOCKER)).user?.id).toBe("rider-1");
+    await sensed(LOCKER, { lock_state: "UNLOCKED", cause: "hardware_event" });
+    const d = await device(LOCKER);
+    expect(d.state.value).toBe("UNLOCKED");
+    expect(d.user).toBeNull();
+  });
+
+  it("a booked locker found locked is LOCKED: the booking is over", async () => {
+    await post(LOCKER, { command: "book" });
+    await sensed(LOCKER, { lock_state: "LOCKED" });
+    expect((await device(LOCKER)).state).toMatchObject({ value: "LOCKED", timeout_at: null });
+  });
+
+  it("a reading that agrees changes nothing and records nothing", async () => {
+    const before = await device(LOCKER);
+    await sensed(LOCKER, { lock_state: "UNLOCKED", cause: "startup" });
+    expect((await device(LOCKER)).state).toEqual(before.state);
+    expect(await changes(LOCKER)).toEqual([]);
+  });
+
+  it("during a command in flight only lock_state moves; the command's outcome settles the state", async () => {
+    const lock = await post(LOCKER, { command: "lock" });
+    await sensed(LOCKER, { lock_state: "UNLOCKED" });
+    await sensed(LOCKER, { lock_state: "LOCKED" });
+    let d = await device(LOCKER);
+    expect(d.state.value).toBe("ALLOCATED");
+    expect(d.lock_state).toBe("LOCKED");
+    await progress(lock, "SUCCESS", "LOCKED");
+    d = await device(LOCKER);
+    expect(d.state.value).toBe("LOCKED");
+  });
+
+  it("a failed command with a reading settles on the reading, not on the state it came from", async () => {
+    const lock = await post(LOCKER, { command: "lock" });
+    // The latch did lock, but the confirmation came back as a failure (e.g. it moved too slowly).
+    await progress(lock, "ERROR", "LOCKED");
+    expect((await device(LOCKER)).state.value).toBe("LOCKED");
+  });
+
+  it("keeps door and item readings, and never counts a report as a heartbeat", async () => {
+    await sensed(LOCKER, { door_open: true, item_present: true });
+    const row = await h.db
+      .selectFrom("devices")
+      .select(["door_open", "item_present", "sensors_at", "last_seen_at"])
+      .where("id", "=", LOCKER)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({
+      door_open: 1,
+      item_present: 1,
+      sensors_at: h.clock.now().toISOString(),
+      last_seen_at: null,
+    });
+    expect((await device(LOCKER)).heartbeat_v2).toBeNull();
+  });
+
+  it("ignores a report about a device of another gateway", async () => {
+    await sensed(LOCKER, { lock_state: "LOCKED" }, "gw-a2");
+    const d = await device(LOCKER);
+    expect(d.state.value).toBe("UNLOCKED");
+    expect(d.lock_state).toBe("UNLOCKED");
+  });
+});
+
+describe("commands waiting for their gateway are delivered again when it comes back", () => {
+  const log = pino({ level: "silent" });
+  const redeliver = () =>
+    redeliverPending(h.db, h.gateways, "gw-a1", { clock: h.clock, timeouts: h.timeouts, log });
+
+  it("publishes again, in order, exactly what the gateway has not taken and whose deadline has not passed", async () => {
+    h.gateways.mode = "fail";
+    const notSent = await post(LOCKER, { command: "lock" });
+    expect(notSent.state.value).toBe("NOT_SENT");
+    h.gateways.mode = "ok";
+    h.clock.advance(10);
+    const sent = await post(OTHER, { command: "lock" });
+    const taken = await post(fx.device("L1", "3"), { command: "lock" });
+    await progress(taken, "RECEIVED");
+    h.gateways.commands = [];
+
+    expect(await redeliver()).toBe(2);
+    expect(h.gateways.commands.map((c) => c.request.command_id)).toEqual([notSent.id, sent.id]);
+    // The request goes out as it was first made: same deadline, same parameters.
+    const first = await h.db
+      .selectFrom("commands")
+      .select("wire_request")
+      .where("id", "=", notSent.id)
+      .executeTakeFirstOrThrow();
+    expect(h.gateways.commands[0]?.request).toEqual(JSON.parse(first.wire_request as string));
+    // Handed to the broker now: the command that never left is SENT.
+    const again = await h.call(CLIENTS.admin, { method: "GET", url: `/device/v1/commands/${notSent.id}` });
+    expect(again.json().state.value).toBe("SENT");
+  });
+
+  it("never sends a command past its delivery deadline", async () => {
+    await post(LOCKER, { command: "lock" });
+    h.clock.advance(DELIVERY_MS);
+    h.gateways.commands = [];
+    expect(await redeliver()).toBe(0);
+    expect(h.gateways.commands).toEqual([]);
+  });
+
+  it("a force command carries the command it supersedes", async () => {
+    const lock = await post(LOCKER, { command: "lock" });
+    h.clock.advance(THROTTLE_MS);
+    const force = await post(LOCKER, { command: "force-unlock", reason: "MAINTENANCE" });
+    expect(h.gateways.last().request).toMatchObject({ command_id: force.id, supersedes: lock.id });
+    h.gateways.commands = [];
+    await redeliver();
+    // The superseded lock is ERROR now, so only the force command goes again.
+    expect(h.gateways.commands.map((c) => c.request.command_id)).toEqual([force.id]);
+  });
+});
