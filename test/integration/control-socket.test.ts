@@ -50,7 +50,6 @@ const DEVICE: DeviceView = {
 const never = () => new Promise<never>(() => {});
 /** A real daemon answers after some I/O; so does the fake. */
 const someIo = () => new Promise((r) => setImmediate(r));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function fakeApi(over: Partial<ControlApi> = {}): ControlApi {
   return {
@@ -67,7 +66,12 @@ function fakeApi(over: Partial<ControlApi> = {}): ControlApi {
 }
 
 /** A raw client: writes `text` as is and collects answer lines until `count` arrived. */
-function exchange(path: string, text: string, count: number): Promise<Record<string, unknown>[]> {
+function exchange(
+  path: string,
+  text: string,
+  count: number,
+  onAnswer: (answers: Record<string, unknown>[]) => void = () => {},
+): Promise<Record<string, unknown>[]> {
   return new Promise((resolve, reject) => {
     const answers: Record<string, unknown>[] = [];
     let buf = "";
@@ -78,6 +82,7 @@ function exchange(path: string, text: string, count: number): Promise<Record<str
       const lines = buf.split("\n");
       buf = lines.pop() ?? "";
       for (const l of lines) answers.push(JSON.parse(l));
+      if (lines.length) onAnswer(answers);
       if (answers.length >= count) {
         s.destroy();
         resolve(answers);
@@ -133,11 +138,14 @@ describe("control socket server and client", () => {
   });
 
   it("answers pipelined requests on one connection each by its own id, the slow one last", async () => {
+    // status answers only once the client holds the two other answers: each is sent as soon as it is ready.
+    let release = () => {};
+    const released = new Promise<void>((r) => (release = r));
     server = await startControlServer({
       path: sock,
       api: fakeApi({
         status: async () => {
-          await sleep(100);
+          await released;
           return STATUS;
         },
       }),
@@ -150,7 +158,9 @@ describe("control socket server and client", () => {
     ]
       .map((r) => JSON.stringify(r))
       .join("\n");
-    const answers = await exchange(sock, `${lines}\n`, 3);
+    const answers = await exchange(sock, `${lines}\n`, 3, (so) => {
+      if (so.length === 2) release();
+    });
     expect(answers.map((a) => a.id)).toEqual(["two", 3, 1]);
     const byId = new Map(answers.map((a) => [a.id, a.result]));
     expect(byId.get(1)).toEqual(STATUS);
@@ -252,9 +262,15 @@ describe("control socket server and client", () => {
   });
 
   it("removes its socket file on close", async () => {
-    server = await startControlServer({ path: sock, api: fakeApi({ status: never }), log });
+    let asked = () => {};
+    const inProgress = new Promise<void>((r) => (asked = r));
+    const status = () => {
+      asked();
+      return never();
+    };
+    server = await startControlServer({ path: sock, api: fakeApi({ status }), log });
     const pending = callControl(sock, "status", {}, { timeoutMs: 5000 }).catch((e: unknown) => e);
-    await sleep(50);
+    await inProgress; // the request is being served when the server closes
     await server.close();
     server = null;
     expect(existsSync(sock)).toBe(false);

@@ -6,8 +6,8 @@ import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createSdNotify, SYSTEMD_NOTIFY, watchdogIntervalMs } from "../../gateway/adapters/sd-notify.ts";
 import { createWatchdog } from "../../gateway/health/watchdog.ts";
-import { systemClock } from "../../shared/clock.ts";
 import { eventually } from "../support/eventually.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 
 /**
  * A fake NOTIFY_SOCKET: a unix datagram socket that prints each datagram as one JSON string per line and,
@@ -115,6 +115,7 @@ describe("sd-notify through systemd-notify", () => {
 
   it("drives a health-gated watchdog: WATCHDOG=1 reaches the socket only while healthy", async () => {
     const sd = createSdNotify({ env: { NOTIFY_SOCKET: fake.path } });
+    const clock = new FakeClock();
     let healthy = true;
     let sends = 0;
     let lastSend: Promise<boolean> = Promise.resolve(true);
@@ -126,26 +127,33 @@ describe("sd-notify through systemd-notify", () => {
       },
       intervalMs: 40,
       isHealthy: () => healthy,
-      clock: systemClock,
+      clock,
     });
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    /** One watchdog period on the fake clock, and the health check it starts. */
+    const period = async () => {
+      clock.advance(40);
+      await new Promise((r) => setImmediate(r));
+    };
     dog.start();
     try {
+      await period();
+      await period();
+      expect(sends).toBe(2);
+      expect(await lastSend).toBe(true);
       await eventually(() =>
-        expect(fake.messages.filter((m) => m === "WATCHDOG=1").length).toBeGreaterThanOrEqual(2),
+        expect(fake.messages).toEqual(["WATCHDOG=1", "BARRIER=1", "WATCHDOG=1", "BARRIER=1"]),
       );
+
       healthy = false;
-      await sleep(100); // a tick that saw healthy=true has called notify by now...
-      expect(await lastSend).toBe(true); // ...and its message was taken
-      const sent = sends;
-      await eventually(() => expect(fake.messages).toHaveLength(2 * sent)); // each ping + its BARRIER=1
-      await sleep(300);
-      expect(sends).toBe(sent);
-      expect(fake.messages).toHaveLength(2 * sent);
+      for (let i = 0; i < 10; i++) await period();
+      expect(sends).toBe(2); // ten periods unhealthy: not a single ping
+      expect(fake.messages).toHaveLength(4);
+
       healthy = true;
-      await eventually(() => expect(fake.messages.length).toBeGreaterThan(2 * sent));
-      expect(fake.messages[2 * sent]).toBe("WATCHDOG=1");
-      expect(new Set(fake.messages)).toEqual(new Set(["WATCHDOG=1", "BARRIER=1"]));
+      await period();
+      expect(sends).toBe(3);
+      await eventually(() => expect(fake.messages).toHaveLength(6));
+      expect(fake.messages.slice(4)).toEqual(["WATCHDOG=1", "BARRIER=1"]);
     } finally {
       dog.stop();
     }
