@@ -28,7 +28,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "integration", include: ["test/integration/**/*.test.ts"], env: { TEST_DB: "sqlite" } },
+        test: {
+          name: "integration",
+          // Port contract suites (test/contracts) cross real sockets and processes too.
+          include: ["test/integration/**/*.test.ts", "test/contracts/**/*.test.ts"],
+          env: { TEST_DB: "sqlite" },
+        },
       },
     ],
   },

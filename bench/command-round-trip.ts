@@ -13,7 +13,7 @@ import Fastify from "fastify";
 import pino from "pino";
 import { buildApp } from "../cloud/app.ts";
 import { hashSecret } from "../cloud/auth/secrets.ts";
-import { createDeadlineSweeper } from "../cloud/commands/command-progress.ts";
+import { createDeadlineSweeper } from "../cloud/commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
 import { startEmbeddedBroker } from "../cloud/gateway-link/embedded-broker.ts";
 import { startGatewayLink } from "../cloud/gateway-link/gateway-link.ts";

@@ -5,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
 import type { Clock } from "../shared/clock.ts";
-import { ERROR_CODES } from "../shared/errors.ts";
+import { AppError, ERROR_CODES } from "../shared/errors.ts";
 import { createTokenIssuer } from "./auth/tokens.ts";
 import { createCommandService } from "./commands/command-service.ts";
 import type { CommandTimeoutConfig } from "./commands/timeouts.ts";
@@ -14,6 +14,8 @@ import { installAuthentication } from "./http/authenticate.ts";
 import { createClientErrorHandler } from "./http/client-errors.ts";
 import { answerFrameworkError, installErrorHandling } from "./http/error-handler.ts";
 import { installIdempotency } from "./http/idempotency.ts";
+import { installNulGuard } from "./http/reject-nul.ts";
+import { installRequestLog } from "./http/request-log.ts";
 import { registerDeviceRoutes } from "./http/routes/devices.ts";
 import { registerHealthRoutes } from "./http/routes/health.ts";
 import { registerLocationRoutes } from "./http/routes/locations.ts";
@@ -50,7 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: 64 * 1024,
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: "correlation_id" }),
+    // One access-log line per request (installRequestLog) instead of Fastify's incoming/completed pair.
+    logController: new LogController({ requestIdLogLabel: "correlation_id", disableRequestLogging: true }),
     genReqId: (req) => {
       const given = req.headers["x-correlation-id"];
       return typeof given === "string" && CORRELATION_ID.test(given) ? given : randomUUID();
@@ -66,6 +69,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       requestTimeout,
       headersTimeout: requestTimeout,
       connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(requestTimeout / 10))),
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below
+      // answers it in the standard error body instead.
+      requireHostHeader: false,
     },
     // Errors raised before routing answer in the standard error body too (U3).
     frameworkErrors: answerFrameworkError,
@@ -73,8 +79,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-correlation-id", request.id);
+    // RFC 9112 §3.2: an HTTP/1.1 request without a Host header is answered 400.
+    if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) {
+      done(new AppError("ERRORS.BAD_REQUEST", "The request has no Host header"));
+      return;
+    }
     done();
   });
+  installRequestLog(app);
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by typed presenters; the zod response schemas document them (docs/decisions.md).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -110,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });
   installAuthentication(app, tokens);
+  installNulGuard(app);
   installIdempotency(app, { db: deps.db, clock: deps.clock });
 
   const locations = createLocationService({ db: deps.db, clock: deps.clock });

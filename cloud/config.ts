@@ -36,14 +36,24 @@ export const CloudConfig = z.object({
   BASE_URL: z.url().optional(),
   AUTH_URL: z.url().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** json or pretty; unset: pretty on a terminal, JSON otherwise (shared/log.ts). */
+  LOG_FORMAT: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["json", "pretty"]).optional()),
 });
 export type CloudConfig = z.infer<typeof CloudConfig>;
+
+/** A bad environment variable; the message names each one (with its value, unless it is a secret). */
+export class CloudConfigError extends Error {}
 
 export function loadCloudConfig(env: Record<string, string | undefined> = process.env): CloudConfig {
   const parsed = CloudConfig.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+    const lines = parsed.error.issues.map((i) => {
+      const name = i.path.join(".");
+      // Secrets (and a database URL, which may hold a password) are named, never echoed.
+      const shown = /SECRET|PASSWORD|DATABASE_URL/.test(name) ? name : `${name}=${env[name] ?? ""}`;
+      return `  ${shown}: ${i.message}`;
+    });
+    throw new CloudConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
   return parsed.data;
 }

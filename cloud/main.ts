@@ -1,10 +1,60 @@
-import { loadCloudConfig } from "./config.ts";
+import { Command, CommanderError } from "commander";
+import { EXIT } from "../shared/exit-codes.ts";
+import { createLogger } from "../shared/log.ts";
+import { PACKAGE_VERSION } from "../shared/version.ts";
+import { CloudConfigError, loadCloudConfig } from "./config.ts";
 import { startCloud } from "./server.ts";
+import { explainCloudStartError } from "./startup-errors.ts";
 
-/** Process entry of the cloud API: config → start → wait for SIGTERM/SIGINT → graceful stop. */
+/**
+ * Process entry of the cloud API: config → start → wait for SIGTERM/SIGINT → graceful stop. Configured
+ * by the environment only (README, Configuration). Exit codes: 2 usage, 6 a bad variable, 1 any other
+ * start-up failure (a port in use, an unreachable database), each message naming the variable.
+ */
+const program = new Command("parking-cloud")
+  .description(
+    "The bike-parking cloud API and, unless MQTT_URL is set, its embedded MQTT broker. Configured by environment variables.",
+  )
+  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .helpOption("-h, --help", "show this help")
+  .addHelpText(
+    "after",
+    `
+Environment (README.md, Configuration, has the full table):
+  PORT, HOST            HTTP listener (default 8080, 127.0.0.1)
+  DATA_DIR              SQLite file and generated secrets (default ./data)
+  DATABASE_URL          postgres://… to use PostgreSQL instead of SQLite
+  MQTT_URL              an external broker; unset starts the embedded one on MQTT_PORT (default 1884)
+  MQTT_PREFIX, MQTT_USERNAME, MQTT_PASSWORD, MQTT_CLIENT_ID, TOKEN_SECRET, BASE_URL, AUTH_URL
+  LOG_LEVEL, LOG_FORMAT  pino level (default info); json or pretty (default: pretty on a terminal)
+
+Examples:
+  $ npm run dev:cloud
+  $ PORT=9090 MQTT_PORT=1885 DATA_DIR=/var/lib/parking-cloud npm run dev:cloud
+
+Exit codes: 0 stopped cleanly, 1 start-up failure, 2 usage error, 6 invalid configuration.`,
+  )
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
 async function main() {
+  try {
+    program.parse();
+  } catch (err) {
+    if (err instanceof CommanderError)
+      process.exit(
+        err.code === "commander.helpDisplayed" || err.code === "commander.version" ? EXIT.ok : EXIT.usage,
+      );
+    throw err;
+  }
   const cfg = loadCloudConfig();
-  const cloud = await startCloud(cfg);
+  const log = createLogger({ level: cfg.LOG_LEVEL, format: cfg.LOG_FORMAT });
+  let cloud: Awaited<ReturnType<typeof startCloud>>;
+  try {
+    cloud = await startCloud(cfg, { log });
+  } catch (err) {
+    throw new Error(explainCloudStartError(err, cfg));
+  }
   cloud.app.log.info({ base_url: cloud.baseUrl, mqtt: cloud.mqttUrl }, "cloud ready");
   const stop = async (signal: string) => {
     cloud.app.log.info({ signal }, "stopping");
@@ -16,6 +66,6 @@ async function main() {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
+  console.error(`parking-cloud: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(err instanceof CloudConfigError ? EXIT.checkFailed : EXIT.unexpected);
 });

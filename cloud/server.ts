@@ -6,7 +6,7 @@ import { sql } from "kysely";
 import pino, { type Logger } from "pino";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { buildApp } from "./app.ts";
-import { createDeadlineSweeper } from "./commands/command-progress.ts";
+import { createDeadlineSweeper } from "./commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "./commands/timeouts.ts";
 import type { CloudConfig } from "./config.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";

@@ -5,6 +5,13 @@ import { parseGatewayConfig } from "../gateway/config.ts";
 import { type RunningGateway, startGateway } from "../gateway/gateway.ts";
 import { createSimSite, type SimSite } from "../hardware-sim/site.ts";
 
+export type DemoGateways = { gateways: RunningGateway[]; sims: SimSite[]; stop(): Promise<void> };
+
+/** Every gateway id of the manifest, in its order. */
+export function manifestGatewayIds(m: SiteManifest): string[] {
+  return m.operators.flatMap((op) => op.locations.flatMap((loc) => loc.gateways.map((gw) => gw.id)));
+}
+
 /**
  * For the demo only: one gateway daemon per gateway of the manifest, each on a simulated site whose lock
  * boards match the manifest's bus wiring. The gateways and the simulator run in this process over
@@ -17,64 +24,74 @@ export async function startDemoGateways(o: {
   secret: string;
   dataDir: string;
   log: Logger;
-}): Promise<{ gateways: RunningGateway[]; sims: SimSite[]; stop(): Promise<void> }> {
+  /** Gateway ids not to run here (a gateway daemon of your own takes their place). */
+  skip?: readonly string[];
+}): Promise<DemoGateways> {
   const gateways: RunningGateway[] = [];
   const sims: SimSite[] = [];
-  for (const op of o.manifest.operators) {
-    for (const loc of op.locations) {
-      for (const gw of loc.gateways) {
-        const boards = new Map<number, { channels: number; doors: number[] }>();
-        for (const d of gw.devices) {
-          if (!d.bus) continue;
-          const b = boards.get(d.bus.board) ?? { channels: 1, doors: [] };
-          b.channels = Math.max(b.channels, d.bus.channel);
-          if (d.type === "BIKE_HOUSE_DOOR" || d.type === "DOOR") b.doors.push(d.bus.channel);
-          boards.set(d.bus.board, b);
-        }
-        const sim = createSimSite({
-          moveMs: 300,
-          buses: boards.size
-            ? {
-                bus0: {
-                  // Free lockers and docks at power-up (their latch open), door locks engaged.
-                  boards: [...boards].map(([address, b]) => ({
-                    address,
-                    channels: b.channels,
-                    doors: b.doors,
-                    latch: "unlocked" as const,
-                  })),
-                },
-              }
-            : {},
-        });
-        await sim.ready;
-        sims.push(sim);
-        const config = parseGatewayConfig({
-          gateway_id: gw.id,
-          secret: o.secret,
-          broker: { url: o.brokerUrl, prefix: o.prefix },
-          state_dir: path.join(o.dataDir, "gateways", gw.id),
-          buses: boards.size ? [{ name: "bus0", path: "sim://bus0", boards: [...boards.keys()] }] : [],
-          log_level: "warn",
-        });
-        gateways.push(
-          await startGateway({
-            config,
+  const stop = async () => {
+    for (const g of gateways) await g.stop();
+    for (const s of sims) await s.close();
+  };
+  try {
+    await startAll();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { gateways, sims, stop };
+
+  async function startAll() {
+    for (const op of o.manifest.operators) {
+      for (const loc of op.locations) {
+        for (const gw of loc.gateways) {
+          if (o.skip?.includes(gw.id)) continue;
+          const boards = new Map<number, { channels: number; doors: number[] }>();
+          for (const d of gw.devices) {
+            if (!d.bus) continue;
+            const b = boards.get(d.bus.board) ?? { channels: 1, doors: [] };
+            b.channels = Math.max(b.channels, d.bus.channel);
+            if (d.type === "BIKE_HOUSE_DOOR" || d.type === "DOOR") b.doors.push(d.bus.channel);
+            boards.set(d.bus.board, b);
+          }
+          const sim = createSimSite({
+            moveMs: 300,
+            buses: boards.size
+              ? {
+                  bus0: {
+                    // Free lockers and docks at power-up (their latch open), door locks engaged.
+                    boards: [...boards].map(([address, b]) => ({
+                      address,
+                      channels: b.channels,
+                      doors: b.doors,
+                      latch: "unlocked" as const,
+                    })),
+                  },
+                }
+              : {},
+          });
+          await sim.ready;
+          sims.push(sim);
+          const config = parseGatewayConfig({
+            gateway_id: gw.id,
             secret: o.secret,
-            log: o.log.child({ gateway_id: gw.id }),
-            openLink: (p) => sim.linkFactory(p),
-            camera: gw.camera ? sim.camera : null,
-          }),
-        );
+            broker: { url: o.brokerUrl, prefix: o.prefix },
+            state_dir: path.join(o.dataDir, "gateways", gw.id),
+            buses: boards.size ? [{ name: "bus0", path: "sim://bus0", boards: [...boards.keys()] }] : [],
+            log_level: "warn",
+          });
+          gateways.push(
+            await startGateway({
+              config,
+              secret: o.secret,
+              // The child adds gateway_id to every line of this gateway, once.
+              log: o.log.child({ gateway_id: gw.id }),
+              openLink: (p) => sim.linkFactory(p),
+              camera: gw.camera ? sim.camera : null,
+            }),
+          );
+        }
       }
     }
   }
-  return {
-    gateways,
-    sims,
-    async stop() {
-      for (const g of gateways) await g.stop();
-      for (const s of sims) await s.close();
-    },
-  };
 }

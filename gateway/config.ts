@@ -6,8 +6,8 @@ import { GATEWAY_ID_PATTERN } from "../shared/wire/topics.ts";
 
 /**
  * Gateway daemon configuration, validated at start (ARCHITECTURE: a bad config fails fast with a message
- * that names the key). Serial paths are device paths (/dev/ttyUSB0), `tcp://host:port`, or `sim://name`
- * for links the test harness injects.
+ * that names the key). Serial paths are device paths (/dev/ttyUSB0) or `tcp://host:port`; a test or the
+ * demo that injects its own SerialLinkFactory may use paths of its own (the simulator's `sim://name`).
  */
 export const GatewayConfig = z.strictObject({
   gateway_id: z.string().regex(GATEWAY_ID_PATTERN, "letters, digits, '.', '_' and '-' only"),
@@ -109,9 +109,28 @@ export function loadGatewayConfig(file: string): GatewayConfig {
   return parseGatewayConfig(data, file);
 }
 
-export function gatewaySecret(cfg: GatewayConfig): string {
+/** The broker password: `secret`, else the first line of `secret_file`; a problem names the key and the file. */
+export function gatewaySecret(cfg: GatewayConfig, source = "config"): string {
   if (cfg.secret) return cfg.secret;
-  return readFileSync(cfg.secret_file as string, "utf8").trim();
+  const file = cfg.secret_file as string;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why =
+      e.code === "ENOENT"
+        ? "no such file"
+        : e.code === "EACCES"
+          ? "permission denied (the daemon's user must be able to read it)"
+          : e.code === "EISDIR"
+            ? "it is a directory"
+            : e.message;
+    throw new ConfigError(`${source}: secret_file: cannot read ${file}: ${why}`);
+  }
+  const secret = text.trim();
+  if (!secret) throw new ConfigError(`${source}: secret_file: ${file} is empty`);
+  return secret;
 }
 
 /**

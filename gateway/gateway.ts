@@ -1,32 +1,34 @@
 import type http from "node:http";
+import path from "node:path";
 import pino, { type Logger } from "pino";
+import { maskCardId } from "../shared/card-id.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import type { DeviceMap } from "../shared/wire/messages.ts";
-import { GatewayBroker } from "./adapters/broker-mqtt.ts";
+import { MqttBrokerLink, type MqttBrokerLinkOptions } from "./adapters/broker-mqtt.ts";
 import { createMemoryGpioBank } from "./adapters/gpio-memory.ts";
 import { createOnoffGpioBank } from "./adapters/gpio-onoff.ts";
 import { createSerialLinkFactory } from "./adapters/serial-links.ts";
 import { controlSocketPath, type GatewayConfig } from "./config.ts";
+import type { ControlApi } from "./control/control-api.ts";
 import { createControlApi } from "./control/control-impl.ts";
 import { startControlServer } from "./control/control-server.ts";
+import { logTechnicianActions } from "./control/technician-log.ts";
 import { DeviceRegistry } from "./devices/device-registry.ts";
 import { doorRelocker, handleBoardEvent } from "./features/board-events.ts";
 import { createCommandExecutor } from "./features/execute-command.ts";
 import { createHeartbeat } from "./features/heartbeat.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
 import { createSensorReconciler } from "./features/reconcile-sensors.ts";
-import { Actuator } from "./hardware/actuator.ts";
+import { HardwareActuator } from "./hardware/actuator.ts";
 import { BusMonitor } from "./hardware/bus-monitor.ts";
 import { GpioDoors } from "./hardware/gpio-doors.ts";
-import { SensorBook } from "./hardware/sensor-book.ts";
+import { OutboxSensorBook } from "./hardware/sensor-book.ts";
 import { LockBusClient } from "./lock-bus/lock-bus-client.ts";
 import { createMetrics, serveMetrics } from "./metrics.ts";
-import type { Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
+import type { BrokerLink, Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
 import { ReaderPort } from "./rfid/reader.ts";
-import { CommandLog } from "./store/command-log.ts";
-import { DeviceMapStore } from "./store/device-map-store.ts";
-import { openGatewayDb } from "./store/open-db.ts";
-import { Outbox } from "./store/outbox.ts";
+import { openGatewayStore } from "./store/gateway-store.ts";
+import { createPhotoFiles } from "./store/photo-files.ts";
 
 export type GatewayDeps = {
   config: GatewayConfig;
@@ -37,18 +39,35 @@ export type GatewayDeps = {
   openLink?: SerialLinkFactory;
   gpio?: GpioBank;
   camera?: Camera | null;
+  /** The broker link; the default is mqtt.js. A test may wrap the real one (e.g. to silence heartbeats). */
+  brokerLink?: (o: MqttBrokerLinkOptions) => BrokerLink;
   /** false: no control socket (e.g. several gateways in one process sharing nothing but a state dir). */
   controlSocket?: boolean;
 };
 
+/** A running daemon, as its embedder (main.ts, the demo, a test harness) sees it. */
+export type RunningGateway = {
+  readonly config: GatewayConfig;
+  readonly log: Logger;
+  /** What parkctl sees and drives (status, devices, actuation, doctor), without going through the socket. */
+  readonly control: ControlApi;
+  /** Calls back on every card a reader delivers (normalised); returns the unsubscribe function. */
+  onTap(listener: (reader: string, card: string) => void): () => void;
+  /** Healthy while the store answers and every bus is open: what the systemd watchdog pings on. */
+  isHealthy(): boolean;
+  stop(): Promise<void>;
+};
+
 /**
- * Composition root of the gateway daemon: builds every part from its config and the injected adapters,
- * starts them in order (store → hardware → broker → features) and stops them in reverse.
+ * Composition root of the gateway daemon, the one place that knows both the ports and their adapters:
+ * builds every part from its config and the injected adapters, starts them in order
+ * (store → hardware → broker → features) and stops them in reverse.
  */
-export async function startGateway(deps: GatewayDeps) {
+export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const cfg = deps.config;
   const clock = deps.clock ?? systemClock;
-  const log = deps.log ?? pino({ level: cfg.log_level });
+  // Every line carries the gateway id once: from this child, or from the child logger a caller passes.
+  const log = deps.log ?? pino({ level: cfg.log_level }).child({ gateway_id: cfg.gateway_id });
   const openLink = deps.openLink ?? createSerialLinkFactory();
   const gpio =
     deps.gpio ??
@@ -58,14 +77,12 @@ export async function startGateway(deps: GatewayDeps) {
   const startedAt = clock.now();
   const metrics = createMetrics();
 
-  const db = openGatewayDb(cfg.state_dir);
-  const outbox = new Outbox(db, cfg.gateway_id, clock);
-  const commandLog = new CommandLog(db);
-  const mapStore = new DeviceMapStore(db);
+  const store = openGatewayStore(cfg.state_dir, { gatewayId: cfg.gateway_id, clock });
+  const { outbox } = store;
   const registry = new DeviceRegistry();
-  const stored = mapStore.load();
+  const stored = store.deviceMaps.load();
   if (stored) registry.replace(stored);
-  const sensors = new SensorBook(outbox, clock);
+  const sensors = new OutboxSensorBook(outbox, clock);
   const doors = new GpioDoors(gpio, clock, cfg.door_release_s);
   doors.track(registry.all());
 
@@ -84,7 +101,7 @@ export async function startGateway(deps: GatewayDeps) {
   });
   const busFor = (d: { bus: { board: number } | null }) =>
     buses.find((b) => d.bus && b.cfg.boards.includes(d.bus.board))?.client ?? null;
-  const actuator = new Actuator(busFor, doors, clock, cfg.door_release_s);
+  const actuator = new HardwareActuator(busFor, doors, clock, cfg.door_release_s);
   const reconciler = createSensorReconciler({ registry, sensors, actuator, log, sweep: cfg.sensor_sweep });
   /** A door lock engages again as soon as its door closes (spec rule 5), not only when its hold runs out. */
   const relockDoor = doorRelocker(actuator, sensors, log);
@@ -110,11 +127,19 @@ export async function startGateway(deps: GatewayDeps) {
   });
   doors.on("relocked", (device) => sensors.record(device, { latch: "locked" }, "door_relock"));
 
+  const tapListeners = new Set<(reader: string, card: string) => void>();
   const readers = cfg.readers.map((r) => {
     const port = new ReaderPort(r.id, r.path, { baudRate: r.baud_rate, openLink, clock, log });
     port.on("tap", (card) => {
       metrics.taps.inc({ reader: r.id });
-      log.info({ reader: r.id, card }, "card tapped");
+      log.info({ reader: r.id, card: maskCardId(card) }, "card tapped");
+      for (const l of [...tapListeners]) {
+        try {
+          l(r.id, card);
+        } catch (err) {
+          log.error({ err, reader: r.id }, "a tap listener failed");
+        }
+      }
     });
     const event = (event: "reader_lost" | "reader_back") =>
       outbox.append({
@@ -129,7 +154,8 @@ export async function startGateway(deps: GatewayDeps) {
     return { cfg: r, port };
   });
 
-  const broker = new GatewayBroker({
+  const connectBroker = deps.brokerLink ?? ((o: MqttBrokerLinkOptions) => new MqttBrokerLink(o));
+  const broker = connectBroker({
     url: cfg.broker.url,
     prefix: cfg.broker.prefix,
     gatewayId: cfg.gateway_id,
@@ -138,16 +164,14 @@ export async function startGateway(deps: GatewayDeps) {
     log,
   });
   const executor = createCommandExecutor({
-    db,
+    store,
     registry,
     actuator,
     camera: deps.camera ?? null,
-    commandLog,
-    outbox,
+    photos: createPhotoFiles(path.join(cfg.state_dir, "photos")),
     sensors,
     clock,
     log,
-    stateDir: cfg.state_dir,
     onFinished: (name, ok) => metrics.commands.inc({ name, result: ok ? "success" : "error" }),
   });
   const pump = createOutboxPump({ outbox, broker, clock, log, resendAfterMs: cfg.outbox_resend_s * 1000 });
@@ -177,7 +201,7 @@ export async function startGateway(deps: GatewayDeps) {
   broker.on("deviceMap", (map: DeviceMap) => {
     if (map.version === registry.version) return;
     const before = new Map(registry.all().map((d) => [d.device_id, JSON.stringify(d)]));
-    mapStore.save(map);
+    store.deviceMaps.save(map);
     registry.replace(map);
     doors.track(map.devices);
     log.info({ version: map.version, devices: map.devices.length }, "device map updated");
@@ -207,36 +231,42 @@ export async function startGateway(deps: GatewayDeps) {
   if (cfg.metrics)
     metricsServer = await serveMetrics(metrics, cfg.metrics.host, cfg.metrics.port, refreshGauges);
 
-  const running = {
-    config: cfg,
-    clock,
+  // parkctl's view of the daemon, handed exactly the parts it reads and drives.
+  const control = logTechnicianActions(
+    createControlApi({
+      gatewayId: cfg.gateway_id,
+      brokerUrl: cfg.broker.url,
+      clock,
+      startedAt,
+      devices: registry,
+      sensors,
+      actuator,
+      readDevice: reconciler.readDevice,
+      store,
+      broker,
+      buses: buses.map((b) => ({ ...b, name: b.cfg.name, path: b.cfg.path, boards: b.cfg.boards })),
+      readers: readers.map((r) => ({ id: r.cfg.id, path: r.cfg.path, port: r.port })),
+    }),
     log,
-    db,
-    outbox,
-    commandLog,
-    registry,
-    broker,
-    buses,
-    readers,
-    actuator,
-    sensors,
-    reconciler,
-    executor,
-    heartbeat,
-    metrics,
-    refreshGauges,
-    startedAt,
-    /** Healthy while the store answers and every bus is open: what the systemd watchdog pings on. */
-    isHealthy(): boolean {
-      try {
-        db.prepare("SELECT 1").get();
-      } catch {
-        return false;
-      }
-      return buses.every((b) => b.client.isOpen);
+  );
+  // parkctl's door into the daemon; a technician can use it even while the cloud is unreachable.
+  const controlServer =
+    deps.controlSocket === false
+      ? null
+      : await startControlServer({ path: controlSocketPath(cfg), api: control, log });
+  log.info({ buses: buses.length, readers: readers.length }, "gateway started");
+
+  return {
+    config: cfg,
+    log,
+    control,
+    onTap(listener) {
+      tapListeners.add(listener);
+      return () => tapListeners.delete(listener);
     },
+    isHealthy: () => store.isAnswering() && buses.every((b) => b.client.isOpen),
     async stop() {
-      await control?.close();
+      await controlServer?.close();
       reconciler.stop();
       heartbeat.stop();
       pump.stop();
@@ -247,17 +277,8 @@ export async function startGateway(deps: GatewayDeps) {
       if (metricsServer) await new Promise<void>((r) => metricsServer?.close(() => r()));
       doors.close();
       gpio.close();
-      db.close();
+      store.close();
       log.info("gateway stopped");
     },
   };
-  // parkctl's door into the daemon; a technician can use it even while the cloud is unreachable.
-  const control =
-    deps.controlSocket === false
-      ? null
-      : await startControlServer({ path: controlSocketPath(cfg), api: createControlApi(running), log });
-  log.info({ gateway_id: cfg.gateway_id, buses: buses.length, readers: readers.length }, "gateway started");
-  return running;
 }
-
-export type RunningGateway = Awaited<ReturnType<typeof startGateway>>;

@@ -1,19 +1,81 @@
-import { parseArgs } from "node:util";
+import { existsSync } from "node:fs";
+import { Command, CommanderError } from "commander";
 import { systemClock } from "../shared/clock.ts";
+import { EXIT } from "../shared/exit-codes.ts";
+import { createLogger, LogFormatError, logFormat } from "../shared/log.ts";
+import { PACKAGE_VERSION } from "../shared/version.ts";
 import { createSdNotify, watchdogIntervalMs } from "./adapters/sd-notify.ts";
-import { gatewaySecret, loadGatewayConfig } from "./config.ts";
+import { ConfigError, type GatewayConfig, gatewaySecret, loadGatewayConfig } from "./config.ts";
 import { startGateway } from "./gateway.ts";
 import { createWatchdog } from "./health/watchdog.ts";
+
+const DEFAULT_CONFIG = "/etc/parking-gateway/config.yaml";
 
 /**
  * Process entry of the gateway daemon: `--config <file>`. Tells systemd when it is ready, pings the
  * watchdog only while healthy (so a wedged daemon is restarted), and stops gracefully on SIGTERM/SIGINT.
+ * Exit codes: 2 usage, 6 invalid configuration (naming the key, file or variable), 1 anything else.
  */
-async function main() {
-  const { values } = parseArgs({ options: { config: { type: "string", short: "c" } } });
-  const file = values.config ?? process.env.PARKING_GATEWAY_CONFIG ?? "/etc/parking-gateway/config.yaml";
+const program = new Command("parking-gateway")
+  .description(
+    "The bike-parking gateway daemon: drives a site's lock boards, readers and doors for the cloud.",
+  )
+  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .option(
+    "-c, --config <file>",
+    `gateway config file (YAML or JSON; default: $PARKING_GATEWAY_CONFIG, else ${DEFAULT_CONFIG})`,
+  )
+  .helpOption("-h, --help", "show this help")
+  .addHelpText(
+    "after",
+    `
+Environment:
+  PARKING_GATEWAY_CONFIG  config file when --config is not given
+  LOG_FORMAT              json or pretty (default: pretty on a terminal, json otherwise)
+
+Examples:
+  $ npm run dev:gateway -- --config demo/standalone/gw-cs-lockers.gateway.yaml
+  $ parkctl config validate ${DEFAULT_CONFIG}     # check a config without starting
+
+Exit codes: 0 stopped cleanly, 1 start-up failure, 2 usage error, 6 invalid configuration.
+See gateway/config.example.yaml for every key.`,
+  )
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+async function main(): Promise<void> {
+  try {
+    program.parse();
+  } catch (err) {
+    if (err instanceof CommanderError)
+      process.exit(
+        err.code === "commander.helpDisplayed" || err.code === "commander.version" ? EXIT.ok : EXIT.usage,
+      );
+    throw err;
+  }
+  const opts = program.opts<{ config?: string }>();
+  const file = opts.config ?? process.env.PARKING_GATEWAY_CONFIG ?? DEFAULT_CONFIG;
+  if (!existsSync(file)) {
+    const from = opts.config
+      ? "--config"
+      : process.env.PARKING_GATEWAY_CONFIG
+        ? "PARKING_GATEWAY_CONFIG"
+        : "the default path";
+    throw new ConfigError(
+      `no gateway config at ${file} (from ${from}); pass --config <file> or set PARKING_GATEWAY_CONFIG`,
+    );
+  }
   const config = loadGatewayConfig(file);
-  const gateway = await startGateway({ config, secret: gatewaySecret(config) });
+  const secret = gatewaySecret(config, file);
+  const log = createLogger({ level: config.log_level, format: logFormat() }).child({
+    gateway_id: config.gateway_id,
+  });
+  let gateway: Awaited<ReturnType<typeof startGateway>>;
+  try {
+    gateway = await startGateway({ config, secret, log });
+  } catch (err) {
+    throw new Error(explainStartError(err, config, file));
+  }
   const sd = createSdNotify({ log: gateway.log });
   const interval = watchdogIntervalMs();
   const watchdog = interval
@@ -39,7 +101,22 @@ async function main() {
   process.once("SIGINT", () => void stop("SIGINT"));
 }
 
+/** Names the key of the config file behind a start-up failure, where the error tells which one it was. */
+function explainStartError(err: unknown, cfg: GatewayConfig, file: string): string {
+  const e = err as NodeJS.ErrnoException & { port?: number; address?: string; path?: string };
+  const msg = err instanceof Error ? err.message : String(err);
+  if (cfg.metrics && e.port === cfg.metrics.port && e.code === "EADDRINUSE")
+    return `${file}: metrics.port: ${cfg.metrics.host}:${cfg.metrics.port} is already in use; pick another port or remove metrics`;
+  if (/control socket/.test(msg))
+    return `${msg} (${file}: control_socket, else state_dir decides where it is)`;
+  if ((e.code === "EACCES" || e.code === "EROFS") && e.path?.startsWith(cfg.state_dir))
+    return `${file}: state_dir: cannot write ${cfg.state_dir}: ${e.code === "EACCES" ? "permission denied" : "read-only file system"}`;
+  return msg;
+}
+
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
+  console.error(`parking-gateway: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(
+    err instanceof ConfigError || err instanceof LogFormatError ? EXIT.checkFailed : EXIT.unexpected,
+  );
 });

@@ -85,6 +85,13 @@ export async function serveMetrics(
       .then((body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body))
       .catch(() => res.writeHead(500).end());
   });
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  // A port already taken fails the start (the error names metrics.port) instead of crashing the process.
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   return server;
 }

@@ -1,8 +1,24 @@
 /**
- * The gateway's ports (owned here, named in domain terms). Adapters implement them; only compose.ts
- * knows both sides. The simulator's links and lines fit these shapes structurally.
+ * The gateway's ports, owned here and named in domain terms (STYLE principle 2). Features depend on these
+ * interfaces only; adapters and the daemon's own parts implement them; only the composition root
+ * (gateway.ts) knows both sides. The simulator's links and lines fit the serial and GPIO ports
+ * structurally, so hardware-sim never imports the gateway. docs/decisions.md ("Ports") lists where each
+ * implementation lives.
  */
 import type { Duplex } from "node:stream";
+import type { LatchState } from "../shared/protocol/lock-bus/messages.ts";
+import type {
+  CommandRequest,
+  DeviceMap,
+  Heartbeat,
+  SensorCause,
+  UpMessage,
+} from "../shared/wire/messages.ts";
+
+/** Time is a port too, shared with the cloud: `now`, and timers a test's fake clock can fire. */
+export type { Clock, TimerHandle } from "../shared/clock.ts";
+
+// ── The outside world ────────────────────────────────────────────────────────────────────────────────
 
 /**
  * A byte link to a serial device: serialport on a device path, a TCP socket, or an in-memory pair from the
@@ -14,26 +30,13 @@ export type SerialLink = Duplex & {
   isOpen?: boolean;
 };
 
-/** Closes a link for good, whatever its kind; resolves once it is closed. */
-export function closeLink(link: SerialLink): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (link.close && link.isOpen) {
-      link.close(() => {
-        link.destroy();
-        resolve();
-      });
-      return;
-    }
-    if (link.destroyed) return resolve();
-    link.once("close", () => resolve());
-    link.destroy();
-  });
-}
-
+/** Opens the link named by a path (a device path, `tcp://host:port`, or whatever the factory knows). */
 export type SerialLinkFactory = (path: string, baudRate: number) => Promise<SerialLink>;
 
+/** One GPIO line; values are logical (`true` = active, whatever the electrical level). */
 export interface GpioLine {
   read(): boolean;
+  /** Drives an output; throws for an input. */
   write(value: boolean): void;
   /** Calls back on every change; returns the unsubscribe function. */
   watch(onChange: (value: boolean) => void): () => void;
@@ -42,10 +45,213 @@ export interface GpioLine {
 export interface GpioBank {
   /** The line configured under this name (e.g. "door_strike:north"); throws for an unknown name. */
   line(name: string): GpioLine;
+  /** Lets go of every line: no watcher hears anything after this. */
   close(): void;
 }
 
+/** What the broker link reports. */
+export type BrokerLinkEvents = {
+  /** Subscribed and announced `online`: what waits for this gateway may arrive from now on. */
+  connected: [];
+  disconnected: [];
+  command: [CommandRequest];
+  /** The cloud applied these outbox rows; `resend` asks for everything unconfirmed again. */
+  ack: [seqs: number[], resend: boolean];
+  deviceMap: [DeviceMap];
+};
+
+type BrokerListener<E extends keyof BrokerLinkEvents> = (...args: BrokerLinkEvents[E]) => void;
+
+/**
+ * The gateway's session with the cloud through an MQTT broker: QoS 1 up-messages, ephemeral heartbeats,
+ * and validated down-messages as events. Reconnects by itself until stopped.
+ */
+export interface BrokerLink {
+  readonly connected: boolean;
+  /** When the current session was established (RFC 3339); null while disconnected. */
+  readonly connectedSince: string | null;
+  start(): void;
+  /** Announces `offline` and disconnects. */
+  stop(): Promise<void>;
+  /** QoS 1 publish of an outbox message; resolves on the broker's acknowledgement. */
+  publishUp(msg: UpMessage): Promise<void>;
+  /** Fire and forget, only while connected (a late heartbeat is worthless); false when not sent. */
+  publishHeartbeat(hb: Heartbeat): boolean;
+  on<E extends keyof BrokerLinkEvents>(event: E, listener: BrokerListener<E>): unknown;
+  off<E extends keyof BrokerLinkEvents>(event: E, listener: BrokerListener<E>): unknown;
+}
+
+export type Photo = { bytes: Uint8Array; mime: string };
+
 /** A camera on the GUARD (take-photo). */
 export interface Camera {
-  capture(): Promise<{ bytes: Uint8Array; mime: string }>;
+  capture(): Promise<Photo>;
+}
+
+/** Where taken photos are kept, by the command that took them. */
+export interface PhotoStore {
+  save(commandId: string, photo: Photo): void;
+}
+
+// ── The gateway's store ──────────────────────────────────────────────────────────────────────────────
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** An outbox message before the outbox numbers it. */
+export type Pending = DistributiveOmit<UpMessage, "seq" | "gateway_id" | "observed_at"> & {
+  observed_at?: string;
+};
+
+export type OutboxRow = { seq: number; type: string; created_at: string };
+
+/**
+ * The durable outbox (ARCHITECTURE: wire principles): up-going messages that matter, numbered with the
+ * gateway's sequence, kept until the cloud confirms them. Emits `appended` after each append.
+ */
+export interface Outbox {
+  /** Durable once the outermost transaction commits (inside `atomically`, with the rest of it). */
+  append(msg: Pending): UpMessage;
+  /** Messages after `afterSeq`, oldest first. */
+  pending(afterSeq?: number, limit?: number): UpMessage[];
+  /** Removes the rows the cloud confirmed; returns how many were still there. */
+  confirm(seqs: number[]): number;
+  stats(): { pending: number; oldest: string | null };
+  rows(limit?: number): OutboxRow[];
+  on(event: "appended", listener: () => void): unknown;
+  off(event: "appended", listener: () => void): unknown;
+}
+
+export type CommandState = "RECEIVED" | "SUCCESS" | "ERROR";
+
+export type CommandLogEntry = {
+  command_id: string;
+  device_id: string;
+  name: string;
+  state: CommandState;
+  reason: string;
+  lock_state: "LOCKED" | "UNLOCKED" | null;
+  received_at: string;
+  finished_at: string | null;
+};
+
+/** A command as the log knows it: enough to report on it again. */
+export type LoggedCommand = Pick<CommandLogEntry, "command_id" | "device_id" | "name">;
+
+/** Which command ids this gateway has taken (the command id is the idempotency key) and how they ended. */
+export interface CommandLog {
+  get(commandId: string): CommandLogEntry | undefined;
+  /** Records that the command was taken (RECEIVED) or refused outright (ERROR). */
+  record(e: LoggedCommand & { state: CommandState; at: string }): void;
+  finish(
+    commandId: string,
+    state: "SUCCESS" | "ERROR",
+    reason: string,
+    lockState: string | null,
+    at: string,
+  ): void;
+  lastFor(deviceId: string): CommandLogEntry | undefined;
+  /** Commands taken and never finished: the process stopped while they ran. */
+  unfinished(): LoggedCommand[];
+}
+
+/** The last device map the cloud sent, so the gateway drives its hardware while the cloud is away. */
+export interface DeviceMapStore {
+  load(): DeviceMap | null;
+  save(map: DeviceMap): void;
+}
+
+export type LocalAction = {
+  at: string;
+  who: string;
+  why: string;
+  device_alias: string;
+  action: string;
+  result: string;
+};
+
+/** What technicians did on site through parkctl, with who and why. */
+export interface LocalActionLog {
+  record(action: LocalAction): void;
+}
+
+/** The gateway's durable state, one database. */
+export interface GatewayStore {
+  readonly outbox: Outbox;
+  readonly commandLog: CommandLog;
+  readonly deviceMaps: DeviceMapStore;
+  readonly localActions: LocalActionLog;
+  /** Runs `work` as one transaction: what it writes commits together or not at all. Nests. */
+  atomically<T>(work: () => T): T;
+  /** The database's own consistency check: "ok", or the first problem found. */
+  checkIntegrity(): string;
+  /** Whether the store answers at all (what the watchdog pings on). */
+  isAnswering(): boolean;
+  close(): void;
+}
+
+// ── Inside the daemon ────────────────────────────────────────────────────────────────────────────────
+
+export type MappedDevice = DeviceMap["devices"][number];
+
+/** The devices this gateway drives, from the cloud's latest device map. */
+export interface DeviceDirectory {
+  /** The map's version; null before the gateway has ever had one. */
+  readonly version: string | null;
+  get(deviceId: string): MappedDevice | undefined;
+  byAliasName(alias: string): MappedDevice | undefined;
+  all(): MappedDevice[];
+  /** The device wired to one channel of a board, if any. */
+  onChannel(board: number, channel: number): MappedDevice | undefined;
+  /** Devices behind one board. */
+  onBoard(board: number): MappedDevice[];
+}
+
+/** What the gateway last read from a device's sensors; null where it has not read (or cannot). */
+export type Sensors = {
+  latch: LatchState | null;
+  door_open: boolean | null;
+  item_present: boolean | null;
+  /** When any of them was last read or reported by the hardware. */
+  read_at: string | null;
+};
+
+export type Reading = Partial<Omit<Sensors, "read_at">>;
+
+/**
+ * The live picture of the devices' sensors, and the one place that tells the cloud about them
+ * (ARCHITECTURE flow 6: the hardware is the truth).
+ */
+export interface SensorBook {
+  get(deviceId: string): Sensors;
+  /** Records a reading; reports it when it tells the cloud something new (or `always`). */
+  record(
+    device: MappedDevice,
+    reading: Reading,
+    cause: SensorCause,
+    opts?: { detail?: string; always?: boolean },
+  ): boolean;
+  /** Records what a command's own report already carries, so it is not reported twice. */
+  note(device: MappedDevice, reading: Reading): void;
+  /** Forgets a device: its next reading is reported whatever it says. */
+  forget(deviceId: string): void;
+}
+
+export type Action = "lock" | "unlock" | "status" | "power_cycle";
+
+export type Outcome = {
+  ok: boolean;
+  reason: string;
+  lockState: "LOCKED" | "UNLOCKED" | null;
+  /** What the hardware said about the device's sensors along the way (nothing when it did not answer). */
+  sensors: Reading | null;
+};
+
+/** Moves or reads one device's hardware, wherever it is wired. Failures are outcomes, not exceptions. */
+export interface Actuator {
+  run(device: MappedDevice, action: Action): Promise<Outcome>;
+}
+
+/** Which lock boards answer. */
+export interface BoardReachability {
+  isReachable(board: number): boolean;
 }

@@ -5,14 +5,14 @@
  * preset without unpicking it.
  */
 import type { BoardMessage, HostRequest } from "../shared/protocol/lock-bus/messages.ts";
-import type { LockBoard } from "./lock-controller.ts";
+import type { BoardHardware } from "./board-hardware.ts";
 
 /** Something the board is about to put on the wire; `msg` is null for raw bytes. */
 export type Outgoing = { msg: BoardMessage | null; bytes: Uint8Array; delayMs: number };
 
 export interface BehaviorContext {
   /** The board and its mechanical state (`board.channel(n)`). */
-  readonly board: LockBoard;
+  readonly board: BoardHardware;
   /** Sends a message through every behaviour's `onSend`, after `delayMs`. */
   send(msg: BoardMessage, delayMs?: number): void;
   /** Puts bytes on the wire as they are, past every `onSend`. */

@@ -4,7 +4,7 @@
  */
 import type { LatchResult } from "../shared/protocol/lock-bus/constants.ts";
 import type { HostRequest, LatchState } from "../shared/protocol/lock-bus/messages.ts";
-import type { LockBoard } from "./lock-controller.ts";
+import type { BoardHardware } from "./board-hardware.ts";
 
 type Movement = Extract<HostRequest, { kind: "lock" | "unlock" }>;
 
@@ -16,7 +16,7 @@ export class BoardFirmware {
   /** Door locks whose hold ran out while the door stood open: they engage as the door shuts. */
   private readonly relockOnClose = new Set<number>();
 
-  constructor(private readonly board: LockBoard) {}
+  constructor(private readonly board: BoardHardware) {}
 
   handle(req: HostRequest): void {
     const b = this.board;

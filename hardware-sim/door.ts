@@ -3,6 +3,7 @@
  * (output, active = released) and watches `door_contact:<name>` (input, active = closed). A person can
  * push the door open only while the strike is released.
  */
+import { gpioLineName } from "../shared/protocol/gpio-lines.ts";
 import type { SimGpioBank, SimGpioLine } from "./gpio-lines.ts";
 
 export class SimDoor {
@@ -15,8 +16,8 @@ export class SimDoor {
     bank: SimGpioBank,
     readonly name: string,
   ) {
-    this.strike = bank.define(`door_strike:${name}`, false);
-    this.contact = bank.define(`door_contact:${name}`, true);
+    this.strike = bank.define(gpioLineName("door_strike", name), false);
+    this.contact = bank.define(gpioLineName("door_contact", name), true);
     this.unwatch = this.strike.watch((released) => {
       if (released) this.pulses++;
     });

@@ -3,14 +3,13 @@
  * close). Values are logical, as in the protocol doc: `true` is active whatever the electrical level. The
  * gateway drives outputs through `line()`; the simulator drives inputs through `simLine()`.
  */
-import { GPIO_LINE_KINDS, type GpioLineKind } from "../shared/protocol/gpio-lines.ts";
+import { gpioLineSpec } from "../shared/protocol/gpio-lines.ts";
 
 type Direction = "in" | "out" | "both";
 
-/** The kind is the part of the name before ':' ("door_strike:north" → door_strike). */
+/** A line of a kind the protocol does not name may be driven from either side. */
 function directionOf(name: string): Direction {
-  const kind = name.split(":")[0] as string;
-  return kind in GPIO_LINE_KINDS ? GPIO_LINE_KINDS[kind as GpioLineKind].direction : "both";
+  return gpioLineSpec(name)?.direction ?? "both";
 }
 
 /** The simulator's handle on a line: it may set any line, inputs included. */

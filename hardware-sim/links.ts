@@ -1,10 +1,12 @@
 /**
- * Byte links between the gateway (host) and simulated devices. Two modes, one device code (STYLE
- * principle 5): an in-memory Duplex pair for tests, a socat pseudo-terminal pair for manual runs, where the
- * gateway opens the host path with serialport exactly as it would a USB adapter.
+ * Byte links between the gateway (host) and simulated devices. One device code, several cables (STYLE
+ * principle 5): an in-memory Duplex pair for tests; for manual runs a socat pseudo-terminal pair, where the
+ * gateway opens the host path with serialport exactly as it would a USB adapter, or a TCP port, which the
+ * gateway opens as `tcp://host:port` like a serial device server.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
+import net from "node:net";
 import { join, resolve } from "node:path";
 import { Duplex } from "node:stream";
 import { SerialPort } from "serialport";
@@ -204,5 +206,65 @@ export class PtyConnector implements Connector {
     }
     await this.pty?.close();
     this.pty = null;
+  }
+}
+
+/**
+ * TCP connector: plugging listens on `host:port` (port 0: a free one, kept for later plugs), and the host's
+ * `tcp://host:port` connection is the device's cable. One host at a time: a new connection takes the cable
+ * from the previous one, which is closed (a host that reconnects after a network drop is never locked out
+ * by its own dead connection). Unplugging closes the listener and the open connection, so the host's link
+ * closes and a new connection is refused until the cable is back.
+ */
+export class TcpConnector implements Connector {
+  private server: net.Server | null = null;
+  private socket: net.Socket | null = null;
+  private device: LinkEndpoint | null = null;
+
+  constructor(
+    readonly host = "127.0.0.1",
+    private port = 0,
+  ) {}
+
+  /** What the gateway opens (valid once plugged in). */
+  get url(): string {
+    return `tcp://${this.host}:${this.port}`;
+  }
+
+  async connect(device: LinkEndpoint): Promise<void> {
+    await this.disconnect();
+    this.device = device;
+    const server = net.createServer((socket) => {
+      socket.on("error", () => {});
+      socket.setNoDelay(true);
+      const previous = this.socket;
+      this.socket = socket;
+      previous?.destroy();
+      socket.once("close", () => {
+        if (this.socket !== socket) return;
+        this.socket = null;
+        this.device?.detach();
+      });
+      device.attach(socket);
+    });
+    await new Promise<void>((res, rej) => {
+      server.once("error", rej);
+      server.listen(this.port, this.host, () => {
+        server.off("error", rej);
+        res();
+      });
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async disconnect(): Promise<void> {
+    this.device?.detach();
+    this.device = null;
+    this.socket?.destroy();
+    this.socket = null;
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise<void>((res) => server.close(() => res()));
   }
 }

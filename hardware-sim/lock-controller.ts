@@ -16,21 +16,9 @@ import {
 } from "../shared/protocol/lock-bus/messages.ts";
 import type { Behavior, BehaviorContext, Outgoing } from "./behaviors.ts";
 import { BoardFirmware } from "./board-firmware.ts";
+import type { BoardEventName, BoardHardware, ChannelState } from "./board-hardware.ts";
 import { type LinkEndpoint, writeTo } from "./links.ts";
 import { realTimers, type SimTimers, TimerSet } from "./timers.ts";
-
-/** A door lock honours UNLOCK's hold time; a locker or dock latch stays where it was put. */
-export type ChannelKind = "locker" | "door";
-
-export type ChannelState = {
-  kind: ChannelKind;
-  latch: LatchState;
-  itemPresent: boolean;
-  doorOpen: boolean;
-  jammed: boolean;
-  tamper: boolean;
-  powered: boolean;
-};
 
 export type LockBoardOptions = {
   address: number;
@@ -49,7 +37,7 @@ export type LockBoardOptions = {
 
 const KNOWN_COMMANDS = new Set<number>(Object.values(CMD));
 
-export class LockBoard implements LinkEndpoint {
+export class LockBoard implements LinkEndpoint, BoardHardware {
   readonly address: number;
   readonly firmware: string;
   moveMs: number;
@@ -235,7 +223,7 @@ export class LockBoard implements LinkEndpoint {
   }
 
   /** Sends an unsolicited EVENT for a channel (SEQ 0). */
-  event(channel: number, event: Extract<BoardMessage, { kind: "event" }>["event"]): void {
+  event(channel: number, event: BoardEventName): void {
     this.send({ kind: "event", addr: this.address, channel, event });
   }
 

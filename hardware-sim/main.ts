@@ -5,12 +5,14 @@
  *
  *   npm run sim -- [--dir ./data/sim] [scenario.yaml|json]
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { parseArgs } from "node:util";
+import { Command, CommanderError } from "commander";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { EXIT } from "../shared/exit-codes.ts";
+import { PACKAGE_VERSION } from "../shared/version.ts";
 import { brownout } from "./faults.ts";
 import { PtyConnector } from "./links.ts";
 import { createSimSite, type SimSite, SimSiteSpec } from "./site.ts";
@@ -38,10 +40,21 @@ const HELP = `commands:
   status                         print every channel's state
   help`;
 
+/** A scenario file that cannot be used (exit 6, like an invalid config). */
+class ScenarioError extends Error {}
+
 function loadScenario(path: string | undefined): SimSiteSpec {
   if (!path) return DEFAULT_SCENARIO;
-  const parsed = SimSiteSpec.safeParse(parseYaml(readFileSync(path, "utf8")));
-  if (!parsed.success) throw new Error(`scenario ${path} is invalid:\n${z.prettifyError(parsed.error)}`);
+  if (!existsSync(path)) throw new ScenarioError(`no scenario file at ${path}`);
+  let data: unknown;
+  try {
+    data = parseYaml(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new ScenarioError(`scenario ${path}: ${(err as Error).message}`);
+  }
+  const parsed = SimSiteSpec.safeParse(data);
+  if (!parsed.success)
+    throw new ScenarioError(`scenario ${path} is invalid:\n${z.prettifyError(parsed.error)}`);
   return parsed.data;
 }
 
@@ -110,14 +123,49 @@ function describe(site: SimSite): string {
   return out.join("\n");
 }
 
+const program = new Command("sim")
+  .description(
+    "Standalone hardware simulator: lock boards, readers and doors, each bus and reader on a pseudo-terminal " +
+      "(socat) that a gateway opens like a USB serial adapter. You play the hardware on stdin.",
+  )
+  .argument(
+    "[scenario]",
+    "scenario file (YAML or JSON, hardware-sim/site.ts SimSiteSpec); default: bus0 with boards 1 and 2 (8 channels each), reader-1",
+  )
+  .option("--dir <dir>", "directory for the pseudo-terminal links (one per bus and reader)", "./data/sim")
+  .option("--scenario <file>", "the scenario file, as an option")
+  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .helpOption("-h, --help", "show this help")
+  .addHelpText(
+    "after",
+    `
+Console (stdin), once it says ready:
+${HELP.replace(/^commands:\n/, "")}
+
+Examples:
+  $ npm run sim
+  $ npm run sim -- --dir ./data/sim demo/standalone/gw-cs-lockers.sim.yaml
+  (then put the printed paths, e.g. ./data/sim/bus0, in a gateway config's buses[].path)
+
+Exit codes: 0 stopped (SIGINT/SIGTERM), 1 start-up failure (e.g. socat missing), 2 usage error, 6 invalid scenario.`,
+  )
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({
-    options: { dir: { type: "string", default: "./data/sim" }, scenario: { type: "string" } },
-    allowPositionals: true,
-  });
+  try {
+    program.parse();
+  } catch (err) {
+    if (err instanceof CommanderError)
+      process.exit(
+        err.code === "commander.helpDisplayed" || err.code === "commander.version" ? EXIT.ok : EXIT.usage,
+      );
+    throw err;
+  }
+  const values = program.opts<{ dir: string; scenario?: string }>();
   const dir = resolve(values.dir);
   mkdirSync(dir, { recursive: true });
-  const spec = loadScenario(values.scenario ?? positionals[0]);
+  const spec = loadScenario(values.scenario ?? program.args[0]);
   const ptys = new Map<string, PtyConnector>();
   const site = createSimSite(spec, {
     connector: (name, baud) => {
@@ -169,5 +217,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(`hardware-sim: ${(err as Error).message}`);
-  process.exit(1);
+  process.exit(err instanceof ScenarioError ? EXIT.checkFailed : EXIT.unexpected);
 });

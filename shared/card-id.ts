@@ -13,3 +13,12 @@ export function normaliseCardId(raw: string): string | null {
   // guessing where the zero belongs could yield another card's id, so reject it rather than pad it.
   return hex.length % 2 === 0 && hex.length <= 20 ? hex : null;
 }
+
+/**
+ * A card id as logs may show it: only its last four hex digits (`****a1b2`), enough to tell taps apart
+ * while helping a technician, never enough to clone or look up the card.
+ */
+export function maskCardId(card: string): string {
+  const hex = card.replace(/[^0-9a-fA-F]/g, "").toLowerCase();
+  return `****${hex.slice(-4)}`;
+}

@@ -7,7 +7,10 @@ import type { Db } from "../store/db.ts";
 
 type Reader = Pick<Db, "selectFrom">;
 
-/** The device map of one gateway, as the cloud's store describes it (flow: gateway start-up). */
+/**
+ * The device map of one gateway, as the cloud's store describes it: published retained on its `config`
+ * topic, so the gateway gets it whenever it connects (docs/decisions.md, "Gateway daemon").
+ */
 export async function deviceMapFor(db: Reader, gatewayId: string): Promise<DeviceMap> {
   const rows = await db
     .selectFrom("devices")

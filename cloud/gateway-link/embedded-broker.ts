@@ -53,6 +53,8 @@ export async function startEmbeddedBroker(opts: {
     policy: { max: limits.loginFailures, windowMs: limits.loginWindowMs },
   });
   const addressOf = new WeakMap<Client, string>();
+  /** Which gateway a logged-in client is; the cloud's own client has no entry. */
+  const gatewayOf = new WeakMap<Client, string>();
 
   const broker = await Aedes.createBroker({
     connectTimeout: limits.connectTimeoutMs,
@@ -83,7 +85,7 @@ export async function startEmbeddedBroker(opts: {
         .executeTakeFirst()
         .then(async (gw) => {
           if (gw && (await verifySecret(secret, gw.secret_hash))) {
-            (client as unknown as { gatewayId?: string }).gatewayId = username;
+            gatewayOf.set(client, username);
             return done(null, true);
           }
           return refuse(4, gw ? "wrong password" : "unknown user");
@@ -91,14 +93,14 @@ export async function startEmbeddedBroker(opts: {
         .catch(() => refuse(4, "secret check failed"));
     },
     authorizePublish(client, packet, done) {
-      const gatewayId = (client as unknown as { gatewayId?: string } | null)?.gatewayId;
+      const gatewayId = client ? gatewayOf.get(client) : undefined;
       if (!gatewayId) return done(null); // the cloud
       const t = parseTopic(prefix, packet.topic);
       if (t && t.gatewayId === gatewayId && UP.has(t.channel)) return done(null);
       return done(new Error(`gateway ${gatewayId} may not publish to ${packet.topic}`));
     },
     authorizeSubscribe(client, sub, done) {
-      const gatewayId = (client as unknown as { gatewayId?: string }).gatewayId;
+      const gatewayId = gatewayOf.get(client);
       if (!gatewayId) return done(null, sub);
       const t = parseTopic(prefix, sub.topic);
       if (t && t.gatewayId === gatewayId && !UP.has(t.channel)) return done(null, sub);

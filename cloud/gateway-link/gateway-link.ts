@@ -133,12 +133,11 @@ export async function startGatewayLink(
   client.on("error", (err) => log.warn({ err }, "broker link error"));
 
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`broker ${cfg.brokerUrl} did not answer within 10 s`)),
-      10_000,
+    const timer = clock.setTimer(10_000, () =>
+      reject(new Error(`broker ${cfg.brokerUrl} did not answer within 10 s`)),
     );
     client.once("connect", () => {
-      clearTimeout(timer);
+      clock.clearTimer(timer);
       resolve();
     });
   });

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
-import { AppError, type ErrorCode, isAppError } from "../../shared/errors.ts";
+import { AppError, ERROR_CODES, ERROR_STATUS, type ErrorCode, isAppError } from "../../shared/errors.ts";
 import { errorBody, sendAppError } from "./error-body.ts";
 
 const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE"] as const;
@@ -77,35 +77,43 @@ export function installErrorHandling(app: FastifyInstance) {
       const { message, fields } = describeIssues(context, issues);
       return sendAppError(request, reply, new AppError("ERRORS.VALIDATION_FAILED", message, { fields }));
     }
+    // Fastify reads a body before the not-found handler runs: an unknown route or method is still
+    // answered as such when that body is too large or not JSON (decisions: unknown routes 404, 405).
+    if (request.is404) return answerUnrouted(app, request, reply);
     const status = err.statusCode ?? 500;
-    const code = FRAMEWORK_CODES[status];
-    if (code && status < 500) {
+    if (status >= 400 && status < 500) {
+      // A status of a plugin's own (@fastify/static's 403 for a path out of its root) keeps its status.
+      const code = FRAMEWORK_CODES[status] ?? ERROR_CODES.find((c) => ERROR_STATUS[c] === status);
       const message = err.code === "FST_ERR_CTP_INVALID_JSON_BODY" ? "body: not valid JSON" : err.message;
-      return reply.code(status).send(errorBody(request, code, message, status));
+      if (code) return reply.code(status).send(errorBody(request, code, message, status));
+      return reply.code(400).send(errorBody(request, "ERRORS.BAD_REQUEST", message, 400));
     }
     // Nothing internal leaks: the client gets the correlation id, the log gets the rest (S32).
     request.log.error({ err }, "unhandled error");
     return reply.code(500).send(errorBody(request, "ERRORS.INTERNAL", "Internal server error", 500));
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split("?")[0] ?? "/";
-    const allowed = METHODS.filter((m) => m !== request.method && app.findRoute({ method: m, url: path }));
-    if (allowed.length > 0) {
-      return reply
-        .code(405)
-        .header("allow", allowed.join(", "))
-        .send(
-          errorBody(
-            request,
-            "ERRORS.METHOD_NOT_ALLOWED",
-            `Method ${request.method} is not allowed on ${path}`,
-            405,
-          ),
-        );
-    }
+  app.setNotFoundHandler((request, reply) => answerUnrouted(app, request, reply));
+}
+
+/** No route: 405 with `Allow` when another method has one on this path, else 404. */
+function answerUnrouted(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split("?")[0] ?? "/";
+  const allowed = METHODS.filter((m) => m !== request.method && app.findRoute({ method: m, url: path }));
+  if (allowed.length > 0) {
     return reply
-      .code(404)
-      .send(errorBody(request, "ERRORS.NOT_FOUND", `Route ${request.method} ${path} not found`, 404));
-  });
+      .code(405)
+      .header("allow", allowed.join(", "))
+      .send(
+        errorBody(
+          request,
+          "ERRORS.METHOD_NOT_ALLOWED",
+          `Method ${request.method} is not allowed on ${path}`,
+          405,
+        ),
+      );
+  }
+  return reply
+    .code(404)
+    .send(errorBody(request, "ERRORS.NOT_FOUND", `Route ${request.method} ${path} not found`, 404));
 }

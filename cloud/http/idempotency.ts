@@ -50,6 +50,23 @@ export function isFinalOutcome(status: number): boolean {
   return status < 500 && status !== 409 && status !== 429;
 }
 
+/**
+ * A kept error body carries the correlation id of the request that first got it; the retry is a request
+ * of its own, whose id is in the header and the logs, so the replayed body carries that one.
+ */
+export function withCorrelationId(body: string, correlationId: string): string {
+  if (!body.includes('"correlation_id"')) return body;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed === "object" && parsed !== null && "correlation_id" in parsed) {
+      return JSON.stringify({ ...parsed, correlation_id: correlationId });
+    }
+  } catch {
+    // Not JSON: nothing to rewrite.
+  }
+  return body;
+}
+
 /** Adds the header and the 409/422 answers to an opted-in route's schema, hence to the OpenAPI document. */
 function declareOnRoute(route: RouteOptions) {
   const where = `${String(route.method)} ${route.url}`;
@@ -134,7 +151,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
           .code(outcome.response.status)
           .headers(outcome.response.headers)
           .header(REPLAYED_HEADER, "true")
-          .send(outcome.response.body);
+          .send(withCorrelationId(outcome.response.body, String(request.id)));
       case "reused":
         throw new AppError(
           "ERRORS.IDEMPOTENCY_KEY_REUSED",

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, requestFingerprint } from "./request-fingerprint.ts";
 
@@ -27,5 +28,39 @@ describe("requestFingerprint", () => {
     expect(requestFingerprint({ ...base, params: { id: "2" } })).not.toBe(fp);
     expect(requestFingerprint({ ...base, query: { q: "1" } })).not.toBe(fp);
     expect(requestFingerprint({ ...base, method: "PATCH" })).not.toBe(fp);
+  });
+});
+
+describe("canonicalJson against JSON.stringify of the key-sorted value", () => {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === "object"
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+
+  it("writes exactly what JSON.stringify writes once keys are sorted", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), (v) => {
+        expect(canonicalJson(v)).toBe(JSON.stringify(sorted(v)));
+      }),
+    );
+    const odd = { u: undefined, f: () => 1, n: Number.NaN, a: [undefined, () => 1], d: -0 };
+    expect(canonicalJson(odd)).toBe(JSON.stringify(sorted(odd)));
+  });
+
+  it("writes a body nested far deeper than the call stack allows", () => {
+    const depth = 100_000;
+    const nested = JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`) as unknown;
+    expect(canonicalJson({ body: nested })).toBe(`{"body":${"[".repeat(depth)}${"]".repeat(depth)}}`);
+  });
+
+  it("writes an array too long to pass as arguments", () => {
+    const wide = Array.from({ length: 300_000 }, (_, i) => i);
+    expect(canonicalJson(wide)).toBe(JSON.stringify(wide));
   });
 });

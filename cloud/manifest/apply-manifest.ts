@@ -7,6 +7,7 @@ import { DeviceAttrs } from "../devices/device-attrs.ts";
 import { recordMapVersions } from "../gateway-link/device-map.ts";
 import { LocationAttrs } from "../locations/location-attrs.ts";
 import type { Db } from "../store/db.ts";
+import { crossReferences, describePath } from "./manifest-problems.ts";
 import type { SiteManifest } from "./manifest-schema.ts";
 
 /** Namespace for ids derived from manifest names, so re-applying a manifest finds the same rows. */
@@ -18,47 +19,18 @@ export type ApplySummary = { created: number; updated: number };
 
 type Env = Record<string, string | undefined>;
 
-/** Cross-references zod cannot see; each message names where in the manifest the problem is. */
+/**
+ * Cross-references zod cannot see (duplicate ids, codes and aliases; public areas naming unknown codes),
+ * each as `where: key: message` with the objects named as in the manifest. `readManifest` reports these
+ * with file lines; apply checks again, for manifests built in code.
+ */
 export function checkManifest(m: SiteManifest): string[] {
-  const problems: string[] = [];
-  const clientIds = new Set<string>();
-  const gatewayIds = new Set<string>();
-  const areaIds = new Set<string>();
-  m.operators.forEach((op, i) => {
-    op.clients.forEach((c, j) => {
-      if (clientIds.has(c.client_id))
-        problems.push(`operators[${i}].clients[${j}].client_id: duplicate ${c.client_id}`);
-      clientIds.add(c.client_id);
-    });
-    const codes = new Set<string>();
-    op.locations.forEach((loc, j) => {
-      if (codes.has(loc.code)) problems.push(`operators[${i}].locations[${j}].code: duplicate ${loc.code}`);
-      codes.add(loc.code);
-      const aliases = new Set<string>();
-      loc.gateways.forEach((gw, k) => {
-        if (gatewayIds.has(gw.id))
-          problems.push(`operators[${i}].locations[${j}].gateways[${k}].id: duplicate ${gw.id}`);
-        gatewayIds.add(gw.id);
-        gw.devices.forEach((d, n) => {
-          if (aliases.has(d.alias)) {
-            problems.push(
-              `operators[${i}].locations[${j}].gateways[${k}].devices[${n}].alias: duplicate ${d.alias}`,
-            );
-          }
-          aliases.add(d.alias);
-        });
-      });
-    });
-    op.public_areas.forEach((pa, j) => {
-      if (areaIds.has(pa.id)) problems.push(`operators[${i}].public_areas[${j}].id: duplicate ${pa.id}`);
-      areaIds.add(pa.id);
-      for (const code of pa.locations) {
-        if (!codes.has(code))
-          problems.push(`operators[${i}].public_areas[${j}].locations: no location with code ${code}`);
-      }
-    });
+  return crossReferences(m).map((p) => {
+    const { where, key } = describePath(m, p.path);
+    const first = p.related ? describePath(m, p.related).where : "";
+    const also = first && first !== where ? ` (first at ${first})` : "";
+    return `${[where, key].filter(Boolean).join(": ")}: ${p.message}${also}`;
   });
-  return problems;
 }
 
 async function secretHash(
@@ -69,7 +41,7 @@ async function secretHash(
 ): Promise<string> {
   if (s.secret_hash) return s.secret_hash;
   const plain = s.secret ?? (s.secret_env ? env[s.secret_env] : undefined);
-  if (!plain) throw new Error(`${where}: environment variable ${s.secret_env} is not set`);
+  if (!plain) throw new Error(`${where}: secret_env: environment variable ${s.secret_env} is not set`);
   // Keep the stored hash when the secret did not change, so re-applying writes nothing.
   if (current && (await verifySecret(plain, current))) return current;
   return hashSecret(plain);
@@ -93,17 +65,14 @@ export async function applyManifest(
   // Hash secrets before the transaction: scrypt is deliberately slow.
   const clientHashes = new Map<string, string>();
   const gatewayHashes = new Map<string, string>();
-  for (const [i, op] of m.operators.entries()) {
-    for (const [j, c] of op.clients.entries()) {
+  for (const op of m.operators) {
+    for (const c of op.clients) {
       const row = await db
         .selectFrom("api_clients")
         .select("secret_hash")
         .where("client_id", "=", c.client_id)
         .executeTakeFirst();
-      clientHashes.set(
-        c.client_id,
-        await secretHash(c, row?.secret_hash, env, `operators[${i}].clients[${j}]`),
-      );
+      clientHashes.set(c.client_id, await secretHash(c, row?.secret_hash, env, `client ${c.client_id}`));
     }
     for (const loc of op.locations) {
       for (const gw of loc.gateways) {

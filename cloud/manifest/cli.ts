@@ -1,57 +1,159 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { Command } from "commander";
+import { Command, CommanderError } from "commander";
 import { systemClock } from "../../shared/clock.ts";
+import { EXIT, type ExitCode } from "../../shared/exit-codes.ts";
+import { PACKAGE_VERSION } from "../../shared/version.ts";
 import {
   buildMosquittoExport,
   parseListener,
   writeMosquittoExport,
 } from "../gateway-link/mosquitto-export.ts";
-import { openDb } from "../store/db.ts";
-import { applyManifest, checkManifest } from "./apply-manifest.ts";
-import { loadManifest } from "./load-manifest.ts";
-import { manifestJsonSchema } from "./manifest-schema.ts";
+import { type Db, openDb } from "../store/db.ts";
+import { applyManifest } from "./apply-manifest.ts";
+import { type ManifestReport, readManifest } from "./load-manifest.ts";
+import { formatProblem } from "./manifest-problems.ts";
+import { manifestJsonSchema, type SiteManifest } from "./manifest-schema.ts";
 
-/** `npm run manifest -- <command>`: validate, apply, or print the JSON Schema of a site manifest. */
+/**
+ * `npm run manifest -- <command>`: validate, apply, export for Mosquitto, or print the JSON Schema of a
+ * site manifest. Exit codes follow parkctl's table (gateway/cli/README.md): 0 ok, 1 unexpected, 2 usage,
+ * 3 the database is unreachable, 6 the manifest (or the environment it names) is invalid.
+ */
+
+/** Ends the run with a code; the message goes to stderr. */
+class Exit extends Error {
+  constructor(
+    readonly code: ExitCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const EXIT_CODES_HELP = `Exit codes (parkctl's table):
+  0  ok
+  1  unexpected error
+  2  usage error
+  3  database unreachable (DATABASE_URL, or DATA_DIR not writable)
+  6  the manifest is invalid: every problem is listed, with its file line`;
+
 const program = new Command("manifest")
   .description(
     "Site manifest of the parking cloud: operators, API clients, public areas, locations, gateways, devices",
   )
-  .showHelpAfterError();
+  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .helpOption("-h, --help", "show this help")
+  .showHelpAfterError("(run with --help for usage)")
+  .addHelpText(
+    "after",
+    `
+Examples:
+  $ npm run manifest -- validate manifests/demo-site.yaml
+  $ DEMO_CLIENT_SECRET=… DEMO_GATEWAY_SECRET=… DATA_DIR=./data npm run manifest -- apply manifests/demo-site.yaml
+  $ npm run manifest -- schema --out docs/site-manifest.schema.json
+
+${EXIT_CODES_HELP}`,
+  );
+
+const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
+function inventory(m: SiteManifest): string {
+  const locations = m.operators.flatMap((op) => op.locations);
+  const gateways = locations.flatMap((l) => l.gateways);
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
+  return [
+    plural(m.operators.length, "operator"),
+    plural(locations.length, "location"),
+    plural(gateways.length, "gateway"),
+    plural(sum(gateways.map((g) => g.devices.length)), "device"),
+  ].join(", ");
+}
+
+/** The report's problems on stderr (apply, mosquitto), then exit 6. */
+function failOnProblems(report: ManifestReport, what: string): SiteManifest {
+  if (report.manifest) return report.manifest;
+  const n = report.problems.length;
+  const lines = report.problems.map((p) => `  ${formatProblem(report.file, p)}`);
+  throw new Exit(
+    EXIT.checkFailed,
+    `${report.file}: ${n} problem${n === 1 ? "" : "s"}; ${what}:\n${lines.join("\n")}`,
+  );
+}
 
 program
-  .command("validate <file>")
-  .description("check a manifest without applying it")
-  .action((file: string) => {
-    const problems = checkManifest(loadManifest(file));
-    if (problems.length) throw new Error(problems.join("\n"));
-    console.log(`${file}: valid`);
+  .command("validate")
+  .argument("<file>", "manifest (.yaml, .yml or .json)")
+  .description(
+    "check a manifest without applying it: schema, cross-references, and the secret_env variables apply will read (exit 6 when invalid)",
+  )
+  .option(
+    "--skip-env",
+    "do not check that the secret_env variables are set (validating where the secrets are not)",
+  )
+  .option("--json", "print the result as JSON (schema_version 1) instead of text")
+  .addHelpText(
+    "after",
+    "\nExamples:\n  $ npm run manifest -- validate manifests/demo-site.yaml\n  $ npm run manifest -- validate my-site.yaml --skip-env --json | jq -r '.problems[] | \"\\(.line): \\(.message)\"'",
+  )
+  .action((file: string, opts: { skipEnv?: boolean; json?: boolean }) => {
+    const report = readManifest(file, { env: opts.skipEnv ? undefined : process.env });
+    const valid = report.manifest !== null;
+    if (opts.json) {
+      process.stdout.write(
+        `${JSON.stringify({ schema_version: 1, file, valid, problems: report.problems }, null, 2)}\n`,
+      );
+    } else if (report.manifest) {
+      console.log(`${file}: valid (${inventory(report.manifest)})`);
+    } else {
+      const n = report.problems.length;
+      console.log(`${file}: invalid, ${n} problem${n === 1 ? "" : "s"}:`);
+      for (const p of report.problems) console.log(`  ${formatProblem(file, p)}`);
+    }
+    if (!valid) process.exitCode = EXIT.checkFailed;
   });
 
 program
-  .command("apply <file>")
-  .description("apply a manifest to the store named by DATABASE_URL or DATA_DIR (idempotent)")
-  .addHelpText("after", "\nExample:\n  DATA_DIR=./data npm run manifest -- apply manifests/demo-site.yaml")
+  .command("apply")
+  .argument("<file>", "manifest (.yaml, .yml or .json)")
+  .description(
+    "apply a manifest to the store named by DATABASE_URL or DATA_DIR (idempotent); nothing is written when it is invalid",
+  )
+  .addHelpText(
+    "after",
+    "\nExamples:\n  $ DATA_DIR=./data npm run manifest -- apply manifests/demo-site.yaml\n  $ DATABASE_URL=postgres://… npm run manifest -- apply my-site.yaml",
+  )
   .action(async (file: string) => {
-    const manifest = loadManifest(file);
+    // Everything apply needs is checked before the store is opened, so an invalid manifest leaves no trace.
+    const manifest = failOnProblems(readManifest(file, { env: process.env }), "nothing was applied");
     const url = process.env.DATABASE_URL;
-    const db = await openDb(
-      url
-        ? { kind: "postgres", url }
-        : { kind: "sqlite", file: path.join(process.env.DATA_DIR ?? "./data", "cloud.db") },
-    );
+    const target = url
+      ? { kind: "postgres" as const, url }
+      : { kind: "sqlite" as const, file: path.join(process.env.DATA_DIR || "./data", "cloud.db") };
+    const created = target.kind === "sqlite" ? newSqliteFiles(target.file) : null;
+    let db: Db;
+    try {
+      db = await openDb(target);
+    } catch (err) {
+      created?.remove();
+      throw new Exit(EXIT.unreachable, storeProblem(err, target));
+    }
     try {
       const s = await applyManifest(db, manifest, systemClock);
-      console.log(`${file}: applied (${s.created} created, ${s.updated} updated)`);
-    } finally {
+      const where = target.kind === "sqlite" ? target.file : "DATABASE_URL";
+      console.log(`${file}: applied (${s.created} created, ${s.updated} updated) to ${where}`);
+    } catch (err) {
       await db.destroy();
+      created?.remove();
+      throw err;
     }
+    await db.destroy();
   });
 
 program
   .command("schema")
   .description("print the JSON Schema of the manifest (or write it with --out)")
   .option("--out <file>", "write to a file instead of stdout")
+  .addHelpText("after", "\nExample:\n  $ npm run manifest -- schema --out docs/site-manifest.schema.json")
   .action((opts: { out?: string }) => {
     const text = `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`;
     if (opts.out) writeFileSync(opts.out, text);
@@ -59,7 +161,8 @@ program
   });
 
 program
-  .command("mosquitto <file>")
+  .command("mosquitto")
+  .argument("<file>", "manifest (.yaml, .yml or .json)")
   .description(
     "write passwd, acl and mosquitto.conf for a Mosquitto 2.x broker serving the manifest's gateways",
   )
@@ -85,16 +188,21 @@ program
       file: string,
       opts: { out: string; prefix?: string; listener: string; skipHashed?: boolean; user?: string },
     ) => {
-      const manifest = loadManifest(file);
-      const problems = checkManifest(manifest);
-      if (problems.length) throw new Error(problems.join("\n"));
-      const exp = buildMosquittoExport(manifest, process.env, {
-        dir: opts.out,
-        prefix: opts.prefix ?? process.env.MQTT_PREFIX ?? "parking",
-        listener: parseListener(opts.listener),
-        skipHashed: opts.skipHashed,
-        user: opts.user,
-      });
+      // secret_env is checked by the export itself (a hashed-only gateway may be skipped with a warning).
+      const manifest = failOnProblems(readManifest(file), "nothing was written");
+      let exp: ReturnType<typeof buildMosquittoExport>;
+      try {
+        exp = buildMosquittoExport(manifest, process.env, {
+          dir: opts.out,
+          prefix: opts.prefix ?? process.env.MQTT_PREFIX ?? "parking",
+          listener: parseListener(opts.listener),
+          skipHashed: opts.skipHashed,
+          user: opts.user,
+        });
+      } catch (err) {
+        // What the manifest and the environment give cannot be exported (a hashed-only secret, no MQTT_PASSWORD).
+        throw new Exit(EXIT.checkFailed, `${file}: ${(err as Error).message}; nothing was written`);
+      }
       for (const id of exp.skipped)
         console.warn(`warning: gateway ${id} left out: it only has a secret_hash`);
       const written = writeMosquittoExport(opts.out, exp);
@@ -104,7 +212,59 @@ program
     },
   );
 
+/**
+ * The SQLite file (and its directory) as they are before apply opens them: `remove()` deletes what the
+ * failed run created, so a failed apply leaves no stray database behind.
+ */
+function newSqliteFiles(file: string): { remove(): void } {
+  const dir = path.dirname(file);
+  const dirExisted = existsSync(dir);
+  const fileExisted = existsSync(file);
+  return {
+    remove() {
+      if (!fileExisted)
+        for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) rmSync(f, { force: true });
+      if (!dirExisted)
+        try {
+          rmdirSync(dir);
+        } catch {
+          // not empty (something else was written there): leave it
+        }
+    },
+  };
+}
+
+function storeProblem(
+  err: unknown,
+  target: { kind: "sqlite"; file: string } | { kind: "postgres"; url: string },
+) {
+  const msg = err instanceof Error ? err.message : String(err);
+  if (target.kind === "sqlite") return `cannot open the SQLite store ${target.file} (DATA_DIR): ${msg}`;
+  let where = "(unparsable URL)";
+  try {
+    const u = new URL(target.url);
+    where = `${u.hostname}:${u.port || "5432"}${u.pathname}`; // never the user or password
+  } catch {}
+  const code = (err as { code?: string }).code;
+  return `cannot reach the database at ${where} (DATABASE_URL): ${code && !msg.includes(code) ? `${code} ` : ""}${msg}`;
+}
+
+// Commander's own errors (unknown command or option, missing argument) are usage errors, exit 2.
+program.exitOverride();
+for (const c of program.commands) c.exitOverride();
+
 program.parseAsync().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
+  if (err instanceof CommanderError) {
+    process.exit(
+      err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0
+        ? EXIT.ok
+        : EXIT.usage,
+    );
+  }
+  if (err instanceof Exit) {
+    console.error(err.message);
+    process.exit(err.code);
+  }
+  console.error(`manifest: unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(EXIT.unexpected);
 });

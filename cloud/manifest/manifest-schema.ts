@@ -25,17 +25,20 @@ const Secret = z
     message: "give exactly one of secret, secret_env or secret_hash",
   });
 
-const Client = z.intersection(
-  z.strictObject({
-    client_id: z.string().regex(/^[\x21-\x7e]{3,100}$/, "printable ASCII without spaces, 3–100 characters"),
-    name: z.string().default(""),
-    permissions: z.array(z.enum(PERMISSIONS)).default([]),
-    secret: z.string().optional(),
-    secret_env: z.string().optional(),
-    secret_hash: z.string().optional(),
-  }),
-  Secret,
-);
+const ClientFields = z.strictObject({
+  client_id: z.string().regex(/^[\x21-\x7e]{3,100}$/, "printable ASCII without spaces, 3–100 characters"),
+  name: z.string().default(""),
+  permissions: z.array(z.enum(PERMISSIONS)).default([]),
+  secret: z.string().optional(),
+  secret_env: z.string().optional(),
+  secret_hash: z.string().optional(),
+});
+const Client = z.intersection(ClientFields, Secret);
+
+const Bus = z.strictObject({
+  board: z.number().int().min(1).max(247),
+  channel: z.number().int().min(1).max(64),
+});
 
 const Device = z.strictObject({
   id: Uuid.optional().describe("Stable id; derived from the location and alias when omitted"),
@@ -44,25 +47,21 @@ const Device = z.strictObject({
   code: z.string().default(""),
   hardware_id: z.string().default(""),
   power_save_strategy: z.enum(POWER_SAVE_STRATEGIES).default("NONE"),
-  bus: z
-    .strictObject({ board: z.number().int().min(1).max(247), channel: z.number().int().min(1).max(64) })
-    .optional(),
+  bus: Bus.optional(),
   tags: z.array(z.string()).default([]),
   comment: z.string().default(""),
 });
 
-const Gateway = z.intersection(
-  z.strictObject({
-    id: z.string().regex(GATEWAY_ID_PATTERN, "letters, digits, '.', '_' and '-' only"),
-    guard_id: Uuid.optional().describe("Id of the gateway's GUARD device; derived when omitted"),
-    camera: z.boolean().default(false),
-    devices: z.array(Device).default([]),
-    secret: z.string().optional(),
-    secret_env: z.string().optional(),
-    secret_hash: z.string().optional(),
-  }),
-  Secret,
-);
+const GatewayFields = z.strictObject({
+  id: z.string().regex(GATEWAY_ID_PATTERN, "letters, digits, '.', '_' and '-' only"),
+  guard_id: Uuid.optional().describe("Id of the gateway's GUARD device; derived when omitted"),
+  camera: z.boolean().default(false),
+  devices: z.array(Device).default([]),
+  secret: z.string().optional(),
+  secret_env: z.string().optional(),
+  secret_hash: z.string().optional(),
+});
+const Gateway = z.intersection(GatewayFields, Secret);
 
 const Location = z.strictObject({
   id: Uuid.optional().describe("Stable id; derived from the operator and code when omitted"),
@@ -105,6 +104,23 @@ export const SiteManifest = z
   });
 
 export type SiteManifest = z.infer<typeof SiteManifest>;
+
+/**
+ * The keys each kind of manifest object accepts, for naming an unknown key and suggesting the one meant
+ * (zod's intersections of a strict and a plain object do not report unknown keys of clients and gateways).
+ */
+export const MANIFEST_KEYS = {
+  root: Object.keys(SiteManifest.shape),
+  operator: Object.keys(Operator.shape),
+  client: Object.keys(ClientFields.shape),
+  public_area: Object.keys(PublicArea.shape),
+  location: Object.keys(Location.shape),
+  attrs: Object.keys(LocationAttrsPatch.shape),
+  gateway: Object.keys(GatewayFields.shape),
+  device: Object.keys(Device.shape),
+  bus: Object.keys(Bus.shape),
+} as const;
+export type ManifestObjectKind = keyof typeof MANIFEST_KEYS;
 export type ManifestInput = z.input<typeof SiteManifest>;
 
 /** The JSON Schema published in docs/site-manifest.schema.json, generated from the zod schema. */

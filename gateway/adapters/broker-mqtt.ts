@@ -2,7 +2,6 @@ import { EventEmitter } from "node:events";
 import net from "node:net";
 import { MqttClient } from "mqtt";
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
 import {
   Ack,
   CommandRequest,
@@ -12,8 +11,10 @@ import {
   type UpMessage,
 } from "../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../shared/wire/topics.ts";
+import { Backoff } from "../backoff.ts";
+import type { BrokerLink, BrokerLinkEvents, Clock } from "../ports.ts";
 
-export type BrokerOptions = {
+export type MqttBrokerLinkOptions = {
   url: string;
   prefix: string;
   gatewayId: string;
@@ -25,28 +26,24 @@ export type BrokerOptions = {
   maxReconnectMs?: number;
 };
 
-type Events = {
-  connected: [];
-  disconnected: [];
-  command: [CommandRequest];
-  ack: [number[], boolean];
-  deviceMap: [DeviceMap];
-};
-
 /**
- * The gateway's end of the wire: a persistent MQTT session (clean: false, QoS 1) so commands queued
+ * The BrokerLink port over mqtt.js, the gateway's end of the wire: a persistent MQTT session (clean: false, QoS 1) so commands queued
  * while it was away are delivered on return; a retained `online` status with an `offline` Last Will so
  * the cloud knows at once when it drops (ARCHITECTURE: wire principles). Every payload is validated
  * with its shared schema; anything else is logged and dropped.
  */
-export class GatewayBroker extends EventEmitter<Events> {
+export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements BrokerLink {
   private client: MqttClient | null = null;
-  private backoffMs: number;
+  private readonly backoff: Backoff;
   connectedSince: string | null = null;
 
-  constructor(private readonly o: BrokerOptions) {
+  constructor(private readonly o: MqttBrokerLinkOptions) {
     super();
-    this.backoffMs = o.minReconnectMs ?? 1_000;
+    this.backoff = new Backoff({
+      minMs: o.minReconnectMs ?? 1_000,
+      maxMs: o.maxReconnectMs ?? 30_000,
+      jitter: Math.random,
+    });
   }
 
   get connected(): boolean {
@@ -75,14 +72,14 @@ export class GatewayBroker extends EventEmitter<Events> {
         clean: false,
         keepalive: 15,
         connectTimeout: 5_000,
-        reconnectPeriod: this.backoffMs,
+        reconnectPeriod: this.backoff.upcoming,
         queueQoSZero: false, // heartbeats are ephemeral: never queued while offline
         will: { topic: topic("status"), payload: Buffer.from(this.status(false)), qos: 1, retain: true },
       },
     );
     this.client = client;
     client.on("connect", () => {
-      this.backoffMs = this.o.minReconnectMs ?? 1_000;
+      this.backoff.reset();
       this.connectedSince = this.o.clock.now().toISOString();
       this.o.log.info({ broker: this.o.url }, "broker connected");
       client.subscribe(
@@ -101,9 +98,7 @@ export class GatewayBroker extends EventEmitter<Events> {
     client.on("close", () => {
       if (this.connectedSince) this.emit("disconnected");
       this.connectedSince = null;
-      const bound = this.backoffMs;
-      this.backoffMs = Math.min(bound * 2, this.o.maxReconnectMs ?? 30_000);
-      client.options.reconnectPeriod = Math.max(100, Math.round(Math.random() * bound));
+      client.options.reconnectPeriod = Math.max(100, this.backoff.next());
     });
     client.on("error", (err) => this.o.log.warn({ err: err.message }, "broker error"));
     client.on("message", (t, payload) => this.onMessage(t, payload));

@@ -1,33 +1,12 @@
-import net from "node:net";
-import { SerialPort } from "serialport";
-import type { SerialLink, SerialLinkFactory } from "../ports.ts";
+import type { SerialLinkFactory } from "../ports.ts";
+import { openSerialPort } from "./serial-port.ts";
+import { openTcpLink } from "./serial-tcp.ts";
 
 /**
- * Opens a serial link named by a path (STYLE rule 4): a device path through serialport, `tcp://host:port`
- * through a socket (a serial server, or the standalone simulator), or `sim://name` from links the test
- * harness injects. Nothing above this knows which.
+ * The production SerialLinkFactory (STYLE rule 4): a device path through serialport, `tcp://host:port`
+ * through a socket. Nothing above the port knows which. Tests and the demo inject a factory of their own
+ * (the simulator's in-memory links) instead of this one.
  */
-export function createSerialLinkFactory(
-  injected: Map<string, () => SerialLink> = new Map(),
-): SerialLinkFactory {
-  return async (path, baudRate) => {
-    if (path.startsWith("sim://")) {
-      const make = injected.get(path);
-      if (!make) throw new Error(`no simulated link named ${path}`);
-      return make();
-    }
-    if (path.startsWith("tcp://")) {
-      const u = new URL(path);
-      const socket = net.createConnection({ host: u.hostname, port: Number(u.port) });
-      socket.setNoDelay(true);
-      await new Promise<void>((resolve, reject) => {
-        socket.once("connect", resolve);
-        socket.once("error", reject);
-      });
-      return socket;
-    }
-    const port = new SerialPort({ path, baudRate, autoOpen: false });
-    await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
-    return port;
-  };
+export function createSerialLinkFactory(): SerialLinkFactory {
+  return (path, baudRate) => (path.startsWith("tcp://") ? openTcpLink(path) : openSerialPort(path, baudRate));
 }

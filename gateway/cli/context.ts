@@ -6,15 +6,17 @@ import { type Command, InvalidArgumentError } from "commander";
 import { ConfigError, controlSocketPath, loadGatewayConfig } from "../config.ts";
 import { callControl } from "../control/control-client.ts";
 import { CONTROL_ERROR } from "../control/control-server.ts";
+import { DEFAULT_SOCKET, findDemoGateway, type SocketChoice, unreachableHint } from "./discover.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 import type { ParkctlIo } from "./io.ts";
 import { colorEnabled, Output } from "./output.ts";
 
-export const DEFAULT_SOCKET = "/run/parking-gateway/control.sock";
+export { DEFAULT_SOCKET };
 
 export type GlobalOptions = {
   socket?: string;
   config?: string;
+  gateway?: string;
   json?: boolean;
   color: boolean;
   timeout?: number;
@@ -23,6 +25,7 @@ export type GlobalOptions = {
 export class CliContext {
   readonly out: Output;
   private readonly opts: GlobalOptions;
+  private chosen: SocketChoice | null = null;
 
   constructor(
     readonly io: ParkctlIo,
@@ -32,12 +35,24 @@ export class CliContext {
     this.out = new Output(io, this.opts.json === true, colorEnabled(io, this.opts.color !== false));
   }
 
-  /** --socket, else the control_socket of --config, else $PARKCTL_SOCKET, else the packaged default. */
+  /**
+   * --socket, else the control_socket of --config, else the demo's gateway named by --gateway, else
+   * $PARKCTL_SOCKET, else the packaged default. Options beat the environment.
+   */
+  socketChoice(): SocketChoice {
+    this.chosen ??= this.chooseSocket();
+    return this.chosen;
+  }
+
   socketPath(): string {
-    if (this.opts.socket) return this.opts.socket;
+    return this.socketChoice().path;
+  }
+
+  private chooseSocket(): SocketChoice {
+    if (this.opts.socket) return { path: this.opts.socket, source: "socket" };
     if (this.opts.config) {
       try {
-        return controlSocketPath(loadGatewayConfig(this.opts.config));
+        return { path: controlSocketPath(loadGatewayConfig(this.opts.config)), source: "config" };
       } catch (err) {
         const why = err instanceof ConfigError ? err.message : String(err);
         throw new CliExit(
@@ -46,12 +61,29 @@ export class CliContext {
         );
       }
     }
-    return this.io.env.PARKCTL_SOCKET || DEFAULT_SOCKET;
+    if (this.opts.gateway) return findDemoGateway(this.opts.gateway, this.io.env, this.cwd());
+    if (this.io.env.PARKCTL_SOCKET) return { path: this.io.env.PARKCTL_SOCKET, source: "env" };
+    return { path: DEFAULT_SOCKET, source: "default" };
   }
 
-  /** Who a local action is recorded as: --who, else the user behind sudo, else the login user. */
+  /** What to tell a technician whose daemon did not answer, given how its socket was found. */
+  unreachableHint(): string {
+    const choice = this.chosen ?? { path: DEFAULT_SOCKET, source: "default" as const };
+    return unreachableHint(choice, this.io.env, this.cwd());
+  }
+
+  private cwd(): string {
+    return this.io.cwd?.() ?? process.cwd();
+  }
+
+  /**
+   * Who a local action is recorded as: --who, else the user behind sudo, else the login user from the
+   * environment, else the operating system's account of this process (a shell without $USER: cron,
+   * `env -i`, some containers).
+   */
   who(explicit: string | undefined): string {
-    return explicit?.trim() || this.io.env.SUDO_USER || this.io.env.USER || this.io.env.LOGNAME || "unknown";
+    const env = this.io.env;
+    return explicit?.trim() || env.SUDO_USER || env.USER || env.LOGNAME || this.io.username?.() || "unknown";
   }
 
   async call<T>(method: string, params: Record<string, unknown> = {}, defaultTimeoutMs = 10_000): Promise<T> {

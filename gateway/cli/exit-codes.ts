@@ -1,14 +1,7 @@
 /** parkctl's exit codes: documented in `parkctl --help` and gateway/cli/README.md; scripts rely on them. */
-export const EXIT = {
-  ok: 0,
-  unexpected: 1,
-  usage: 2,
-  unreachable: 3,
-  notFound: 4,
-  actuationFailed: 5,
-  checkFailed: 6,
-} as const;
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+import { EXIT, type ExitCode } from "../../shared/exit-codes.ts";
+
+export { EXIT, type ExitCode };
 
 export const EXIT_CODES_HELP = `Exit codes:
   0  ok

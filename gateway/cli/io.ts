@@ -1,3 +1,4 @@
+import { userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
 
 /** Everything parkctl touches of its process, so tests can run it in-process. */
@@ -7,6 +8,10 @@ export type ParkctlIo = {
   /** `question` asks on the terminal (prompt on stderr) and returns the answer; needed only when isTTY. */
   stdin: { isTTY: boolean; question?(prompt: string): Promise<string> };
   env: Record<string, string | undefined>;
+  /** The operating system's name for the user running parkctl (who acted, when $USER is unset). */
+  username?(): string | undefined;
+  /** The working directory (a relative DATA_DIR is also looked up from here). */
+  cwd?(): string;
 };
 
 export function processIo(): ParkctlIo {
@@ -25,5 +30,13 @@ export function processIo(): ParkctlIo {
       },
     },
     env: process.env,
+    username() {
+      try {
+        return userInfo().username || undefined;
+      } catch {
+        return undefined; // a uid with no passwd entry (some containers)
+      }
+    },
+    cwd: () => process.cwd(),
   };
 }

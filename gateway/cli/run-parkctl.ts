@@ -3,6 +3,7 @@
  * invocation against the given io and returns its exit code, so tests run it in-process.
  */
 import { Command, CommanderError, Option } from "commander";
+import { PACKAGE_VERSION } from "../../shared/version.ts";
 import { ControlCallError, ControlUnreachableError } from "../control/control-client.ts";
 import { CONTROL_ERROR } from "../control/control-server.ts";
 import { registerActuate } from "./commands/actuate.ts";
@@ -14,6 +15,7 @@ import { registerOutbox } from "./commands/outbox.ts";
 import { registerSerial } from "./commands/serial.ts";
 import { registerStatus } from "./commands/status.ts";
 import { CliContext, DEFAULT_SOCKET, isNotFoundCode, parseTimeout, type Wrap } from "./context.ts";
+import { SocketNotFoundError } from "./discover.ts";
 import { CliExit, EXIT, EXIT_CODES_HELP } from "./exit-codes.ts";
 import type { ParkctlIo } from "./io.ts";
 
@@ -21,13 +23,15 @@ export type { ParkctlIo } from "./io.ts";
 
 export async function runParkctl(argv: readonly string[], io: ParkctlIo): Promise<number> {
   let code: number = EXIT.ok;
+  let ctx: CliContext | null = null;
   const wrap: Wrap =
     (handler) =>
     async (...all) => {
       const cmd = all.at(-1) as Command;
       const opts = (all.at(-2) ?? {}) as Record<string, unknown>;
       const args = all.slice(0, -2).map((a) => String(a));
-      const result = await handler(new CliContext(io, cmd), args, opts);
+      ctx = new CliContext(io, cmd);
+      const result = await handler(ctx, args, opts);
       code = typeof result === "number" ? result : EXIT.ok;
     };
   const program = buildProgram(io, wrap);
@@ -35,7 +39,7 @@ export async function runParkctl(argv: readonly string[], io: ParkctlIo): Promis
     await program.parseAsync([...argv], { from: "user" });
     return code;
   } catch (err) {
-    return report(io, err);
+    return report(io, err, ctx);
   }
 }
 
@@ -45,16 +49,23 @@ function buildProgram(io: ParkctlIo, wrap: Wrap): Command {
     .addOption(
       new Option(
         "-s, --socket <path>",
-        `daemon control socket (default: from --config, else $PARKCTL_SOCKET, else ${DEFAULT_SOCKET})`,
+        `daemon control socket (default: from --config or --gateway, else $PARKCTL_SOCKET, else ${DEFAULT_SOCKET})`,
       ),
     )
     .option("-c, --config <file>", "gateway config file to take the control socket path from")
+    .addOption(
+      new Option(
+        "-g, --gateway <id>",
+        "a gateway of the demo (npm start): its socket under $DATA_DIR/gateways/<id>/, else data/demo/gateways/<id>/",
+      ).conflicts(["socket", "config"]),
+    )
     .option("--json", "print machine-readable JSON (with schema_version: 1) instead of text")
     .option(
       "--no-color",
       "no ANSI colour (also off when stdout is not a terminal, NO_COLOR is set or TERM=dumb)",
     )
     .option("--timeout <ms>", "how long to wait for the daemon's answer", parseTimeout)
+    .version(PACKAGE_VERSION, "-V, --version", "print parkctl's version")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",
@@ -64,6 +75,10 @@ Examples:
   $ parkctl devices --json
   $ sudo parkctl unlock locker-12 --reason "bike stuck, ticket 4711"
   $ parkctl doctor
+  $ parkctl --gateway gw-cs-lockers devices      # a gateway of the demo (npm start), from the repository
+
+Where the socket is: --socket, else --config's control_socket, else --gateway's, else $PARKCTL_SOCKET,
+else ${DEFAULT_SOCKET}.
 
 ${EXIT_CODES_HELP}
 
@@ -97,7 +112,7 @@ function applyToAll(cmd: Command, fn: (c: Command) => void): void {
   }
 }
 
-function report(io: ParkctlIo, err: unknown): number {
+function report(io: ParkctlIo, err: unknown, ctx: CliContext | null): number {
   const say = (text: string) => io.stderr.write(`parkctl: ${text}\n`);
   if (err instanceof CommanderError) {
     // Help and version are successes; commander has already printed its message for the rest.
@@ -110,9 +125,11 @@ function report(io: ParkctlIo, err: unknown): number {
   }
   if (err instanceof ControlUnreachableError) {
     const hint =
-      err.reason === "permission_denied"
-        ? "use sudo, or add yourself to the daemon's group: sudo usermod -aG parking-gateway $USER"
-        : "check it with: systemctl status parking-gateway (or pass --socket / --config)";
+      err instanceof SocketNotFoundError
+        ? err.hint
+        : err.reason === "permission_denied"
+          ? "use sudo, or add yourself to the daemon's group: sudo usermod -aG parking-gateway $USER"
+          : (ctx?.unreachableHint() ?? "check it with: systemctl status parking-gateway");
     say(`${err.message}\nhint: ${hint}`);
     return EXIT.unreachable;
   }

@@ -35,7 +35,14 @@ export type DeviceView = {
   item_present: boolean | null;
   /** When the sensors were last read or reported (null: not since the daemon started). */
   read_at: string | null;
-  last_command: { name: string; result: string; at: string } | null;
+  last_command: {
+    name: string;
+    result: string;
+    at: string;
+    command_id?: string;
+    /** Why it failed (or what it found); empty on a plain success. */
+    reason?: string;
+  } | null;
 };
 
 export type ActuationResult = {

@@ -4,6 +4,7 @@
  * ControlCallError carrying the daemon's code.
  */
 import { createConnection } from "node:net";
+import { type Clock, systemClock } from "../../shared/clock.ts";
 
 export type UnreachableReason = "not_running" | "permission_denied" | "timeout" | "closed";
 
@@ -36,9 +37,10 @@ export function callControl(
   path: string,
   method: string,
   params: Record<string, unknown> = {},
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; clock?: Clock } = {},
 ): Promise<unknown> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
+  const clock = opts.clock ?? systemClock;
   const id = nextId++;
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -47,22 +49,20 @@ export function callControl(
     const finish = (fn: () => void) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      clock.clearTimer(timer);
       socket.destroy();
       fn();
     };
-    const timer = setTimeout(
-      () =>
-        finish(() =>
-          reject(
-            new ControlUnreachableError(
-              path,
-              "timeout",
-              `the gateway daemon did not answer ${method} within ${timeoutMs} ms`,
-            ),
+    const timer = clock.setTimer(timeoutMs, () =>
+      finish(() =>
+        reject(
+          new ControlUnreachableError(
+            path,
+            "timeout",
+            `the gateway daemon did not answer ${method} within ${timeoutMs} ms`,
           ),
         ),
-      timeoutMs,
+      ),
     );
     socket.setEncoding("utf8");
     socket.once("connect", () => socket.write(`${JSON.stringify({ id, method, params })}\n`));

@@ -1,29 +1,73 @@
-import type { RunningGateway } from "../gateway.ts";
-import type { Action } from "../hardware/actuator.ts";
-import type { Reading } from "../hardware/sensor-book.ts";
+import type { SensorCause } from "../../shared/wire/messages.ts";
+import type { BusMonitor } from "../hardware/bus-monitor.ts";
+import type {
+  Action,
+  Actuator,
+  BrokerLink,
+  Clock,
+  DeviceDirectory,
+  GatewayStore,
+  MappedDevice,
+  Reading,
+  SensorBook,
+} from "../ports.ts";
 import type { ActuationResult, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
 
 const VERSION = "0.1.0";
 
+/** One lock bus as the control API sees it. */
+export type ControlBus = {
+  name: string;
+  path: string;
+  boards: readonly number[];
+  client: { readonly isOpen: boolean };
+  monitor: Pick<BusMonitor, "health" | "isReachable" | "poll">;
+};
+
+/** One RFID reader as the control API sees it. */
+export type ControlReader = {
+  id: string;
+  path: string;
+  port: { readonly isOpen: boolean; readonly lastSeen: string | null };
+};
+
+/** Exactly what parkctl's side of the daemon reads and drives; gateway.ts hands each part in. */
+export type ControlDeps = {
+  gatewayId: string;
+  brokerUrl: string;
+  clock: Clock;
+  startedAt: Date;
+  devices: DeviceDirectory;
+  sensors: Pick<SensorBook, "get" | "record">;
+  actuator: Actuator;
+  /** Reads a device's sensors now; a change it finds goes to the cloud like any other. */
+  readDevice(device: MappedDevice, cause: SensorCause): Promise<void>;
+  store: Pick<GatewayStore, "outbox" | "commandLog" | "localActions" | "checkIntegrity">;
+  broker: Pick<BrokerLink, "connected" | "connectedSince">;
+  buses: readonly ControlBus[];
+  readers: readonly ControlReader[];
+};
+
 const ageS = (iso: string | null, now: Date) =>
   iso ? Math.round((now.getTime() - Date.parse(iso)) / 1000) : null;
 
 /** The daemon's side of parkctl: reads state from the running parts and acts through the same actuator. */
-export function createControlApi(g: RunningGateway): ControlApi {
+export function createControlApi(g: ControlDeps): ControlApi {
   const now = () => g.clock.now();
+  const { outbox, commandLog } = g.store;
 
   function view(alias: string): DeviceView | null {
-    const d = g.registry.byAliasName(alias);
+    const d = g.devices.byAliasName(alias);
     if (!d) return null;
-    const bus = d.bus ? g.buses.find((b) => b.cfg.boards.includes(d.bus?.board ?? -1)) : undefined;
-    const last = g.commandLog.lastFor(d.device_id);
+    const bus = d.bus ? g.buses.find((b) => b.boards.includes(d.bus?.board ?? -1)) : undefined;
+    const last = commandLog.lastFor(d.device_id);
     const live = g.sensors.get(d.device_id);
     return {
       device_id: d.device_id,
       alias: d.alias,
       type: d.type,
-      bus: bus?.cfg.name ?? null,
+      bus: bus?.name ?? null,
       board: d.bus?.board ?? null,
       channel: d.bus?.channel ?? null,
       reachable: d.bus ? (bus?.monitor.isReachable(d.bus.board) ?? false) : true,
@@ -36,13 +80,15 @@ export function createControlApi(g: RunningGateway): ControlApi {
             name: last.name,
             result: last.state === "RECEIVED" ? "in progress" : last.state,
             at: last.finished_at ?? last.received_at,
+            command_id: last.command_id,
+            reason: last.reason,
           }
         : null,
     };
   }
 
   async function act(alias: string, action: Action): Promise<ActuationResult & { sensors: Reading | null }> {
-    const d = g.registry.byAliasName(alias);
+    const d = g.devices.byAliasName(alias);
     if (!d)
       throw new ControlError(CONTROL_ERROR.deviceNotFound, `no device with alias ${alias} on this gateway`);
     const t0 = performance.now();
@@ -56,39 +102,38 @@ export function createControlApi(g: RunningGateway): ControlApi {
     };
   }
 
-  const record = g.db.prepare(
-    "INSERT INTO local_actions (at, who, why, device_alias, action, result) VALUES (?, ?, ?, ?, ?, ?)",
-  );
+  const record = (device_alias: string, who: string, why: string, action: string, result: string) =>
+    g.store.localActions.record({ at: now().toISOString(), who, why, device_alias, action, result });
 
   return {
     status() {
-      const s = g.outbox.stats();
+      const s = outbox.stats();
       return Promise.resolve({
-        gateway_id: g.config.gateway_id,
+        gateway_id: g.gatewayId,
         version: VERSION,
         uptime_s: Math.round((now().getTime() - g.startedAt.getTime()) / 1000),
         now: now().toISOString(),
-        broker: { url: g.config.broker.url, connected: g.broker.connected, since: g.broker.connectedSince },
+        broker: { url: g.brokerUrl, connected: g.broker.connected, since: g.broker.connectedSince },
         buses: g.buses.map((b) => ({
-          name: b.cfg.name,
-          path: b.cfg.path,
+          name: b.name,
+          path: b.path,
           open: b.client.isOpen,
           boards: b.monitor.health(),
         })),
         readers: g.readers.map((r) => ({
-          id: r.cfg.id,
-          path: r.cfg.path,
+          id: r.id,
+          path: r.path,
           open: r.port.isOpen,
           last_seen: r.port.lastSeen,
         })),
         outbox: { pending: s.pending, oldest_age_s: ageS(s.oldest, now()) },
-        devices: g.registry.all().length,
+        devices: g.devices.all().length,
       });
     },
 
     devices() {
       const views: DeviceView[] = [];
-      for (const d of g.registry.all()) {
+      for (const d of g.devices.all()) {
         const v = view(d.alias);
         if (v) views.push(v);
       }
@@ -98,21 +143,21 @@ export function createControlApi(g: RunningGateway): ControlApi {
     },
 
     async device(alias) {
-      const d = g.registry.byAliasName(alias);
+      const d = g.devices.byAliasName(alias);
       // A fresh reading; a change it finds goes to the cloud like any other.
-      if (d) await g.reconciler.readDevice(d, "sweep");
+      if (d) await g.readDevice(d, "sweep");
       return view(alias);
     },
 
     async actuate(alias, action, who, why) {
       const { sensors, ...result } = await act(alias, action);
-      const d = g.registry.byAliasName(alias);
+      const d = g.devices.byAliasName(alias);
       const detail = `${action} by ${who}: ${why} (${result.result})`;
       // Recorded locally and reported to the cloud: a technician's action is part of the site's history,
       // and the device's state there follows what the latch now holds.
-      record.run(now().toISOString(), who, why, alias, action, result.result);
+      record(alias, who, why, action, result.result);
       if (d) {
-        g.outbox.append({
+        outbox.append({
           type: "hardware_event",
           device_id: d.device_id,
           source: "parkctl",
@@ -134,9 +179,9 @@ export function createControlApi(g: RunningGateway): ControlApi {
         if (!r.ok) break;
       }
       const outcome = steps.every((s) => s.ok) ? "ok" : "failed";
-      record.run(now().toISOString(), who, "test cycle", alias, "test-cycle", outcome);
+      record(alias, who, "test cycle", "test-cycle", outcome);
       // Where the cycle left the latch is what the cloud must show (it may have stopped half-way).
-      const d = g.registry.byAliasName(alias);
+      const d = g.devices.byAliasName(alias);
       if (d && last)
         g.sensors.record(d, last, "technician", {
           detail: `test-cycle by ${who} (${outcome})`,
@@ -146,11 +191,11 @@ export function createControlApi(g: RunningGateway): ControlApi {
     },
 
     outbox() {
-      const s = g.outbox.stats();
+      const s = outbox.stats();
       return Promise.resolve({
         pending: s.pending,
         oldest_age_s: ageS(s.oldest, now()),
-        rows: g.outbox
+        rows: outbox
           .rows(50)
           .map((r) => ({ seq: r.seq, type: r.type, age_s: ageS(r.created_at, now()) ?? 0 })),
       });
@@ -159,8 +204,8 @@ export function createControlApi(g: RunningGateway): ControlApi {
     probeSerial() {
       return Promise.all(
         g.buses.map(async (b) => ({
-          bus: b.cfg.name,
-          path: b.cfg.path,
+          bus: b.name,
+          path: b.path,
           open: b.client.isOpen,
           boards: (await b.monitor.poll()).map((h) => ({
             addr: h.addr,
@@ -180,10 +225,23 @@ export function createControlApi(g: RunningGateway): ControlApi {
       add(
         "broker",
         g.broker.connected ? "pass" : "fail",
-        g.broker.connected
-          ? `connected to ${g.config.broker.url}`
-          : `not connected to ${g.config.broker.url}`,
+        g.broker.connected ? `connected to ${g.brokerUrl}` : `not connected to ${g.brokerUrl}`,
         g.broker.connected ? "" : "check the network, the broker address and the gateway's secret",
+      );
+      // Without a map the gateway drives nothing; the cloud sends it (retained) once the broker link is up.
+      const mapVersion = g.devices.version;
+      const mapped = g.devices.all().length;
+      add(
+        "device map",
+        mapVersion === null ? "fail" : mapped === 0 ? "warn" : "pass",
+        mapVersion === null
+          ? "no device map: this gateway has never received one from the cloud"
+          : `version ${mapVersion}, ${mapped} device${mapped === 1 ? "" : "s"}`,
+        mapVersion === null
+          ? "connect the gateway to the broker; the cloud sends its map when it comes online"
+          : mapped === 0
+            ? "the site manifest lists no devices for this gateway: add them and apply it"
+            : "",
       );
       const year = now().getUTCFullYear();
       add(
@@ -196,13 +254,13 @@ export function createControlApi(g: RunningGateway): ControlApi {
         const down = b.monitor.health().filter((h) => !h.reachable);
         const status = !b.client.isOpen ? "fail" : down.length > 0 ? "warn" : "pass";
         add(
-          `serial ${b.cfg.name}`,
+          `serial ${b.name}`,
           status,
           !b.client.isOpen
-            ? `${b.cfg.path} is not open`
+            ? `${b.path} is not open`
             : down.length
               ? `boards not answering: ${down.map((h) => h.addr).join(", ")}`
-              : `${b.cfg.path} open, all boards answer`,
+              : `${b.path} open, all boards answer`,
           status === "pass"
             ? ""
             : "check the cable and the board's power; `parkctl serial probe` retries at once",
@@ -210,20 +268,20 @@ export function createControlApi(g: RunningGateway): ControlApi {
       }
       for (const r of g.readers) {
         add(
-          `reader ${r.cfg.id}`,
+          `reader ${r.id}`,
           r.port.isOpen ? "pass" : "warn",
-          r.port.isOpen ? `${r.cfg.path} open` : `${r.cfg.path} missing`,
+          r.port.isOpen ? `${r.path} open` : `${r.path} missing`,
           r.port.isOpen ? "" : "check the reader's USB cable",
         );
       }
-      const integrity = g.db.pragma("quick_check", { simple: true });
+      const integrity = g.store.checkIntegrity();
       add(
         "database",
         integrity === "ok" ? "pass" : "fail",
-        `quick_check: ${String(integrity)}`,
+        `quick_check: ${integrity}`,
         integrity === "ok" ? "" : "stop the daemon and restore the state directory from backup",
       );
-      const age = ageS(g.outbox.stats().oldest, now());
+      const age = ageS(outbox.stats().oldest, now());
       add(
         "outbox",
         age === null || age < 60 ? "pass" : age < 3600 ? "warn" : "fail",

@@ -1,9 +1,11 @@
 import type { DeviceMap } from "../../shared/wire/messages.ts";
+import type { DeviceDirectory, MappedDevice } from "../ports.ts";
 
-export type MappedDevice = DeviceMap["devices"][number];
-
-/** The devices this gateway drives, by id and by alias, from the cloud's latest device map. */
-export class DeviceRegistry {
+/**
+ * The devices this gateway drives, by id and by alias, from the cloud's latest device map (the
+ * DeviceDirectory port, plus `replace` for the composition root when a new map arrives).
+ */
+export class DeviceRegistry implements DeviceDirectory {
   private map: DeviceMap | null = null;
   private byId = new Map<string, MappedDevice>();
   private byAlias = new Map<string, MappedDevice>();

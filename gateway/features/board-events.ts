@@ -1,10 +1,7 @@
 import type { Logger } from "pino";
 import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
-import type { DeviceRegistry, MappedDevice } from "../devices/device-registry.ts";
-import type { Actuator } from "../hardware/actuator.ts";
-import type { Reading, SensorBook } from "../hardware/sensor-book.ts";
-import type { Outbox } from "../store/outbox.ts";
+import type { Actuator, DeviceDirectory, MappedDevice, Outbox, Reading, SensorBook } from "../ports.ts";
 
 type BoardEvent = Extract<BoardMessage, { kind: "event" }>;
 
@@ -28,7 +25,7 @@ export const isDoor = (d: MappedDevice) => d.type === "BIKE_HOUSE_DOOR" || d.typ
 export function handleBoardEvent(
   o: {
     outbox: Outbox;
-    registry: DeviceRegistry;
+    registry: DeviceDirectory;
     sensors: SensorBook;
     log: Logger;
     busName: string;

@@ -1,27 +1,28 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
 import type { CommandRequest } from "../../shared/wire/messages.ts";
-import type { DeviceRegistry } from "../devices/device-registry.ts";
-import type { Action, Actuator, Outcome } from "../hardware/actuator.ts";
-import type { SensorBook } from "../hardware/sensor-book.ts";
-import type { Camera } from "../ports.ts";
-import type { CommandLog } from "../store/command-log.ts";
-import type { GatewayDb } from "../store/open-db.ts";
-import type { Outbox } from "../store/outbox.ts";
+import type {
+  Action,
+  Actuator,
+  Camera,
+  Clock,
+  DeviceDirectory,
+  GatewayStore,
+  LoggedCommand,
+  Outcome,
+  PhotoStore,
+  SensorBook,
+} from "../ports.ts";
 
 export type ExecutorDeps = {
-  db: GatewayDb;
-  registry: DeviceRegistry;
+  /** The command log and the outbox, and the transactions that tie a log entry to its report. */
+  store: Pick<GatewayStore, "commandLog" | "outbox" | "atomically">;
+  registry: DeviceDirectory;
   actuator: Actuator;
   camera: Camera | null;
-  commandLog: CommandLog;
-  outbox: Outbox;
+  photos: PhotoStore;
   sensors: SensorBook;
   clock: Clock;
   log: Logger;
-  stateDir: string;
   onFinished?: (name: string, ok: boolean) => void;
 };
 
@@ -43,6 +44,7 @@ const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
  * is refused when it does; if it already ran, its outcome is reported as it happened.
  */
 export function createCommandExecutor(d: ExecutorDeps) {
+  const { commandLog, outbox } = d.store;
   const inFlight = new Set<string>();
   /** The tail of each device's queue of commands. */
   const queues = new Map<string, Promise<void>>();
@@ -56,7 +58,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
     reason = "",
     lockState: "LOCKED" | "UNLOCKED" | null = null,
   ) {
-    d.outbox.append({
+    outbox.append({
       type: "command_progress",
       command_id: req.command_id,
       device_id: req.device_id,
@@ -66,57 +68,60 @@ export function createCommandExecutor(d: ExecutorDeps) {
     });
   }
 
-  const finish = d.db.transaction((req: CommandRequest, o: Outcome, known: boolean) => {
-    const at = d.clock.now().toISOString();
-    const device = d.registry.get(req.device_id);
-    if (device && o.sensors) {
-      // A sync-device reading goes up as a reading; a movement's latch travels in the command's own report.
-      if (req.name === "sync-device") d.sensors.record(device, o.sensors, "sync", { always: true });
-      else d.sensors.note(device, o.sensors);
-    }
-    if (!known)
-      d.commandLog.record({
+  const finish = (req: LoggedCommand, o: Outcome, known: boolean) =>
+    d.store.atomically(() => {
+      const at = d.clock.now().toISOString();
+      const device = d.registry.get(req.device_id);
+      if (device && o.sensors) {
+        // A sync-device reading goes up as a reading; a movement's latch travels in the command's own report.
+        if (req.name === "sync-device") d.sensors.record(device, o.sensors, "sync", { always: true });
+        else d.sensors.note(device, o.sensors);
+      }
+      if (!known)
+        commandLog.record({
+          command_id: req.command_id,
+          device_id: req.device_id,
+          name: req.name,
+          state: "RECEIVED",
+          at,
+        });
+      commandLog.finish(req.command_id, o.ok ? "SUCCESS" : "ERROR", o.reason, o.lockState, at);
+      report(req, o.ok ? "SUCCESS" : "ERROR", o.reason, o.lockState);
+    });
+
+  const take = (req: CommandRequest) =>
+    d.store.atomically(() => {
+      commandLog.record({
         command_id: req.command_id,
         device_id: req.device_id,
         name: req.name,
         state: "RECEIVED",
-        at,
+        at: d.clock.now().toISOString(),
       });
-    d.commandLog.finish(req.command_id, o.ok ? "SUCCESS" : "ERROR", o.reason, o.lockState, at);
-    report(req, o.ok ? "SUCCESS" : "ERROR", o.reason, o.lockState);
-  });
-
-  const take = d.db.transaction((req: CommandRequest) => {
-    d.commandLog.record({
-      command_id: req.command_id,
-      device_id: req.device_id,
-      name: req.name,
-      state: "RECEIVED",
-      at: d.clock.now().toISOString(),
+      report(req, "RECEIVED");
     });
-    report(req, "RECEIVED");
-  });
 
   /**
    * Marks the command a force command takes over. One not yet started is skipped when its turn comes;
    * one not yet arrived is recorded as refused, so it is never actuated when it does arrive.
    */
-  const supersede = d.db.transaction((oldId: string, by: CommandRequest) => {
-    const seen = d.commandLog.get(oldId);
-    if (!seen) {
-      const at = d.clock.now().toISOString();
-      d.commandLog.record({
-        command_id: oldId,
-        device_id: by.device_id,
-        name: "unknown",
-        state: "RECEIVED",
-        at,
-      });
-      d.commandLog.finish(oldId, "ERROR", `superseded by ${by.name} before it arrived`, null, at);
-    } else if (seen.state === "RECEIVED" && !started.has(oldId)) {
-      superseded.set(oldId, by.name);
-    }
-  });
+  const supersede = (oldId: string, by: CommandRequest) =>
+    d.store.atomically(() => {
+      const seen = commandLog.get(oldId);
+      if (!seen) {
+        const at = d.clock.now().toISOString();
+        commandLog.record({
+          command_id: oldId,
+          device_id: by.device_id,
+          name: "unknown",
+          state: "RECEIVED",
+          at,
+        });
+        commandLog.finish(oldId, "ERROR", `superseded by ${by.name} before it arrived`, null, at);
+      } else if (seen.state === "RECEIVED" && !started.has(oldId)) {
+        superseded.set(oldId, by.name);
+      }
+    });
 
   async function perform(req: CommandRequest): Promise<Outcome> {
     const device = d.registry.get(req.device_id);
@@ -135,9 +140,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
       if (!d.camera || !device.has_camera)
         return { ok: false, reason: "no camera on this device", lockState: null, sensors: null };
       const photo = await d.camera.capture();
-      const dir = path.join(d.stateDir, "photos");
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(path.join(dir, `${req.command_id}.jpg`), photo.bytes);
+      d.photos.save(req.command_id, photo);
       return {
         ok: true,
         reason: `photo taken (${photo.bytes.length} bytes)`,
@@ -173,7 +176,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
   return {
     async handle(req: CommandRequest): Promise<void> {
       if (inFlight.has(req.command_id)) return; // a redelivery while we are still working on it
-      const seen = d.commandLog.get(req.command_id);
+      const seen = commandLog.get(req.command_id);
       if (seen) {
         d.log.info(
           { command_id: req.command_id, state: seen.state },
@@ -182,8 +185,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
         if (seen.state !== "RECEIVED") report(req, seen.state, seen.reason, seen.lock_state);
         return;
       }
-      const now = d.clock.now();
-      if (now.getTime() >= Date.parse(req.expires_at)) {
+      if (d.clock.now().getTime() >= Date.parse(req.expires_at)) {
         d.log.warn({ command_id: req.command_id, expires_at: req.expires_at }, "stale command refused");
         finish(
           req,
@@ -228,9 +230,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
      * (the cloud returns the device to its previous state) rather than staying open forever.
      */
     recoverInterrupted(): number {
-      const open = d.db
-        .prepare("SELECT command_id, device_id, name FROM command_log WHERE state = 'RECEIVED'")
-        .all() as CommandRequest[];
+      const open = commandLog.unfinished();
       for (const c of open) {
         finish(
           c,

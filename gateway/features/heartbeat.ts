@@ -1,7 +1,4 @@
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
-import type { GatewayBroker } from "../adapters/broker-mqtt.ts";
-import type { DeviceRegistry } from "../devices/device-registry.ts";
-import type { BusMonitor } from "../hardware/bus-monitor.ts";
+import type { BoardReachability, BrokerLink, Clock, DeviceDirectory, TimerHandle } from "../ports.ts";
 
 /**
  * Heartbeats (flow 3): the gateway and every device it can reach, at a fixed interval, QoS 0 and never
@@ -10,9 +7,9 @@ import type { BusMonitor } from "../hardware/bus-monitor.ts";
  */
 export function createHeartbeat(o: {
   gatewayId: string;
-  broker: GatewayBroker;
-  registry: DeviceRegistry;
-  monitors: BusMonitor[];
+  broker: Pick<BrokerLink, "publishHeartbeat" | "on" | "off">;
+  registry: DeviceDirectory;
+  monitors: BoardReachability[];
   clock: Clock;
   intervalMs: number;
 }) {

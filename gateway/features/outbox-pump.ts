@@ -1,16 +1,15 @@
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
-import type { GatewayBroker } from "../adapters/broker-mqtt.ts";
-import type { Outbox } from "../store/outbox.ts";
+import type { BrokerLink, Clock, Outbox, TimerHandle } from "../ports.ts";
 
 /**
- * Moves the outbox to the cloud (flow 2, step 5): publishes rows in sequence order with QoS 1, deletes a
- * row only when the cloud's `ack` names it, and sends again whatever stays unacknowledged for
- * `resendAfterMs` or was in flight when the connection dropped (the cloud ignores repeats by seq).
+ * Moves the outbox to the cloud (ARCHITECTURE: wire principles): command progress (flow 1), site events
+ * (flow 5) and sensor reports (flow 6). Publishes rows in sequence order with QoS 1, deletes a row only
+ * when the cloud's `ack` names it, and sends again whatever stays unacknowledged for `resendAfterMs` or
+ * was in flight when the connection dropped (the cloud ignores repeats by seq).
  */
 export function createOutboxPump(o: {
   outbox: Outbox;
-  broker: GatewayBroker;
+  broker: Pick<BrokerLink, "connected" | "publishUp" | "on" | "off">;
   clock: Clock;
   log: Logger;
   resendAfterMs?: number;

@@ -1,9 +1,7 @@
 import { type ScheduledTask, schedule } from "node-cron";
 import type { Logger } from "pino";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { DeviceRegistry, MappedDevice } from "../devices/device-registry.ts";
-import type { Actuator } from "../hardware/actuator.ts";
-import type { SensorBook } from "../hardware/sensor-book.ts";
+import type { Actuator, DeviceDirectory, MappedDevice, SensorBook } from "../ports.ts";
 
 /**
  * Reads devices' sensors and hands the readings to the sensor book, which tells the cloud what changed
@@ -12,7 +10,7 @@ import type { SensorBook } from "../hardware/sensor-book.ts";
  * event was lost.
  */
 export function createSensorReconciler(o: {
-  registry: DeviceRegistry;
+  registry: DeviceDirectory;
   sensors: SensorBook;
   actuator: Actuator;
   log: Logger;

@@ -1,20 +1,8 @@
-import type { Clock } from "../../shared/clock.ts";
 import type { LatchResult } from "../../shared/protocol/lock-bus/constants.ts";
 import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
-import type { MappedDevice } from "../devices/device-registry.ts";
 import { BusError, type LockBusClient } from "../lock-bus/lock-bus-client.ts";
+import type { Action, Actuator, Clock, MappedDevice, Outcome } from "../ports.ts";
 import type { GpioDoors } from "./gpio-doors.ts";
-import type { Reading } from "./sensor-book.ts";
-
-export type Action = "lock" | "unlock" | "status" | "power_cycle";
-
-export type Outcome = {
-  ok: boolean;
-  reason: string;
-  lockState: "LOCKED" | "UNLOCKED" | null;
-  /** What the hardware said about the device's sensors along the way (nothing when it did not answer). */
-  sensors: Reading | null;
-};
 
 const RESULT_REASON: Record<LatchResult, string> = {
   ok: "",
@@ -29,10 +17,10 @@ const lockStateOf = (latch: "locked" | "unlocked") => (latch === "locked" ? "LOC
 const failed = (reason: string): Outcome => ({ ok: false, reason, lockState: null, sensors: null });
 
 /**
- * Moves or reads one device's hardware (flow 1, step 4): a lock-bus channel for lockers, docks and
+ * The Actuator port on the site's hardware (flow 1, step 4): a lock-bus channel for lockers, docks and
  * bus-wired door locks; the strike and contact lines for GPIO-wired doors.
  */
-export class Actuator {
+export class HardwareActuator implements Actuator {
   constructor(
     private readonly busFor: (device: MappedDevice) => LockBusClient | null,
     private readonly doors: GpioDoors,

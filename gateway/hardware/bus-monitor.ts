@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import type { LockBusClient } from "../lock-bus/lock-bus-client.ts";
+import type { BoardReachability, Clock, TimerHandle } from "../ports.ts";
 
 export type BoardHealth = {
   addr: number;
@@ -16,9 +16,10 @@ export type BoardHealth = {
  * answered its last ping; when every board on an open bus stops answering for `recycleAfter` rounds
  * the link is recycled (closed and reopened), since a wedged USB adapter looks exactly like that.
  * Emits `board_back` when a board answers after it was unreachable (or for the first time): whatever
- * happened to its channels meanwhile has to be read again.
+ * happened to its channels meanwhile has to be read again. A board counts as seen when it answers a ping
+ * or sends an event; both are wired here, and nowhere else.
  */
-export class BusMonitor extends EventEmitter<{ board_back: [number] }> {
+export class BusMonitor extends EventEmitter<{ board_back: [number] }> implements BoardReachability {
   private readonly boards = new Map<number, BoardHealth>();
   private timer: TimerHandle | null = null;
   private silentRounds = 0;
@@ -38,7 +39,7 @@ export class BusMonitor extends EventEmitter<{ board_back: [number] }> {
     bus.on("open", () => void this.poll());
   }
 
-  seen(addr: number): void {
+  private seen(addr: number): void {
     const b = this.boards.get(addr);
     if (!b) return;
     const back = !b.reachable;

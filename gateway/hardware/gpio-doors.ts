@@ -1,9 +1,6 @@
 import { EventEmitter } from "node:events";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { gpioLineName } from "../../shared/protocol/gpio-lines.ts";
-import type { MappedDevice } from "../devices/device-registry.ts";
-import type { GpioBank, GpioLine } from "../ports.ts";
-import type { Reading } from "./sensor-book.ts";
+import type { Clock, GpioBank, GpioLine, MappedDevice, Reading, TimerHandle } from "../ports.ts";
 
 type Door = {
   device: MappedDevice;

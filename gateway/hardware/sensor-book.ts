@@ -1,30 +1,16 @@
-import type { Clock } from "../../shared/clock.ts";
-import type { LatchState } from "../../shared/protocol/lock-bus/messages.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { MappedDevice } from "../devices/device-registry.ts";
-import type { Outbox } from "../store/outbox.ts";
-
-/** What the gateway last read from a device's sensors; null where it has not read (or cannot). */
-export type Sensors = {
-  latch: LatchState | null;
-  door_open: boolean | null;
-  item_present: boolean | null;
-  /** When any of them was last read or reported by the hardware. */
-  read_at: string | null;
-};
-
-export type Reading = Partial<Omit<Sensors, "read_at">>;
+import type { Clock, MappedDevice, Outbox, Reading, SensorBook, Sensors } from "../ports.ts";
 
 const EMPTY: Sensors = { latch: null, door_open: null, item_present: null, read_at: null };
 const FIELDS = ["latch", "door_open", "item_present"] as const;
 
 /**
- * The gateway's live picture of its devices' sensors (latch, door, item), and the one place that tells
+ * The SensorBook port, reporting through the outbox: the gateway's live picture of its devices' sensors (latch, door, item), and the one place that tells
  * the cloud about them (ARCHITECTURE flow 6: the hardware is the truth). A reading that differs from
  * what the cloud last heard goes up the durable outbox as a `device_state` with its cause; the first
  * reading after a start always does, since the cloud's picture may be anything.
  */
-export class SensorBook {
+export class OutboxSensorBook implements SensorBook {
   private readonly live = new Map<string, Sensors>();
   /** What the cloud has been told (or will be, once the outbox drains), per device. */
   private readonly told = new Map<string, Sensors>();

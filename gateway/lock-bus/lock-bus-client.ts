@@ -1,6 +1,5 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { encodeFrame } from "../../shared/protocol/lock-bus/frame.ts";
 import { FrameParser } from "../../shared/protocol/lock-bus/frame-parser.ts";
 import {
@@ -9,7 +8,8 @@ import {
   type HostRequest,
   hostRequestFrame,
 } from "../../shared/protocol/lock-bus/messages.ts";
-import { closeLink, type SerialLink, type SerialLinkFactory } from "../ports.ts";
+import type { Clock, SerialLinkFactory, TimerHandle } from "../ports.ts";
+import { ReopeningLink } from "../serial/reopening-link.ts";
 import {
   describeFailure,
   isSettled,
@@ -46,7 +46,7 @@ export type LockBusOptions = {
   log: Logger;
   ackTimeoutMs?: number;
   replyTimeoutMs?: number;
-  /** Reopen backoff: starts here, doubles, capped at maxReopenMs. */
+  /** Reopen backoff (ReopeningLink): starts here, doubles, capped at maxReopenMs. */
   minReopenMs?: number;
   maxReopenMs?: number;
 };
@@ -60,11 +60,11 @@ type Events = {
 
 /**
  * Drives transactions over one serial bus, one at a time (a multi-drop bus carries one conversation).
- * Owns the link: reopens it with backoff when it closes, and fails the transaction in flight instead
- * of hanging. Unsolicited board events are emitted as they come.
+ * Its link is kept open by a ReopeningLink; a transaction in flight when the link closes fails at once
+ * instead of hanging. Unsolicited board events are emitted as they come.
  */
 export class LockBusClient extends EventEmitter<Events> {
-  private link: SerialLink | null = null;
+  private readonly line: ReopeningLink;
   private seq = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private current: {
@@ -72,14 +72,10 @@ export class LockBusClient extends EventEmitter<Events> {
     expect: { addr: number; seq: number; replyKind: BoardMessage["kind"] };
     wake: () => void;
   } | null = null;
-  private reopenTimer: TimerHandle | null = null;
-  private reopenMs: number;
-  private stopped = false;
   private readonly parser: FrameParser;
 
   constructor(private readonly o: LockBusOptions) {
     super();
-    this.reopenMs = o.minReopenMs ?? 500;
     this.parser = new FrameParser(
       (frame) => this.onMessage(decodeBoardMessage(frame)),
       (d) => {
@@ -87,23 +83,43 @@ export class LockBusClient extends EventEmitter<Events> {
         this.emit("discarded", d.bytes.length);
       },
     );
+    const log = { bus: o.name, path: o.path };
+    this.line = new ReopeningLink({
+      path: o.path,
+      baudRate: o.baudRate,
+      openLink: o.openLink,
+      clock: o.clock,
+      minReopenMs: o.minReopenMs,
+      maxReopenMs: o.maxReopenMs,
+    });
+    this.line.on("open", (link) => {
+      link.on("data", (chunk: Buffer) => this.parser.push(chunk));
+      o.log.info(log, "bus open");
+      this.emit("open");
+    });
+    this.line.on("closed", () => {
+      o.log.warn({ bus: o.name }, "bus closed");
+      this.emit("closed");
+      this.feed({ kind: "closed" });
+    });
+    this.line.on("openFailed", (err) =>
+      o.log.warn({ ...log, err: err.message }, "cannot open the bus; retrying"),
+    );
+    this.line.on("linkError", (err) => o.log.warn({ bus: o.name, err: err.message }, "serial error"));
   }
 
   get isOpen(): boolean {
-    return this.link !== null;
+    return this.line.isOpen;
   }
 
-  async start(): Promise<void> {
-    await this.open();
+  start(): Promise<void> {
+    return this.line.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.reopenTimer) this.o.clock.clearTimer(this.reopenTimer);
-    const link = this.link;
-    this.link = null;
+    const closing = this.line.stop();
     this.feed({ kind: "closed" });
-    if (link) await closeLink(link);
+    await closing;
   }
 
   /** Sends one request and resolves with the board's reply; rejects with BusError. */
@@ -114,54 +130,9 @@ export class LockBusClient extends EventEmitter<Events> {
     return result;
   }
 
-  private async open(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      const link = await this.o.openLink(this.o.path, this.o.baudRate);
-      // stop() ran while the port was opening: release it instead of holding it after the stop.
-      if (this.stopped) {
-        await closeLink(link);
-        return;
-      }
-      link.on("data", (chunk: Buffer) => this.parser.push(chunk));
-      link.once("close", () => this.onClosed(link));
-      link.on("error", (err) => this.o.log.warn({ bus: this.o.name, err: err.message }, "serial error"));
-      this.link = link;
-      this.reopenMs = this.o.minReopenMs ?? 500;
-      this.o.log.info({ bus: this.o.name, path: this.o.path }, "bus open");
-      this.emit("open");
-    } catch (err) {
-      this.o.log.warn(
-        { bus: this.o.name, path: this.o.path, err: (err as Error).message },
-        "cannot open the bus; retrying",
-      );
-      this.scheduleReopen();
-    }
-  }
-
-  private onClosed(link: SerialLink) {
-    if (this.link !== link) return;
-    this.link = null;
-    this.o.log.warn({ bus: this.o.name }, "bus closed");
-    this.emit("closed");
-    this.feed({ kind: "closed" });
-    this.scheduleReopen();
-  }
-
   /** Closes and reopens the link, e.g. when every board stopped answering (a wedged adapter). */
   recycle(): void {
-    const link = this.link;
-    if (link) void closeLink(link);
-  }
-
-  private scheduleReopen() {
-    if (this.stopped || this.reopenTimer) return;
-    const delay = this.reopenMs;
-    this.reopenMs = Math.min(this.reopenMs * 2, this.o.maxReopenMs ?? 10_000);
-    this.reopenTimer = this.o.clock.setTimer(delay, () => {
-      this.reopenTimer = null;
-      void this.open();
-    });
+    this.line.recycle();
   }
 
   private onMessage(msg: BoardMessage | { kind: "invalid"; reason: string }) {
@@ -182,7 +153,7 @@ export class LockBusClient extends EventEmitter<Events> {
   }
 
   private transact(req: Request): Promise<BoardMessage> {
-    const link = this.link;
+    const link = this.line.link;
     if (!link) return Promise.reject(new BusError({ reason: "link_closed" }, req.addr));
     this.seq = (this.seq % 255) + 1; // 1..255: SEQ 0 is reserved for events
     const full = { ...req, seq: this.seq } as HostRequest;

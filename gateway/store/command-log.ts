@@ -1,26 +1,17 @@
 import type { Statement } from "better-sqlite3";
+import type { CommandLog, CommandLogEntry, CommandState, LoggedCommand } from "../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
-export type CommandLogEntry = {
-  command_id: string;
-  device_id: string;
-  name: string;
-  state: "RECEIVED" | "SUCCESS" | "ERROR";
-  reason: string;
-  lock_state: "LOCKED" | "UNLOCKED" | null;
-  received_at: string;
-  finished_at: string | null;
-};
-
 /**
- * Which command ids this gateway has taken (flow 1: the command id is the idempotency key). An id seen
- * before is never executed again; its outcome is reported again instead.
+ * The CommandLog port in SQLite: which command ids this gateway has taken (flow 1: the command id is the
+ * idempotency key). An id seen before is never executed again; its outcome is reported again instead.
  */
-export class CommandLog {
+export class SqliteCommandLog implements CommandLog {
   private readonly find: Statement<[string]>;
   private readonly begin: Statement<[string, string, string, string, string]>;
   private readonly end: Statement<[string, string, string | null, string, string]>;
   private readonly latest: Statement<[string]>;
+  private readonly open: Statement<[]>;
 
   constructor(db: GatewayDb) {
     this.find = db.prepare("SELECT * FROM command_log WHERE command_id = ?");
@@ -33,6 +24,7 @@ export class CommandLog {
     this.latest = db.prepare(
       "SELECT * FROM command_log WHERE device_id = ? ORDER BY received_at DESC LIMIT 1",
     );
+    this.open = db.prepare("SELECT command_id, device_id, name FROM command_log WHERE state = 'RECEIVED'");
   }
 
   get(commandId: string): CommandLogEntry | undefined {
@@ -40,13 +32,7 @@ export class CommandLog {
   }
 
   /** Records that the command was taken (state RECEIVED) or refused outright (state ERROR). */
-  record(e: {
-    command_id: string;
-    device_id: string;
-    name: string;
-    state: CommandLogEntry["state"];
-    at: string;
-  }) {
+  record(e: LoggedCommand & { state: CommandState; at: string }) {
     this.begin.run(e.command_id, e.device_id, e.name, e.state, e.at);
   }
 
@@ -62,5 +48,9 @@ export class CommandLog {
 
   lastFor(deviceId: string): CommandLogEntry | undefined {
     return this.latest.get(deviceId) as CommandLogEntry | undefined;
+  }
+
+  unfinished(): LoggedCommand[] {
+    return this.open.all() as LoggedCommand[];
   }
 }

@@ -1,8 +1,12 @@
 import { DeviceMap } from "../../shared/wire/messages.ts";
+import type { DeviceMapStore } from "../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
-/** The last device map the cloud sent, kept so the gateway drives its hardware while the cloud is away. */
-export class DeviceMapStore {
+/**
+ * The DeviceMapStore port in SQLite: the last device map the cloud sent, kept so the gateway drives its
+ * hardware while the cloud is away.
+ */
+export class SqliteDeviceMapStore implements DeviceMapStore {
   constructor(private readonly db: GatewayDb) {}
 
   load(): DeviceMap | null {

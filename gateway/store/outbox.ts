@@ -1,22 +1,15 @@
 import { EventEmitter } from "node:events";
 import type { Statement } from "better-sqlite3";
-import type { Clock } from "../../shared/clock.ts";
 import type { UpMessage } from "../../shared/wire/messages.ts";
+import type { Clock, Outbox, OutboxRow, Pending } from "../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/** An outbox message before the outbox numbers it. */
-export type Pending = DistributiveOmit<UpMessage, "seq" | "gateway_id" | "observed_at"> & {
-  observed_at?: string;
-};
-
 /**
- * The durable outbox (ARCHITECTURE: wire principles): every up-going message that matters is written
- * here first with the next per-gateway sequence number; a row leaves only when the cloud has
- * acknowledged applying it — not when the broker took it.
+ * The Outbox port in SQLite (ARCHITECTURE: wire principles): every up-going message that matters is
+ * written here first with the next per-gateway sequence number (AUTOINCREMENT: never reused); a row
+ * leaves only when the cloud has acknowledged applying it — not when the broker took it.
  */
-export class Outbox extends EventEmitter<{ appended: [] }> {
+export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outbox {
   private readonly insert: Statement<[string, string]>;
   private readonly setBody: Statement<[string, number]>;
   private readonly after: Statement<[number, number]>;
@@ -71,7 +64,7 @@ export class Outbox extends EventEmitter<{ appended: [] }> {
     return { pending: row.n, oldest: row.oldest };
   }
 
-  rows(limit = 50): { seq: number; type: string; created_at: string }[] {
-    return this.list.all(limit) as { seq: number; type: string; created_at: string }[];
+  rows(limit = 50): OutboxRow[] {
+    return this.list.all(limit) as OutboxRow[];
   }
 }

@@ -8,6 +8,18 @@ export const TokenResponse = z
   })
   .meta({ id: "TokenResponse" });
 
+/**
+ * The token request's form fields (RFC 6749 §4.4.2). The client's credentials come here or, instead, in
+ * `Authorization: Basic` (§2.3.1), never both.
+ */
+export const TokenRequest = z
+  .object({
+    grant_type: z.literal("client_credentials"),
+    client_id: z.string().min(1).optional().describe("Unless sent in Authorization: Basic"),
+    client_secret: z.string().min(1).optional().describe("Unless sent in Authorization: Basic"),
+  })
+  .meta({ id: "TokenRequest" });
+
 /** RFC 6749 §5.2 error codes; the body also carries the spec's error fields. */
 export const OAUTH_ERRORS = [
   "invalid_request",

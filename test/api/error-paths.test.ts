@@ -73,6 +73,63 @@ describe("error paths", () => {
       expectSpecError(res, 405, "ERRORS.METHOD_NOT_ALLOWED");
       expect(res.headers.allow).toBe("GET");
     });
+
+    const unreadable = [
+      ["not JSON", '{"unterminated'],
+      ["over the size limit", JSON.stringify({ x: "x".repeat(70 * 1024) })],
+    ] as const;
+
+    it.each(unreadable)("answers an unknown route with 404 when its body is %s", async (_what, payload) => {
+      const res = await h.app.inject({
+        method: "POST",
+        url: "/device/v2/commands",
+        headers: { "content-type": "application/json" },
+        payload,
+      });
+      expectSpecError(res, 404, "ERRORS.NOT_FOUND");
+    });
+
+    it.each(unreadable)(
+      "answers a wrong method with 405 and Allow when its body is %s",
+      async (_what, payload) => {
+        const res = await h.call(CLIENTS.admin, {
+          method: "PUT",
+          url: locationUrl(),
+          headers: { "content-type": "application/json" },
+          payload,
+        });
+        expectSpecError(res, 405, "ERRORS.METHOD_NOT_ALLOWED");
+        expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(["GET", "PATCH"]);
+      },
+    );
+  });
+
+  describe("U+0000, which PostgreSQL cannot hold in text", () => {
+    it.each([
+      [
+        "a path parameter",
+        "GET",
+        "/location/v1/public-areas/city%00a/locations",
+        undefined,
+        "params.public_area_id",
+      ],
+      ["a query value", "GET", "/location/v1/locations?tag=a%00", undefined, "querystring.tag"],
+      ["a body string", "PATCH", locationUrl(), { label: "Lockers\u0000one" }, "body.label"],
+      ["a body key", "PATCH", locationUrl(), { "label\u0000": "x" }, "body.label\u0000"],
+    ] as const)(
+      "refuses it in %s with 400 naming the field, on either store",
+      async (_what, method, url, payload, field) => {
+        const res = await h.call(CLIENTS.admin, { method, url, ...(payload ? { payload } : {}) });
+        const body = expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+        expect(body.error_message).toContain(field);
+      },
+    );
+
+    it("changes nothing when a PATCH is refused for it", async () => {
+      await h.call(CLIENTS.admin, { method: "PATCH", url: locationUrl(), payload: { label: "a\u0000b" } });
+      const detail = await h.call(CLIENTS.admin, { method: "GET", url: locationUrl() });
+      expect(detail.json().label).toBe("Lockers one");
+    });
   });
 
   describe("request bodies", () => {
@@ -457,6 +514,32 @@ describe("errors answered on the raw connection", () => {
       url: `/location/v1/locations/${fx.location("L1")}`,
     });
     expect(after.json().label).toBe("Lockers one");
+  });
+
+  it("answers an HTTP/1.1 request without a Host header with 400 ERRORS.BAD_REQUEST in the spec body", async () => {
+    const res = await rawExchange(port, (s) =>
+      s.write(
+        "GET /location/v1/locations HTTP/1.1\r\nX-Correlation-Id: no-host-1\r\nConnection: close\r\n\r\n",
+      ),
+    );
+    const body = expectSpecError(res, 400, "ERRORS.BAD_REQUEST");
+    expect(body.correlation_id).toBe("no-host-1");
+    expect(body.error_message).toContain("Host");
+  });
+
+  it("accepts an HTTP/1.0 request without a Host header (it needs none)", async () => {
+    const res = await rawExchange(port, (s) => s.write("GET /livez HTTP/1.0\r\n\r\n"));
+    expect(res.statusCode).toBe(200);
+  });
+
+  it("answers a path out of the interactive docs' files with 403 in the spec body, not 500", async () => {
+    for (const path of ["/docs/static/../../package.json", "/docs/static/%2e%2e/%2e%2e/package.json"]) {
+      const res = await rawExchange(port, (s) =>
+        s.write(`GET ${path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`),
+      );
+      expectSpecError(res, 403, "ERRORS.FORBIDDEN");
+      expect(res.body).not.toContain("bike-parking-platform");
+    }
   });
 
   it("still serves a complete request over the same listener", async () => {

@@ -162,6 +162,23 @@ describe("the cloud's state follows the sensors outside a command in flight", ()
   });
 });
 
+describe("a gateway's report that overtakes the broker's acknowledgement", () => {
+  it("records the hand-over (REQUEST_SENT) before what the gateway reports", async () => {
+    h.gateways.mode = "fail"; // the publish is not acknowledged (yet)
+    const cmd = await post(LOCKER, { command: "lock" });
+    expect(cmd.state.value).toBe("NOT_SENT");
+    await progress(cmd, "RECEIVED");
+    await progress(cmd, "SUCCESS", "LOCKED");
+    const res = await h.call(CLIENTS.admin, { method: "GET", url: `/device/v1/commands/${cmd.id}` });
+    expect(res.json().events.map((e: { name: string }) => e.name)).toEqual([
+      "REQUEST_INITIATED",
+      "REQUEST_SENT",
+      "RESPONSE_COMMAND_RECEIVED",
+      "RESPONSE_DEVICE_LOCKED",
+    ]);
+  });
+});
+
 describe("commands waiting for their gateway are delivered again when it comes back", () => {
   const log = pino({ level: "silent" });
   const redeliver = () =>

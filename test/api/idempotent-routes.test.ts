@@ -156,7 +156,9 @@ describe("a route with config.idempotent", () => {
     expect(first.statusCode).toBe(404);
     const again = await send("missing");
     expect(replayed(again)).toBe(true);
-    expect(again.json()).toEqual(first.json());
+    // The kept body, under the retry's own correlation id (its request id).
+    expect(again.json()).toEqual({ ...first.json(), correlation_id: expect.any(String) });
+    expect(again.json().correlation_id).not.toBe(first.json().correlation_id);
     expect(behaviour.runs).toBe(1);
   });
 

@@ -39,9 +39,16 @@ const L1_AS_CREATED = {
 };
 
 function harness(each: boolean) {
-  const ref: { h: CloudHarness } = { h: undefined as unknown as CloudHarness };
+  let current: CloudHarness | undefined;
+  /** The harness of the running test (started by the hook below). */
+  const ref = {
+    get h(): CloudHarness {
+      if (!current) throw new Error("the cloud harness has not started");
+      return current;
+    },
+  };
   (each ? beforeEach : beforeAll)(async () => {
-    ref.h = await startCloudHarness();
+    current = await startCloudHarness();
   });
   (each ? afterEach : afterAll)(() => ref.h.close());
   const patch = (as: string, payload: unknown, url = L1_URL) =>

@@ -216,6 +216,36 @@ describe("POST /oauth2/token", () => {
       });
       expectOAuthError(res, 400, "invalid_request", "ERRORS.INVALID_REQUEST");
     });
+
+    it.each(["", ";", "application/json, text/plain"])(
+      "answers a Content-Type no parser can read (%j) with 400 invalid_request, not 415",
+      async (contentType) => {
+        const res = await postToken(h, { contentType, form: grant(CLIENTS.admin, SECRET) });
+        expectOAuthError(res, 400, "invalid_request", "ERRORS.INVALID_REQUEST");
+      },
+    );
+
+    it("answers a client id holding U+0000 like an unknown one (401), in the form or the Basic header", async () => {
+      const inForm = await postToken(h, { form: grant("a-admin\u0000", SECRET) });
+      expectOAuthError(inForm, 401, "invalid_client", "ERRORS.INVALID_CLIENT");
+      const inBasic = await postToken(h, {
+        authorization: basicEncoded("\u0000", SECRET),
+        form: { grant_type: "client_credentials" },
+      });
+      expectOAuthError(inBasic, 401, "invalid_client", "ERRORS.INVALID_CLIENT");
+    });
+  });
+
+  describe("in the OpenAPI document", () => {
+    it("is described as a form (grant_type, client_id, client_secret) that needs no bearer token", async () => {
+      const doc = (await h.app.inject({ method: "GET", url: "/openapi.json" })).json();
+      const op = doc.paths["/oauth2/token"].post;
+      expect(op.security).toEqual([]);
+      const ref: string = op.requestBody.content[FORM_TYPE].schema.$ref;
+      const schema = doc.components.schemas[ref.replace("#/components/schemas/", "")];
+      expect(Object.keys(schema.properties).sort()).toEqual(["client_id", "client_secret", "grant_type"]);
+      expect(schema.properties.grant_type.const).toBe("client_credentials");
+    });
   });
 
   describe("client ids with reserved characters (S6)", () => {

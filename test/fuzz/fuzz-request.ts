@@ -72,15 +72,19 @@ export function pathTemplateOf(req: FuzzRequest): string {
 /** One line per field, long bodies clipped: fast-check prints this for a counterexample. */
 export function describeRequest(req: FuzzRequest): string {
   const cred = req.credential;
-  const credential = cred.kind === "raw" ? `raw ${clip(cred.value)}` : "client" in cred ? `${cred.kind} ${cred.client}` : cred.kind;
+  const credential =
+    cred.kind === "raw"
+      ? `raw ${clip(cred.value)}`
+      : "client" in cred
+        ? `${cred.kind} ${cred.client}`
+        : cred.kind;
   const lines = [
     `${req.method} ${clip(pathTemplateOf(req) + (req.query ? `?${req.query}` : ""))} via ${req.transport}${req.twist === "none" ? "" : ` (${req.twist})`}`,
     `  intent: ${req.intent}`,
     `  credential: ${credential}`,
   ];
   for (const [k, v] of Object.entries(req.headers)) lines.push(`  header ${k}: ${clip(v)}`);
-  if (req.body)
-    lines.push(`  body (${req.body.contentType ?? "no content type"}): ${clip(req.body.text)}`);
+  if (req.body) lines.push(`  body (${req.body.contentType ?? "no content type"}): ${clip(req.body.text)}`);
   if (req.advanceMs) lines.push(`  clock +${req.advanceMs} ms`);
   lines.push(`  from ${req.remoteAddress}`);
   return lines.join("\n");
@@ -88,5 +92,8 @@ export function describeRequest(req: FuzzRequest): string {
 
 /** Gives the request a readable form in fast-check's counterexample report. */
 export function printable(req: FuzzRequest): FuzzRequest {
-  return Object.defineProperty(req, fc.toStringMethod, { value: () => describeRequest(req), enumerable: false });
+  return Object.defineProperty(req, fc.toStringMethod, {
+    value: () => describeRequest(req),
+    enumerable: false,
+  });
 }

@@ -62,6 +62,7 @@ export const hostileText: fc.Arbitrary<string> = fc.oneof(
     "\ufeff",
     "\ud800",
     "{{7*7}}",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a log-injection probe, meant literally.
     "${jndi:ldap://x}",
     "<script>alert(1)</script>",
     "../../../../etc/passwd",

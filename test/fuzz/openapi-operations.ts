@@ -19,7 +19,12 @@ export type OpenApiDocument = {
   security?: unknown[];
 };
 
-export type Parameter = { name: string; in: "path" | "query" | "header"; required: boolean; schema: JsonSchema };
+export type Parameter = {
+  name: string;
+  in: "path" | "query" | "header";
+  required: boolean;
+  schema: JsonSchema;
+};
 
 export type Operation = {
   /** Upper case, as sent. */
@@ -59,7 +64,14 @@ export function readOperations(doc: OpenApiDocument): Operation[] {
       if (!METHODS.has(method)) continue;
       const params: Parameter[] = (raw.parameters ?? []).flatMap((p) =>
         p.in === "path" || p.in === "query" || p.in === "header"
-          ? [{ name: p.name, in: p.in, required: p.required === true || p.in === "path", schema: p.schema ?? {} }]
+          ? [
+              {
+                name: p.name,
+                in: p.in,
+                required: p.required === true || p.in === "path",
+                schema: p.schema ?? {},
+              },
+            ]
           : [],
       );
       const content = raw.requestBody?.content ?? {};
@@ -69,7 +81,8 @@ export function readOperations(doc: OpenApiDocument): Operation[] {
       const statuses = new Set<number>();
       for (const [status, response] of Object.entries(raw.responses ?? {})) {
         const code = Number(status);
-        if (!Number.isInteger(code)) throw new Error(`${method} ${path}: response key ${status} is not a status`);
+        if (!Number.isInteger(code))
+          throw new Error(`${method} ${path}: response key ${status} is not a status`);
         statuses.add(code);
         const schema = response.content?.["application/json"]?.schema;
         if (schema) responseSchemas.set(code, schema);

@@ -24,9 +24,10 @@ function tamper(site: Site, times: number) {
 
 /** Connected to the broker, and the lock board answers: events fired now reach the gateway. */
 async function ready(site: Site) {
-  await eventually(() => {
-    expect(site.gateway.broker.connected).toBe(true);
-    expect(site.gateway.buses[0]?.monitor.isReachable(1)).toBe(true);
+  await eventually(async () => {
+    const status = await site.status();
+    expect(status.broker.connected).toBe(true);
+    expect(status.buses[0]?.boards.find((b) => b.addr === 1)?.reachable).toBe(true);
   }, 20_000);
 }
 
@@ -42,7 +43,7 @@ async function expectEverythingOnce(site: Site, count: number) {
     expect(events).toHaveLength(count);
     expect(new Set(events.map((e) => e.seq)).size).toBe(count);
   }, 30_000);
-  await eventually(() => expect(site.gateway.outbox.stats().pending).toBe(0), 30_000);
+  await eventually(async () => expect((await site.status()).outbox.pending).toBe(0), 30_000);
 }
 
 describe("a broker restart in the middle loses nothing", () => {
@@ -62,9 +63,9 @@ describe("a broker restart in the middle loses nothing", () => {
     await ready(site);
     tamper(site, 3);
     await site.brokerDown();
-    await eventually(() => expect(site?.gateway.broker.connected).toBe(false));
+    await eventually(async () => expect((await site?.status())?.broker.connected).toBe(false));
     tamper(site, 3);
-    await eventually(() => expect(site?.gateway.outbox.stats().pending).toBeGreaterThanOrEqual(3));
+    await eventually(async () => expect((await site?.status())?.outbox.pending).toBeGreaterThanOrEqual(3));
     await site.brokerUp();
     tamper(site, 3);
     await expectEverythingOnce(site, 9);
@@ -88,7 +89,7 @@ describe("a broker restart in the middle loses nothing", () => {
     tamper(site, 4);
     await mosquitto.kill();
     tamper(site, 4);
-    await eventually(() => expect(site?.gateway.broker.connected).toBe(false));
+    await eventually(async () => expect((await site?.status())?.broker.connected).toBe(false));
     await mosquitto.restart();
     tamper(site, 4);
     await expectEverythingOnce(site, 12);

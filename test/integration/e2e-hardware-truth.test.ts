@@ -27,7 +27,7 @@ async function expectAgreement(site: Site) {
   await eventually(async () => {
     for (const alias of LOCKERS) {
       const channel = site.sim.board("bus0", 1).channel(Number(alias)).latch;
-      const live = site.gateway.sensors.get(id(alias)).latch;
+      const live = (await site.gatewayDevice(alias))?.latch ?? null;
       const expected = channel === "locked" ? "LOCKED" : "UNLOCKED";
       const d = await device(site, alias);
       expect({ alias, live, lock_state: d.lock_state, state: d.state.value }).toEqual({
@@ -144,7 +144,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       await expectAgreement(s);
       const bus = s.sim.bus("bus0");
       await bus.unplug();
-      await eventually(() => expect(s.gateway.buses[0]?.client.isOpen).toBe(false), 20_000);
+      await eventually(async () => expect((await s.status()).buses[0]?.open).toBe(false), 20_000);
       s.sim.board("bus0", 1).channel(1).latch = "locked"; // changed while the gateway could not see
       await bus.plugIn();
       await expectAgreement(s);
@@ -162,9 +162,9 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       });
       s.sim.board("bus0", 1).channel(6).latch = "unlocked";
       await applyManifest(s.db, SiteManifest.parse(manifest), s.clock);
-      await eventually(() => expect(s.gateway.registry.byAliasName("6")).toBeDefined(), 20_000);
+      await eventually(async () => expect(await s.gatewayDevice("6")).toBeDefined(), 20_000);
       // The new locker's sensors are read as soon as the map arrives.
-      await eventually(() => expect(s.gateway.sensors.get(id("6")).latch).toBe("unlocked"), 20_000);
+      await eventually(async () => expect((await s.gatewayDevice("6"))?.latch).toBe("unlocked"), 20_000);
       const post = await s.api("POST", `/device/v1/devices/${id("6")}/commands`, { command: "lock" });
       expect(post.statusCode, post.body).toBe(200);
       expect((await commandOutcome(s, post.json().id)).state.value).toBe("SUCCESS");
@@ -187,7 +187,7 @@ describe("a command posted while the broker is down reaches SUCCESS once it is b
   /** Connected, subscribed and announced: the gateway's first status reached the cloud. */
   async function ready(s: Site) {
     await eventually(async () => {
-      expect(s.gateway.broker.connected).toBe(true);
+      expect((await s.status()).broker.connected).toBe(true);
       const gw = await s.db
         .selectFrom("gateways")
         .select("online")
@@ -201,7 +201,7 @@ describe("a command posted while the broker is down reaches SUCCESS once it is b
     site = await startSite({ broker: "aedes", serial: "pty" });
     await ready(site);
     await site.brokerDown();
-    await eventually(() => expect(site?.gateway.broker.connected).toBe(false), 20_000);
+    await eventually(async () => expect((await site?.status())?.broker.connected).toBe(false), 20_000);
     const post = await site.api("POST", `/device/v1/devices/${id("1")}/commands`, { command: "lock" });
     expect(post.statusCode, post.body).toBe(200);
     expect(post.json().state.value).toBe("NOT_SENT");
@@ -218,7 +218,7 @@ describe("a command posted while the broker is down reaches SUCCESS once it is b
     site = await startSite({ broker: "mosquitto", serial: "pty", brokerUrl: mosquitto.url });
     await ready(site);
     await mosquitto.kill();
-    await eventually(() => expect(site?.gateway.broker.connected).toBe(false), 20_000);
+    await eventually(async () => expect((await site?.status())?.broker.connected).toBe(false), 20_000);
     const post = await site.api("POST", `/device/v1/devices/${id("1")}/commands`, { command: "lock" });
     expect(post.statusCode, post.body).toBe(200);
     await mosquitto.restart();
@@ -233,7 +233,7 @@ describe("a command posted while the broker is down reaches SUCCESS once it is b
     site = await startSite({ broker: "aedes", serial: "pty" });
     await ready(site);
     await site.brokerDown();
-    await eventually(() => expect(site?.gateway.broker.connected).toBe(false), 20_000);
+    await eventually(async () => expect((await site?.status())?.broker.connected).toBe(false), 20_000);
     const post = await site.api("POST", `/device/v1/devices/${id("2")}/commands`, { command: "lock" });
     site.clock.jump(31_000); // past the 30 s delivery deadline
     const outcome = await commandOutcome(site, post.json().id);
@@ -242,7 +242,7 @@ describe("a command posted while the broker is down reaches SUCCESS once it is b
     await ready(site);
     // The gateway is back and announced; nothing was redelivered and the latch never moved.
     const bus1 = site.sim.board("bus0", 1);
-    await eventually(() => expect(site?.gateway.outbox.stats().pending).toBe(0), 20_000);
+    await eventually(async () => expect((await site?.status())?.outbox.pending).toBe(0), 20_000);
     expect(bus1.received.filter((r) => r.kind === "lock")).toHaveLength(0);
     expect(bus1.channel(2).latch).toBe("unlocked");
   });

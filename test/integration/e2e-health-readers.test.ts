@@ -18,7 +18,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
     afterEach(() => site.stop());
 
     it("goes UNHEALTHY, DEAD and LONG_DEAD when heartbeats stop, and HEALTHY when they resume", async () => {
-      site.gateway.heartbeat.stop();
+      site.heartbeats.mute();
       site.clock.jump(16_000);
       expect((await health(LOCKER)).health).toBe("UNHEALTHY");
       site.clock.jump(15_000);
@@ -39,8 +39,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       site.clock.jump(2 * 60 * 60 * 1000);
       expect((await health(LOCKER)).health).toBe("LONG_DEAD");
       expect((await health(GUARD)).health).toBe("LONG_DEAD");
-      site.gateway.heartbeat.start();
-      site.gateway.heartbeat.beat();
+      site.heartbeats.resume();
       await eventually(async () => expect((await health(LOCKER)).health).toBe("HEALTHY"));
       expect((await health(GUARD)).health).toBe("HEALTHY");
     });
@@ -56,13 +55,14 @@ for (const broker of ["aedes", "mosquitto"] as const) {
 
     it("recovers a reader that is unplugged and plugged back, and reports both", async () => {
       const reader = site.sim.reader("reader-1");
-      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(true));
+      const readerOpen = async () => (await site.status()).readers[0]?.open;
+      await eventually(async () => expect(await readerOpen()).toBe(true));
       await reader.unplug();
-      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(false));
+      await eventually(async () => expect(await readerOpen()).toBe(false));
       await reader.plugIn();
-      await eventually(() => expect(site.gateway.readers[0]?.port.isOpen).toBe(true), 25_000);
+      await eventually(async () => expect(await readerOpen()).toBe(true), 25_000);
       const taps: string[] = [];
-      site.gateway.readers[0]?.port.on("tap", (card) => taps.push(card));
+      site.gateway.onTap((_reader, card) => taps.push(card));
       reader.tap("04:A1:B2:C3");
       await eventually(() => expect(taps).toEqual(["04a1b2c3"]));
       await eventually(async () => {

@@ -5,12 +5,12 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
 import { doorRelocker, handleBoardEvent } from "../../gateway/features/board-events.ts";
-import { Actuator } from "../../gateway/hardware/actuator.ts";
+import { HardwareActuator } from "../../gateway/hardware/actuator.ts";
 import { GpioDoors } from "../../gateway/hardware/gpio-doors.ts";
-import { SensorBook } from "../../gateway/hardware/sensor-book.ts";
+import { OutboxSensorBook } from "../../gateway/hardware/sensor-book.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
 import { openGatewayDb } from "../../gateway/store/open-db.ts";
-import { Outbox } from "../../gateway/store/outbox.ts";
+import { SqliteOutbox } from "../../gateway/store/outbox.ts";
 import { createSimSite } from "../../hardware-sim/site.ts";
 import type { DeviceMap, DeviceStateReport } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -43,7 +43,7 @@ async function rig() {
   const clock = new FakeClock();
   const dir = mkdtempSync(path.join(tmpdir(), "gw-doors-"));
   const db = openGatewayDb(dir);
-  const outbox = new Outbox(db, "gw-doors", clock);
+  const outbox = new SqliteOutbox(db, "gw-doors", clock);
   const registry = new DeviceRegistry();
   registry.replace(MAP);
   const site = createSimSite(
@@ -61,8 +61,8 @@ async function rig() {
   await bus.start();
   const doors = new GpioDoors(site.gpio, clock, RELEASE_S);
   doors.track(registry.all());
-  const sensors = new SensorBook(outbox, clock);
-  const actuator = new Actuator(() => bus, doors, clock, RELEASE_S);
+  const sensors = new OutboxSensorBook(outbox, clock);
+  const actuator = new HardwareActuator(() => bus, doors, clock, RELEASE_S);
   doors.on("relocked", (d) => sensors.record(d, { latch: "locked" }, "door_relock"));
   doors.on("door", (d, open) => sensors.record(d, { door_open: open }, "hardware_event"));
   bus.on("event", (e) =>

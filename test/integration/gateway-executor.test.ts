@@ -5,13 +5,13 @@ import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
 import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
-import { Actuator, type Outcome } from "../../gateway/hardware/actuator.ts";
+import { HardwareActuator } from "../../gateway/hardware/actuator.ts";
 import { GpioDoors } from "../../gateway/hardware/gpio-doors.ts";
-import { SensorBook } from "../../gateway/hardware/sensor-book.ts";
+import { OutboxSensorBook } from "../../gateway/hardware/sensor-book.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
-import { CommandLog } from "../../gateway/store/command-log.ts";
-import { openGatewayDb } from "../../gateway/store/open-db.ts";
-import { Outbox } from "../../gateway/store/outbox.ts";
+import type { Actuator, Outcome } from "../../gateway/ports.ts";
+import { openGatewayStore } from "../../gateway/store/gateway-store.ts";
+import { createPhotoFiles } from "../../gateway/store/photo-files.ts";
 import { jam, noReply } from "../../hardware-sim/faults.ts";
 import { createSimSite } from "../../hardware-sim/site.ts";
 import type { CommandProgress, CommandRequest, DeviceMap } from "../../shared/wire/messages.ts";
@@ -52,16 +52,15 @@ afterEach(async () => {
 
 type RigOptions = {
   /** Replaces the simulator-backed actuator with a hand-driven one. */
-  actuator?: { run: (...args: unknown[]) => Promise<Outcome> };
+  actuator?: Actuator;
   stateDir?: string;
 };
 
 async function rig(opts: RigOptions = {}) {
   const clock = new FakeClock();
   const stateDir = opts.stateDir ?? mkdtempSync(path.join(tmpdir(), "gw-exec-"));
-  const db = openGatewayDb(stateDir);
-  const outbox = new Outbox(db, GW, clock);
-  const commandLog = new CommandLog(db);
+  const store = openGatewayStore(stateDir, { gatewayId: GW, clock });
+  const { outbox, commandLog } = store;
   const registry = new DeviceRegistry();
   registry.replace(MAP);
 
@@ -80,26 +79,24 @@ async function rig(opts: RigOptions = {}) {
   await bus.start();
   const doors = new GpioDoors(site.gpio, clock, 5);
   doors.track(MAP.devices);
-  const sensors = new SensorBook(outbox, clock);
-  const actuator = opts.actuator ?? new Actuator(() => bus, doors, clock, 5);
+  const sensors = new OutboxSensorBook(outbox, clock);
+  const actuator = opts.actuator ?? new HardwareActuator(() => bus, doors, clock, 5);
   const finished: [string, boolean][] = [];
   const executor = createCommandExecutor({
-    db,
+    store,
     registry,
-    actuator: actuator as Actuator,
+    actuator,
     camera: site.camera,
-    commandLog,
-    outbox,
+    photos: createPhotoFiles(path.join(stateDir, "photos")),
     sensors,
     clock,
     log,
-    stateDir,
     onFinished: (name, ok) => finished.push([name, ok]),
   });
   cleanup.push(async () => {
     await bus.stop();
     await site.close();
-    db.close();
+    store.close();
     if (!opts.stateDir) rmSync(stateDir, { recursive: true, force: true });
   });
 
@@ -122,7 +119,7 @@ async function rig(opts: RigOptions = {}) {
   return {
     clock,
     stateDir,
-    db,
+    store,
     outbox,
     commandLog,
     registry,
@@ -412,7 +409,7 @@ describe("command executor: recoverInterrupted", () => {
     void before.executor.handle(cmd); // never finishes: the process "dies" here
     await settle();
     expect(before.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
-    before.db.close();
+    before.store.close();
 
     const run = vi.fn(() =>
       Promise.resolve<Outcome>({ ok: true, reason: "", lockState: "UNLOCKED", sensors: null }),

@@ -15,7 +15,11 @@ describe("the gateway's Prometheus metrics", () => {
       serial: "memory",
       gateway: { metrics: { host: "127.0.0.1", port } },
     });
-    await eventually(() => expect(site.gateway.buses[0]?.monitor.isReachable(1)).toBe(true), 20_000);
+    await eventually(
+      async () =>
+        expect((await site.status()).buses[0]?.boards.find((b) => b.addr === 1)?.reachable).toBe(true),
+      20_000,
+    );
   });
   afterAll(() => site.stop());
 

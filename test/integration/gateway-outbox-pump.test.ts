@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import type { GatewayBroker } from "../../gateway/adapters/broker-mqtt.ts";
 import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
+import type { BrokerLinkEvents, Pending } from "../../gateway/ports.ts";
 import { openGatewayDb } from "../../gateway/store/open-db.ts";
-import { Outbox, type Pending } from "../../gateway/store/outbox.ts";
+import { SqliteOutbox } from "../../gateway/store/outbox.ts";
 import type { UpMessage } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
@@ -19,10 +19,10 @@ const settle = async (turns = 10) => {
 };
 
 /**
- * Stands in for GatewayBroker: records every publishUp, and can be told to fail the next publishes or
- * to hold them (a QoS 1 PUBACK that has not come yet) until released.
+ * Stands in for the pump's side of the BrokerLink port: records every publishUp, and can be told to fail
+ * the next publishes or to hold them (a QoS 1 PUBACK that has not come yet) until released.
  */
-class FakeBroker extends EventEmitter<{ connected: []; disconnected: []; ack: [number[], boolean] }> {
+class FakeBroker extends EventEmitter<BrokerLinkEvents> {
   connected = false;
   readonly published: number[] = [];
   private readonly failing = new Set<number>();
@@ -86,12 +86,12 @@ function rig(opts: { connected?: boolean; batch?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), "gw-pump-"));
   const db = openGatewayDb(dir);
   const clock = new FakeClock();
-  const outbox = new Outbox(db, "gw-pump", clock);
+  const outbox = new SqliteOutbox(db, "gw-pump", clock);
   const broker = new FakeBroker();
   broker.connected = opts.connected ?? true;
   const pump = createOutboxPump({
     outbox,
-    broker: broker as unknown as GatewayBroker,
+    broker,
     clock,
     log,
     resendAfterMs: RESEND_MS,

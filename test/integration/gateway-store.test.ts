@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CommandLog } from "../../gateway/store/command-log.ts";
-import { DeviceMapStore } from "../../gateway/store/device-map-store.ts";
+import type { Pending } from "../../gateway/ports.ts";
+import { SqliteCommandLog } from "../../gateway/store/command-log.ts";
+import { SqliteDeviceMapStore } from "../../gateway/store/device-map-store.ts";
+import { openGatewayStore } from "../../gateway/store/gateway-store.ts";
 import { type GatewayDb, openGatewayDb } from "../../gateway/store/open-db.ts";
-import { Outbox, type Pending } from "../../gateway/store/outbox.ts";
+import { SqliteOutbox } from "../../gateway/store/outbox.ts";
 import { type DeviceMap, UpMessage } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
@@ -56,9 +58,9 @@ describe("openGatewayDb", () => {
   });
 });
 
-describe("Outbox", () => {
+describe("SqliteOutbox", () => {
   it("assigns contiguous increasing seqs and stamps gateway id and observed_at", () => {
-    const outbox = new Outbox(open(), GW, clock);
+    const outbox = new SqliteOutbox(open(), GW, clock);
     const a = outbox.append(event("a"));
     clock.advance(1_000);
     const b = outbox.append(event("b"));
@@ -72,7 +74,7 @@ describe("Outbox", () => {
   });
 
   it("never reuses a seq after its row was confirmed (AUTOINCREMENT)", () => {
-    const outbox = new Outbox(open(), GW, clock);
+    const outbox = new SqliteOutbox(open(), GW, clock);
     for (let i = 0; i < 3; i++) outbox.append(event());
     expect(outbox.confirm([1, 2, 3])).toBe(3);
     expect(outbox.stats().pending).toBe(0);
@@ -80,7 +82,7 @@ describe("Outbox", () => {
   });
 
   it("pending(after) returns only later rows, oldest first, up to the limit", () => {
-    const outbox = new Outbox(open(), GW, clock);
+    const outbox = new SqliteOutbox(open(), GW, clock);
     for (let i = 1; i <= 5; i++) outbox.append(event(`m${i}`));
     expect(outbox.pending().map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(outbox.pending(2).map((m) => m.seq)).toEqual([3, 4, 5]);
@@ -91,7 +93,7 @@ describe("Outbox", () => {
   });
 
   it("confirm removes exactly the named rows and counts only those still present", () => {
-    const outbox = new Outbox(open(), GW, clock);
+    const outbox = new SqliteOutbox(open(), GW, clock);
     for (let i = 0; i < 4; i++) outbox.append(event());
     expect(outbox.confirm([2, 4, 99])).toBe(2);
     expect(outbox.pending().map((m) => m.seq)).toEqual([1, 3]);
@@ -102,8 +104,8 @@ describe("Outbox", () => {
 
   it("an append inside an outer transaction that throws leaves nothing behind", () => {
     const db = open();
-    const outbox = new Outbox(db, GW, clock);
-    const log = new CommandLog(db);
+    const outbox = new SqliteOutbox(db, GW, clock);
+    const log = new SqliteCommandLog(db);
     outbox.append(event("before"));
     const failing = db.transaction(() => {
       log.record({ command_id: cmdId(1), device_id: DEVICE, name: "lock", state: "RECEIVED", at: "x" });
@@ -119,12 +121,12 @@ describe("Outbox", () => {
 
   it("keeps rows, and the seq counter, across a close and reopen of the same directory", () => {
     const db = open();
-    const outbox = new Outbox(db, GW, clock);
+    const outbox = new SqliteOutbox(db, GW, clock);
     for (let i = 1; i <= 3; i++) outbox.append(event(`m${i}`));
     outbox.confirm([3]);
     db.close();
 
-    const reopened = new Outbox(open(), GW, clock);
+    const reopened = new SqliteOutbox(open(), GW, clock);
     expect(reopened.pending().map((m) => [m.seq, "detail" in m && m.detail])).toEqual([
       [1, "m1"],
       [2, "m2"],
@@ -134,7 +136,7 @@ describe("Outbox", () => {
   });
 
   it("tells listeners a row was appended, after the write", async () => {
-    const outbox = new Outbox(open(), GW, clock);
+    const outbox = new SqliteOutbox(open(), GW, clock);
     const seen: number[] = [];
     outbox.on("appended", () => seen.push(outbox.stats().pending));
     outbox.append(event());
@@ -144,9 +146,9 @@ describe("Outbox", () => {
   });
 });
 
-describe("CommandLog", () => {
+describe("SqliteCommandLog", () => {
   it("records a taken command, finishes it and returns it by id", () => {
-    const log = new CommandLog(open());
+    const log = new SqliteCommandLog(open());
     log.record({
       command_id: cmdId(1),
       device_id: DEVICE,
@@ -174,7 +176,7 @@ describe("CommandLog", () => {
   });
 
   it("refuses a second record of the same command id (the idempotency key)", () => {
-    const log = new CommandLog(open());
+    const log = new SqliteCommandLog(open());
     const entry = {
       command_id: cmdId(1),
       device_id: DEVICE,
@@ -187,7 +189,7 @@ describe("CommandLog", () => {
   });
 
   it("lastFor gives the most recently received command of that device only", () => {
-    const log = new CommandLog(open());
+    const log = new SqliteCommandLog(open());
     const rec = (n: number, device: string, at: string) =>
       log.record({ command_id: cmdId(n), device_id: device, name: "lock", state: "RECEIVED", at });
     rec(1, DEVICE, "2026-01-15T10:00:00.000Z");
@@ -198,9 +200,67 @@ describe("CommandLog", () => {
     expect(log.lastFor(OTHER_DEVICE)?.command_id).toBe(cmdId(3));
     expect(log.lastFor("33333333-3333-4333-8333-333333333333")).toBeUndefined();
   });
+
+  it("unfinished lists the commands taken and never finished", () => {
+    const log = new SqliteCommandLog(open());
+    const rec = (n: number) =>
+      log.record({ command_id: cmdId(n), device_id: DEVICE, name: "lock", state: "RECEIVED", at: "t" });
+    rec(1);
+    rec(2);
+    log.finish(cmdId(1), "SUCCESS", "", "LOCKED", "t2");
+    expect(log.unfinished()).toEqual([{ command_id: cmdId(2), device_id: DEVICE, name: "lock" }]);
+  });
 });
 
-describe("DeviceMapStore", () => {
+describe("openGatewayStore", () => {
+  it("commits what `atomically` wrote together, or nothing of it when the work throws", () => {
+    const store = openGatewayStore(dir, { gatewayId: GW, clock });
+    try {
+      const take = (n: number, fail: boolean) =>
+        store.atomically(() => {
+          store.commandLog.record({
+            command_id: cmdId(n),
+            device_id: DEVICE,
+            name: "lock",
+            state: "RECEIVED",
+            at: "t",
+          });
+          store.outbox.append(event(`taken ${n}`));
+          if (fail) throw new Error("crash between writes");
+        });
+      take(1, false);
+      expect(() => take(2, true)).toThrow("crash between writes");
+      expect(store.commandLog.get(cmdId(1))).toBeDefined();
+      expect(store.commandLog.get(cmdId(2))).toBeUndefined();
+      expect(store.outbox.pending().map((m) => "detail" in m && m.detail)).toEqual(["taken 1"]);
+      expect(store.atomically(() => 42)).toBe(42);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("records technicians' actions, and answers its checks until it is closed", () => {
+    const store = openGatewayStore(dir, { gatewayId: GW, clock });
+    store.localActions.record({
+      at: "2026-01-15T10:00:00.000Z",
+      who: "ana",
+      why: "stuck latch",
+      device_alias: "1",
+      action: "unlock",
+      result: "ok",
+    });
+    expect(store.checkIntegrity()).toBe("ok");
+    expect(store.isAnswering()).toBe(true);
+    store.close();
+    expect(store.isAnswering()).toBe(false);
+    const db = open();
+    expect(db.prepare("SELECT who, why, device_alias, action, result FROM local_actions").all()).toEqual([
+      { who: "ana", why: "stuck latch", device_alias: "1", action: "unlock", result: "ok" },
+    ]);
+  });
+});
+
+describe("SqliteDeviceMapStore", () => {
   const map: DeviceMap = {
     gateway_id: GW,
     version: "v1",
@@ -211,12 +271,12 @@ describe("DeviceMapStore", () => {
   };
 
   it("loads nothing before a map was saved", () => {
-    expect(new DeviceMapStore(open()).load()).toBeNull();
+    expect(new SqliteDeviceMapStore(open()).load()).toBeNull();
   });
 
   it("round-trips a saved map, replaces it on the next save, and keeps it across a reopen", () => {
     const db = open();
-    const store = new DeviceMapStore(db);
+    const store = new SqliteDeviceMapStore(db);
     store.save(map);
     expect(store.load()).toEqual(map);
     const v2 = { ...map, version: "v2", devices: map.devices.slice(0, 1) };
@@ -224,7 +284,7 @@ describe("DeviceMapStore", () => {
     expect(store.load()).toEqual(v2);
     expect(db.prepare("SELECT count(*) AS n FROM device_map").get()).toEqual({ n: 1 });
     db.close();
-    expect(new DeviceMapStore(open()).load()).toEqual(v2);
+    expect(new SqliteDeviceMapStore(open()).load()).toEqual(v2);
   });
 
   it("ignores a stored body that no longer fits the schema", () => {
@@ -232,12 +292,12 @@ describe("DeviceMapStore", () => {
     db.prepare("INSERT INTO device_map (id, version, body) VALUES (1, 'v9', ?)").run(
       JSON.stringify({ gateway_id: GW, version: "v9", devices: [{ device_id: "not-a-uuid" }] }),
     );
-    expect(new DeviceMapStore(db).load()).toBeNull();
+    expect(new SqliteDeviceMapStore(db).load()).toBeNull();
   });
 
   it("ignores a stored body that is not JSON at all instead of crashing the gateway at start", () => {
     const db = open();
     db.prepare("INSERT INTO device_map (id, version, body) VALUES (1, 'v9', ?)").run('{"gateway_id": "gw-');
-    expect(new DeviceMapStore(db).load()).toBeNull();
+    expect(new SqliteDeviceMapStore(db).load()).toBeNull();
   });
 });

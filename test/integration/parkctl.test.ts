@@ -1,8 +1,9 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_SOCKET, unreachableHint } from "../../gateway/cli/discover.ts";
 import { runParkctl } from "../../gateway/cli/run-parkctl.ts";
 import type {
   ActuationResult,
@@ -171,6 +172,9 @@ beforeEach(() => {
 });
 
 type RunOpts = {
+  /** The operating system's user name (default: none, so the environment decides). */
+  username?: string;
+  cwd?: string;
   tty?: boolean;
   stdinTTY?: boolean;
   env?: Record<string, string | undefined>;
@@ -195,6 +199,8 @@ async function parkctl(argv: string[], o: RunOpts = {}) {
       },
     },
     env: o.env ?? { USER: "tech1", TERM: "xterm-256color" },
+    username: () => o.username,
+    cwd: () => o.cwd ?? dir,
   });
   return { code, stdout, stderr, prompts };
 }
@@ -630,5 +636,112 @@ describe("parkctl --help", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("complete -F _parkctl parkctl");
     expect(r.stdout).toMatch(/unlock\) opts="--reason --who --yes/);
+  });
+});
+
+describe("parkctl --version and who acted", () => {
+  it("prints the package version", async () => {
+    const pkg = JSON.parse(await readFile(join(import.meta.dirname, "../../package.json"), "utf8")) as {
+      version: string;
+    };
+    const r = await parkctl(["--version"], { socket: null });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  it("records the operating system's user when neither --who, $SUDO_USER, $USER nor $LOGNAME is set", async () => {
+    const r = await parkctl(["lock", "locker-12", "--reason", "cron job", "--yes"], {
+      env: {},
+      username: "svc-tech",
+    });
+    expect(r.code).toBe(0);
+    expect(state.calls.find((c) => c.method === "actuate")?.args).toEqual([
+      "locker-12",
+      "lock",
+      "svc-tech",
+      "cron job",
+    ]);
+  });
+});
+
+describe("parkctl --gateway (a gateway of the demo)", () => {
+  let dataDir: string;
+  let demoServer: ControlServer;
+  beforeAll(async () => {
+    // The demo's layout: <DATA_DIR>/gateways/<gateway_id>/control.sock.
+    dataDir = await mkdtemp(join(tmpdir(), "parkctl-demo-"));
+    demoServer = await startControlServer({
+      path: join(dataDir, "gateways", "gw-north", "control.sock"),
+      api,
+      log,
+    });
+    await mkdir(join(dataDir, "gateways", "gw-stopped"), { recursive: true });
+  });
+  afterAll(async () => {
+    await demoServer.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("finds the socket under $DATA_DIR/gateways/<id>/, before $PARKCTL_SOCKET", async () => {
+    const r = await parkctl(["--gateway", "gw-north", "devices", "--json"], {
+      socket: null,
+      env: { DATA_DIR: dataDir, PARKCTL_SOCKET: join(dir, "absent.sock") },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(json(r.stdout)).toEqual({ schema_version: 1, devices: [LOCKER, DOOR] });
+  });
+
+  it("says where it looked and which gateways it found when the id has no socket (exit 3)", async () => {
+    const r = await parkctl(["--gateway", "gw-stopped", "status"], {
+      socket: null,
+      env: { DATA_DIR: dataDir },
+    });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain(`looked at:\n  ${join(dataDir, "gateways", "gw-stopped", "control.sock")}`);
+    expect(r.stderr).toMatch(/gateways running there: .*gw-north/);
+    const doctor = await parkctl(["--gateway", "gw-nort", "doctor"], {
+      socket: null,
+      env: { DATA_DIR: dataDir },
+    });
+    expect(doctor.code).toBe(3);
+    expect(doctor.stdout).toMatch(/^FAIL +daemon +no control socket for gateway gw-nort/m);
+    expect(doctor.stdout).toContain('did you mean "gw-north"?');
+  });
+
+  it("tells how to start the demo when no gateway runs under any data directory it knows", async () => {
+    const empty = await mkdtemp(join(tmpdir(), "parkctl-empty-"));
+    try {
+      const r = await parkctl(["--gateway", "gw-north", "status"], {
+        socket: null,
+        env: { DATA_DIR: empty },
+        cwd: empty,
+      });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain(join(empty, "gateways", "gw-north", "control.sock"));
+      // The repository's own data/demo is looked at too; a demo running there would be listed instead.
+      expect(r.stderr).toMatch(/start it from the repository with `npm start`|gateways running there/);
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it("points at --gateway when the default socket is absent but demo gateways run, and names PARKCTL_SOCKET", async () => {
+    const hint = unreachableHint({ path: DEFAULT_SOCKET, source: "default" }, { DATA_DIR: dataDir }, dir);
+    expect(hint).toContain("systemctl status parking-gateway");
+    expect(hint).toMatch(/pick one with --gateway <id>: .*gw-north/);
+    const r = await parkctl(["status"], {
+      socket: null,
+      env: { DATA_DIR: dataDir, PARKCTL_SOCKET: join(dir, "absent.sock") },
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`hint: PARKCTL_SOCKET=${join(dir, "absent.sock")}: is that daemon running?`);
+  });
+
+  it("refuses a malformed id and --gateway beside --socket or --config (exit 2)", async () => {
+    expect((await parkctl(["--gateway", "../etc", "status"], { socket: null })).code).toBe(2);
+    const both = await parkctl(["--gateway", "gw-north", "status"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/cannot be used with/);
   });
 });

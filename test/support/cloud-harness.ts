@@ -2,7 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fas
 import pino from "pino";
 import { buildApp } from "../../cloud/app.ts";
 import { hashSecret } from "../../cloud/auth/secrets.ts";
-import { createDeadlineSweeper } from "../../cloud/commands/command-progress.ts";
+import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
 import { type CommandTimeoutConfig, DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
 import { applyUpMessage } from "../../cloud/gateway-link/apply-up-message.ts";
 import { applyHeartbeat, applyStatus } from "../../cloud/gateway-link/gateway-reports.ts";

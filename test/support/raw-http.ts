@@ -33,7 +33,11 @@ export function rawExchange(
     socket.on("error", () => {});
     socket.on("close", () => {
       clearTimeout(giveUp);
-      const raw = Buffer.concat(chunks).toString("utf8");
+      let raw = Buffer.concat(chunks).toString("utf8");
+      // An interim answer (100 Continue to `Expect: 100-continue`) comes before the real one.
+      while (/^HTTP\/1\.[01] 1\d\d /.test(raw) && raw.includes("\r\n\r\n")) {
+        raw = raw.slice(raw.indexOf("\r\n\r\n") + 4);
+      }
       const split = raw.indexOf("\r\n\r\n");
       if (split < 0) return reject(new Error(`no HTTP response: ${JSON.stringify(raw)}`));
       const [statusLine = "", ...lines] = raw.slice(0, split).split("\r\n");

@@ -4,12 +4,13 @@ import path from "node:path";
 import type { FastifyInstance, InjectOptions } from "fastify";
 import pino from "pino";
 import { buildApp } from "../../cloud/app.ts";
-import { createDeadlineSweeper } from "../../cloud/commands/command-progress.ts";
+import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { MqttBrokerLink } from "../../gateway/adapters/broker-mqtt.ts";
 import { createSerialLinkFactory } from "../../gateway/adapters/serial-links.ts";
 import { type GatewayConfigInput, parseGatewayConfig } from "../../gateway/config.ts";
 import { type RunningGateway, startGateway } from "../../gateway/gateway.ts";
@@ -17,6 +18,7 @@ import { PtyConnector } from "../../hardware-sim/links.ts";
 import { createSimSite, type SimSite } from "../../hardware-sim/site.ts";
 import { fixtureSecretHash, ISSUER, TOKEN_SECRET } from "./cloud-harness.ts";
 import { CLIENTS, fixtureManifest, SECRET } from "./fixture-site.ts";
+import { HeartbeatValve } from "./heartbeat-valve.ts";
 import { OffsetClock } from "./offset-clock.ts";
 import { openTestDb, type TestDb } from "./test-db.ts";
 
@@ -103,9 +105,22 @@ export async function startSite(o: SiteOptions) {
     log_level: "silent",
     ...o.gateway,
   });
+  const heartbeats = new HeartbeatValve();
   const bootGateway = () =>
-    startGateway({ config: gatewayConfig, secret: SECRET, clock, log, openLink, camera: sim.camera });
+    startGateway({
+      config: gatewayConfig,
+      secret: SECRET,
+      clock,
+      log,
+      openLink,
+      camera: sim.camera,
+      brokerLink: (opts) => heartbeats.around(new MqttBrokerLink(opts)),
+    });
   let gateway: RunningGateway | null = await bootGateway();
+  const running = (): RunningGateway => {
+    if (!gateway) throw new Error("the gateway is stopped");
+    return gateway;
+  };
 
   const tokens = new Map<string, string>();
   async function call(
@@ -147,9 +162,15 @@ export async function startSite(o: SiteOptions) {
     dir,
     gatewayConfig,
     get gateway(): RunningGateway {
-      if (!gateway) throw new Error("the gateway is stopped");
-      return gateway;
+      return running();
     },
+    /** Silences the gateway's heartbeats and lets them flow again (a gateway the cloud stops hearing). */
+    heartbeats,
+    /** The running daemon's status, as `parkctl status` shows it (broker, buses, readers, outbox). */
+    status: () => running().control.status(),
+    /** One device as `parkctl devices` shows it (live sensors, last command); undefined if not mapped. */
+    gatewayDevice: async (alias: string) =>
+      (await running().control.devices()).find((d) => d.alias === alias),
     /** Calls the API as the fixture's admin client of operator A. */
     api: (method: "GET" | "POST", url: string, payload?: object) =>
       call(CLIENTS.admin, { method, url, payload }),

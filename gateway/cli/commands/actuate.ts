@@ -22,7 +22,7 @@ export function registerActuate(program: Command, wrap: Wrap): void {
         `${action} a device locally; recorded with who and why and reported to the cloud (asks first on a terminal)`,
       )
       .requiredOption("-r, --reason <text>", "why (recorded in the audit trail)")
-      .option("--who <name>", "who is acting (default: $SUDO_USER, else $USER)")
+      .option("--who <name>", "who is acting (default: $SUDO_USER, else $USER, else the login account)")
       .option("-y, --yes", "do not ask for confirmation (required when stdin is not a terminal)")
       .action(wrap((ctx, [alias = ""], opts) => actuate(ctx, action, alias, opts)));
     withExamples(cmd, [
@@ -35,7 +35,7 @@ export function registerActuate(program: Command, wrap: Wrap): void {
     .command("test-cycle")
     .argument("<alias>", "device alias, as in `parkctl devices`")
     .description("unlock, check, lock and check one device, timing each step (asks first on a terminal)")
-    .option("--who <name>", "who is testing (default: $SUDO_USER, else $USER)")
+    .option("--who <name>", "who is testing (default: $SUDO_USER, else $USER, else the login account)")
     .option("-y, --yes", "do not ask for confirmation (required when stdin is not a terminal)")
     .action(wrap((ctx, [alias = ""], opts) => testCycle(ctx, alias, opts)));
   withExamples(cycle, ["parkctl test-cycle locker-12", "parkctl test-cycle locker-12 --yes --json"]);

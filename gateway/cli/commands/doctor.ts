@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import type { DoctorCheck } from "../../control/control-api.ts";
 import { ControlUnreachableError } from "../../control/control-client.ts";
-import { type Wrap, withExamples } from "../context.ts";
+import { type CliContext, type Wrap, withExamples } from "../context.ts";
+import { SocketNotFoundError } from "../discover.ts";
 import { EXIT } from "../exit-codes.ts";
 import type { Output } from "../output.ts";
 
@@ -23,7 +24,7 @@ export function registerDoctor(program: Command, wrap: Wrap): void {
           ];
         } catch (err) {
           if (!(err instanceof ControlUnreachableError)) throw err;
-          checks = [daemonCheck(false, err.path, err.message)];
+          checks = [daemonCheck(false, err.path, err.message, hintFor(ctx, err))];
           code = EXIT.unreachable;
         }
         const failed = checks.filter((c) => c.status === "fail").length;
@@ -39,15 +40,20 @@ export function registerDoctor(program: Command, wrap: Wrap): void {
   ]);
 }
 
-function daemonCheck(up: boolean, socket: string, detail = ""): DoctorCheck {
+const SYSTEMD_HINT =
+  "start it: systemctl start parking-gateway; why it stopped: journalctl -u parking-gateway -n 50";
+
+/** The systemd advice for the packaged daemon; the demo's or the variable's for a socket found that way. */
+function hintFor(ctx: CliContext, err: ControlUnreachableError): string {
+  if (err instanceof SocketNotFoundError) return err.hint;
+  const source = ctx.socketChoice().source;
+  return source === "gateway" || source === "env" ? ctx.unreachableHint() : SYSTEMD_HINT;
+}
+
+function daemonCheck(up: boolean, socket: string, detail = "", hint = SYSTEMD_HINT): DoctorCheck {
   return up
     ? { check: "daemon", status: "pass", detail: `answering on ${socket}`, hint: "" }
-    : {
-        check: "daemon",
-        status: "fail",
-        detail,
-        hint: "start it: systemctl start parking-gateway; why it stopped: journalctl -u parking-gateway -n 50",
-      };
+    : { check: "daemon", status: "fail", detail, hint };
 }
 
 function print(out: Output, checks: DoctorCheck[]): void {

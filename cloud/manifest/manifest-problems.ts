@@ -1,0 +1,284 @@
+/**
+ * Everything wrong with a site manifest, found in one pass and told the way its author wrote it: the file
+ * line, the object by its name (operator, client, public area, location code, gateway id, device alias)
+ * rather than its index, the key, and for a misspelt key or value the one probably meant. Schema problems,
+ * cross-references (duplicates, unknown location codes) and what `apply` needs from the environment
+ * (`secret_env` variables) are all reported together.
+ */
+import type { z } from "zod";
+import { didYouMean } from "../../shared/did-you-mean.ts";
+import { MANIFEST_KEYS, type ManifestObjectKind, SiteManifest } from "./manifest-schema.ts";
+
+export type ManifestPath = (string | number)[];
+type Env = Record<string, string | undefined>;
+
+/** A problem at a path of the manifest's data; `related` is another place it concerns (a duplicate's first). */
+export type RawProblem = { path: ManifestPath; message: string; related?: ManifestPath };
+
+/** A problem as people read it: `file:line: where: key: message`. */
+export type ManifestProblem = {
+  /** 1-based line in the file, when known. */
+  line: number | null;
+  /** The object, by name: `location CS-L › gateway gw-cs-lockers › device "4"`; "" for the top level. */
+  where: string;
+  /** The key within that object: `bus.channel`, `secret_env`; "" for the object itself. */
+  key: string;
+  message: string;
+};
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/** Every problem of the parsed data: schema, unknown keys, cross-references and, with `env`, secrets. */
+export function findProblems(
+  data: unknown,
+  env?: Env,
+): { problems: RawProblem[]; manifest: SiteManifest | null } {
+  const problems: RawProblem[] = [];
+  const checkedObjects = new Set<string>();
+  problems.push(...unknownKeys(data, checkedObjects));
+  const parsed = SiteManifest.safeParse(data);
+  if (!parsed.success)
+    for (const issue of parsed.error.issues) problems.push(...fromIssue(issue, data, checkedObjects));
+  problems.push(...crossReferences(data));
+  if (env) problems.push(...missingSecrets(data, env));
+  return { problems, manifest: parsed.success && problems.length === 0 ? parsed.data : null };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Unknown keys, with "did you mean".
+
+function unknownKeys(data: unknown, checked: Set<string>): RawProblem[] {
+  const out: RawProblem[] = [];
+  const check = (value: unknown, path: ManifestPath, kind: ManifestObjectKind) => {
+    if (!isObj(value)) return;
+    checked.add(JSON.stringify(path));
+    const known: readonly string[] = MANIFEST_KEYS[kind];
+    for (const key of Object.keys(value)) {
+      if (known.includes(key)) continue;
+      const hint = didYouMean(key, known);
+      out.push({
+        path: [...path, key],
+        message: `unknown key${hint || `; the keys here are ${known.join(", ")}`}`,
+      });
+    }
+  };
+  check(data, [], "root");
+  if (!isObj(data)) return out;
+  arr(data.operators).forEach((op, i) => {
+    const opPath = ["operators", i];
+    check(op, opPath, "operator");
+    if (!isObj(op)) return;
+    arr(op.clients).forEach((c, j) => {
+      check(c, [...opPath, "clients", j], "client");
+    });
+    arr(op.public_areas).forEach((pa, j) => {
+      check(pa, [...opPath, "public_areas", j], "public_area");
+    });
+    arr(op.locations).forEach((loc, j) => {
+      const locPath = [...opPath, "locations", j];
+      check(loc, locPath, "location");
+      if (!isObj(loc)) return;
+      check(loc.attrs, [...locPath, "attrs"], "attrs");
+      arr(loc.gateways).forEach((gw, k) => {
+        const gwPath = [...locPath, "gateways", k];
+        check(gw, gwPath, "gateway");
+        if (!isObj(gw)) return;
+        arr(gw.devices).forEach((d, n) => {
+          const dPath = [...gwPath, "devices", n];
+          check(d, dPath, "device");
+          if (isObj(d)) check(d.bus, [...dPath, "bus"], "bus");
+        });
+      });
+    });
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Schema issues in the manifest's words.
+
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let v = data;
+  for (const seg of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[seg];
+  }
+  return v;
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "a mapping";
+  return `${typeof v} ${JSON.stringify(v)}`;
+}
+
+function fromIssue(issue: z.core.$ZodIssue, data: unknown, checked: Set<string>): RawProblem[] {
+  const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
+  const value = valueAt(data, path);
+  switch (issue.code) {
+    case "unrecognized_keys":
+      // Reported with suggestions by unknownKeys for every object it walks.
+      if (checked.has(JSON.stringify(path))) return [];
+      return issue.keys.map((k) => ({ path: [...path, k], message: "unknown key" }));
+    case "invalid_type":
+      if (value === undefined) return [{ path, message: `missing (${issue.expected} required)` }];
+      return [{ path, message: `expected ${issue.expected}, got ${typeName(value)}` }];
+    case "invalid_value": {
+      const options = issue.values.map((v) => String(v));
+      const hint = typeof value === "string" ? didYouMean(value, options) : "";
+      if (value === undefined) return [{ path, message: `missing (one of ${options.join(", ")})` }];
+      return [{ path, message: `${JSON.stringify(value)} is not one of ${options.join(", ")}${hint}` }];
+    }
+    default: {
+      const m = issue.message;
+      return [{ path, message: m.charAt(0).toLowerCase() + m.slice(1) }];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Cross-references the schema cannot see.
+
+export function crossReferences(data: unknown): RawProblem[] {
+  const out: RawProblem[] = [];
+  if (!isObj(data)) return out;
+  const firstClient = new Map<string, ManifestPath>();
+  const firstGateway = new Map<string, ManifestPath>();
+  const firstArea = new Map<string, ManifestPath>();
+  const unique = (
+    seen: Map<string, ManifestPath>,
+    value: unknown,
+    path: ManifestPath,
+    what: string,
+    scope = "",
+  ) => {
+    const v = str(value);
+    if (v === null) return;
+    const first = seen.get(v);
+    if (first) out.push({ path, message: `duplicate ${what} ${JSON.stringify(v)}${scope}`, related: first });
+    else seen.set(v, path);
+  };
+  arr(data.operators).forEach((op, i) => {
+    if (!isObj(op)) return;
+    const opPath = ["operators", i];
+    arr(op.clients).forEach((c, j) => {
+      if (isObj(c)) unique(firstClient, c.client_id, [...opPath, "clients", j, "client_id"], "client_id");
+    });
+    const codes = new Map<string, ManifestPath>();
+    arr(op.locations).forEach((loc, j) => {
+      if (!isObj(loc)) return;
+      const locPath = [...opPath, "locations", j];
+      unique(codes, loc.code, [...locPath, "code"], "location code", " in this operator");
+      const aliases = new Map<string, ManifestPath>();
+      arr(loc.gateways).forEach((gw, k) => {
+        if (!isObj(gw)) return;
+        const gwPath = [...locPath, "gateways", k];
+        unique(firstGateway, gw.id, [...gwPath, "id"], "gateway id");
+        arr(gw.devices).forEach((d, n) => {
+          if (isObj(d))
+            unique(aliases, d.alias, [...gwPath, "devices", n, "alias"], "device alias", " in this location");
+        });
+      });
+    });
+    arr(op.public_areas).forEach((pa, j) => {
+      if (!isObj(pa)) return;
+      const paPath = [...opPath, "public_areas", j];
+      unique(firstArea, pa.id, [...paPath, "id"], "public area id");
+      arr(pa.locations).forEach((code, n) => {
+        const c = str(code);
+        if (c !== null && !codes.has(c))
+          out.push({
+            path: [...paPath, "locations", n],
+            message: `no location with code ${c} in this operator${didYouMean(c, codes.keys())}`,
+          });
+      });
+    });
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// What apply needs from the environment.
+
+function missingSecrets(data: unknown, env: Env): RawProblem[] {
+  const out: RawProblem[] = [];
+  const check = (o: unknown, path: ManifestPath) => {
+    if (!isObj(o)) return;
+    const name = str(o.secret_env);
+    if (name && !env[name])
+      out.push({
+        path: [...path, "secret_env"],
+        message: `environment variable ${name} is not set (apply reads the secret from it)`,
+      });
+  };
+  if (!isObj(data)) return out;
+  arr(data.operators).forEach((op, i) => {
+    if (!isObj(op)) return;
+    arr(op.clients).forEach((c, j) => {
+      check(c, ["operators", i, "clients", j]);
+    });
+    arr(op.locations).forEach((loc, j) => {
+      if (!isObj(loc)) return;
+      arr(loc.gateways).forEach((gw, k) => {
+        check(gw, ["operators", i, "locations", j, "gateways", k]);
+      });
+    });
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Naming: paths of indexes → the names people gave the objects.
+
+/** Lists whose items are named objects, and how each is called. */
+const NAMED: Record<string, { noun: string; key: string; alt?: string }> = {
+  operators: { noun: "operator", key: "name", alt: "id" },
+  clients: { noun: "client", key: "client_id" },
+  public_areas: { noun: "public area", key: "id" },
+  locations: { noun: "location", key: "code" },
+  gateways: { noun: "gateway", key: "id" },
+  devices: { noun: "device", key: "alias" },
+};
+
+function nameOf(v: unknown, index: number): string {
+  if (typeof v !== "string" || v.trim() === "") return `#${index + 1}`;
+  return /^[A-Za-z][\w.:-]*$/.test(v) ? v : JSON.stringify(v);
+}
+
+/** `where` and `key` of a path: `location CS-L › gateway gw-1 › device "4"` and `bus.channel`. */
+export function describePath(data: unknown, path: ManifestPath): { where: string; key: string } {
+  const parts: string[] = [];
+  let key: string[] = [];
+  let node: unknown = data;
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i] as string | number;
+    const next = path[i + 1];
+    const named = typeof seg === "string" ? NAMED[seg] : undefined;
+    const item = typeof next === "number" ? valueAt(node, [seg, next]) : undefined;
+    if (named && typeof next === "number" && isObj(item)) {
+      const name = str(item[named.key]) ?? (named.alt ? str(item[named.alt]) : null);
+      parts.push(`${named.noun} ${nameOf(name, next)}`);
+      key = [];
+      node = item;
+      i++;
+      continue;
+    }
+    if (typeof seg === "number") key.push(`[${seg}]`);
+    else key.push(key.length ? `.${seg}` : seg);
+    node = valueAt(node, [seg]);
+  }
+  // With a single operator (the usual site), naming it on every line says nothing.
+  const single = isObj(data) && arr(data.operators).length === 1;
+  if (single && parts.length > 1 && parts[0]?.startsWith("operator ")) parts.shift();
+  return { where: parts.join(" › "), key: key.join("") };
+}
+
+export function formatProblem(file: string, p: ManifestProblem): string {
+  const at = p.line === null ? file : `${file}:${p.line}`;
+  const subject = [p.where, p.key].filter(Boolean).join(": ");
+  return `${at}: ${subject ? `${subject}: ` : ""}${p.message}`;
+}

@@ -1,0 +1,211 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
+import { type CloudConfig, loadCloudConfig } from "../cloud/config.ts";
+import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
+import { loadManifest } from "../cloud/manifest/load-manifest.ts";
+import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
+import { type RunningCloud, startCloud } from "../cloud/server.ts";
+import { type Clock, systemClock } from "../shared/clock.ts";
+import { didYouMean } from "../shared/did-you-mean.ts";
+import { type DemoGateways, manifestGatewayIds, startDemoGateways } from "./demo-gateways.ts";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = path.resolve(here, "..");
+export const DEMO_MANIFEST = path.join(REPO_ROOT, "manifests", "demo-site.yaml");
+
+/** Defaults of the variables only the demo reads (README, Configuration). */
+export const DEMO_DEFAULTS = {
+  DATA_DIR: "./data/demo",
+  DEMO_CLIENT_ID: "demo-client",
+  DEMO_CLIENT_SECRET: "demo-secret-change-me",
+  DEMO_GATEWAY_SECRET: "demo-gateway-secret",
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+/** A bad demo variable, named like the cloud's own (exit 6). */
+export class DemoConfigError extends Error {}
+
+export type DemoSettings = {
+  cfg: CloudConfig;
+  env: Env;
+  clientId: string;
+  clientSecret: string;
+  gatewaySecret: string;
+  /** Gateways of the manifest the demo leaves to a gateway daemon of your own (DEMO_SKIP_GATEWAYS). */
+  skip: string[];
+};
+
+/** Reads the demo's environment: the cloud's variables with the demo's defaults, and its own. */
+export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSettings {
+  const nonEmpty = (v: string | undefined) => (v === undefined || v === "" ? undefined : v);
+  const env: Env = {
+    DATA_DIR: DEMO_DEFAULTS.DATA_DIR,
+    ...processEnv,
+    DEMO_CLIENT_SECRET: nonEmpty(processEnv.DEMO_CLIENT_SECRET) ?? DEMO_DEFAULTS.DEMO_CLIENT_SECRET,
+    DEMO_GATEWAY_SECRET: nonEmpty(processEnv.DEMO_GATEWAY_SECRET) ?? DEMO_DEFAULTS.DEMO_GATEWAY_SECRET,
+  };
+  const clientSecret = env.DEMO_CLIENT_SECRET as string;
+  const gatewaySecret = env.DEMO_GATEWAY_SECRET as string;
+  // A gateway refuses a broker password of fewer than 8 characters in its config: say so up front.
+  if (gatewaySecret.length < 8)
+    throw new DemoConfigError("DEMO_GATEWAY_SECRET: at least 8 characters (a gateway's broker password)");
+  const known = manifestGatewayIds(manifest);
+  const skip = (env.DEMO_SKIP_GATEWAYS ?? "").split(/[\s,]+/).filter(Boolean);
+  for (const id of skip)
+    if (!known.includes(id))
+      throw new DemoConfigError(
+        `DEMO_SKIP_GATEWAYS: the demo has no gateway ${id}${didYouMean(id, known)}; its gateways: ${known.join(", ")}`,
+      );
+  return {
+    cfg: loadCloudConfig(env),
+    env,
+    clientId: nonEmpty(processEnv.DEMO_CLIENT_ID) ?? DEMO_DEFAULTS.DEMO_CLIENT_ID,
+    clientSecret,
+    gatewaySecret,
+    skip: [...new Set(skip)],
+  };
+}
+
+export type RunningDemo = {
+  cloud: RunningCloud;
+  gateways: DemoGateways;
+  settings: DemoSettings;
+  manifest: SiteManifest;
+  /** For each gateway left out: where the demo wrote its broker secret for a gateway of your own. */
+  skipped: { id: string; secretFile: string; stateDir: string }[];
+  stop(): Promise<void>;
+};
+
+/**
+ * `npm start`: the cloud on SQLite in DATA_DIR (./data/demo) with the embedded broker, the demo site
+ * manifest, and a gateway daemon per manifest gateway on the simulator, all in this process. A gateway
+ * named in DEMO_SKIP_GATEWAYS is left out, so a standalone gateway (npm run dev:gateway) can take its
+ * place; its broker secret is written to `<DATA_DIR>/gateways/<id>/secret` for that gateway's config.
+ */
+export async function startDemo(o: {
+  env?: Env;
+  log: Logger;
+  clock?: Clock;
+  manifestFile?: string;
+}): Promise<RunningDemo> {
+  const manifest = loadManifest(o.manifestFile ?? DEMO_MANIFEST);
+  const settings = demoSettings(o.env ?? process.env, manifest);
+  const client = manifest.operators[0]?.clients[0];
+  if (client) client.client_id = settings.clientId;
+  const { cfg } = settings;
+
+  const cloud = await startCloud(cfg, {
+    log: o.log,
+    clock: o.clock,
+    beforeListen: async (db) => {
+      await applyManifest(db, manifest, o.clock ?? systemClock, settings.env);
+    },
+  });
+  let gateways: DemoGateways;
+  try {
+    gateways = await startDemoGateways({
+      manifest,
+      brokerUrl: cloud.mqttUrl,
+      prefix: cfg.MQTT_PREFIX,
+      secret: settings.gatewaySecret,
+      dataDir: cfg.DATA_DIR,
+      log: o.log,
+      skip: settings.skip,
+    });
+  } catch (err) {
+    await cloud.stop();
+    throw err;
+  }
+  const skipped = settings.skip.map((id) => {
+    const stateDir = path.join(cfg.DATA_DIR, "gateways", id);
+    const secretFile = path.join(stateDir, "secret");
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    writeFileSync(secretFile, `${settings.gatewaySecret}\n`, { mode: 0o600 });
+    return { id, secretFile, stateDir };
+  });
+  return {
+    cloud,
+    gateways,
+    settings,
+    manifest,
+    skipped,
+    async stop() {
+      await gateways.stop();
+      await cloud.stop();
+    },
+  };
+}
+
+/** The first locker of the demo, for the printed example. */
+export function demoLocker(m: SiteManifest): {
+  id: string;
+  alias: string;
+  location: string;
+  gateway: string;
+} {
+  for (const op of m.operators) {
+    for (const loc of op.locations) {
+      const locationId = loc.id ?? derivedId(op.id, "location", loc.code);
+      for (const gw of loc.gateways) {
+        const d = gw.devices.find((x) => x.type === "LOCKER");
+        if (d)
+          return {
+            id: d.id ?? derivedId(locationId, "device", d.alias),
+            alias: d.alias,
+            location: loc.code,
+            gateway: gw.id,
+          };
+      }
+    }
+  }
+  throw new Error("the demo manifest has no locker");
+}
+
+/** What `npm start` prints: where everything is and a command to try for each part. */
+export function demoBanner(demo: RunningDemo): string {
+  const { cloud, settings } = demo;
+  const base = cloud.baseUrl;
+  const locker = demoLocker(demo.manifest);
+  const { clientId, clientSecret } = settings;
+  // parkctl finds the demo's gateways under data/demo by itself; another DATA_DIR has to be passed on.
+  const dataDir = settings.cfg.DATA_DIR;
+  const sameDir = path.resolve(REPO_ROOT, dataDir) === path.resolve(REPO_ROOT, DEMO_DEFAULTS.DATA_DIR);
+  const parkctl = `${sameDir ? "" : `DATA_DIR=${path.resolve(dataDir)} `}npm run parkctl -- --gateway`;
+  const running = demo.gateways.gateways.map((g) => g.config.gateway_id);
+  const width = Math.max(0, ...running.map((id) => id.length));
+  const lines = [
+    "",
+    "Parking cloud demo is running.",
+    `  API base URL   ${base}   (docs: ${base}/docs, OpenAPI: ${base}/openapi.json)`,
+    `  MQTT broker    ${cloud.mqttUrl}`,
+    `  Client id      ${clientId}`,
+    `  Client secret  ${clientSecret}`,
+    `  Data           ${path.resolve(dataDir)}`,
+    "",
+    "  Get a token:",
+    `    curl -s -u '${clientId}:${clientSecret}' -d grant_type=client_credentials ${base}/oauth2/token`,
+    "  Public map (no auth):",
+    `    curl -s ${base}/location/v1/public-areas/demo-city/locations`,
+  ];
+  if (running.includes(locker.gateway) || demo.skipped.some((s) => s.id === locker.gateway))
+    lines.push(
+      `  Lock locker ${locker.alias} of ${locker.location} (gateway ${locker.gateway} drives its lock board):`,
+      `    curl -s -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"command":"lock"}' ${base}/device/v1/devices/${locker.id}/commands`,
+    );
+  lines.push(`  Gateways running on the simulator: ${running.join(", ") || "none"}`);
+  for (const g of demo.gateways.gateways) {
+    const id = g.config.gateway_id;
+    lines.push(`    ${id.padEnd(width)}  ${parkctl} ${id} devices`);
+  }
+  for (const s of demo.skipped)
+    lines.push(
+      `  Left out for a gateway daemon of your own: ${s.id} (DEMO_SKIP_GATEWAYS)`,
+      `    broker ${cloud.mqttUrl}, prefix ${settings.cfg.MQTT_PREFIX}, state_dir ${s.stateDir}, secret_file ${s.secretFile}`,
+      `    see README "Drive the standalone simulator with a gateway"; then: ${parkctl} ${s.id} devices`,
+    );
+  lines.push("");
+  return lines.join("\n");
+}

@@ -1,0 +1,33 @@
+import type { Clock, GatewayStore } from "../ports.ts";
+import { SqliteCommandLog } from "./command-log.ts";
+import { SqliteDeviceMapStore } from "./device-map-store.ts";
+import { SqliteLocalActions } from "./local-actions.ts";
+import { openGatewayDb } from "./open-db.ts";
+import { SqliteOutbox } from "./outbox.ts";
+
+/**
+ * The GatewayStore port on the gateway's SQLite file in `stateDir`: its repositories, transactions, and
+ * the checks parkctl doctor and the watchdog run. Nothing outside gateway/store sees SQL or the driver.
+ */
+export function openGatewayStore(stateDir: string, o: { gatewayId: string; clock: Clock }): GatewayStore {
+  const db = openGatewayDb(stateDir);
+  const ping = db.prepare("SELECT 1");
+  return {
+    outbox: new SqliteOutbox(db, o.gatewayId, o.clock),
+    commandLog: new SqliteCommandLog(db),
+    deviceMaps: new SqliteDeviceMapStore(db),
+    localActions: new SqliteLocalActions(db),
+    // better-sqlite3 turns a nested transaction into a savepoint, so callers may nest freely.
+    atomically: (work) => db.transaction(work)(),
+    checkIntegrity: () => String(db.pragma("quick_check", { simple: true })),
+    isAnswering() {
+      try {
+        ping.get();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The long fuzz run: `npm run fuzz -- --requests 100000 [--seed N] [--db sqlite|postgres] [--socket-share 0.1]`.
+ * Prints the figures and exits 1 on any violation, after shrinking the first one to a small
+ * counterexample (fast-check's report, replayable with the seed and path it prints).
+ */
+import { parseArgs } from "node:util";
+import fc from "fast-check";
+import { startCloudHarness } from "../support/cloud-harness.ts";
+import { formatFigures, violationCount } from "./fuzz-report.ts";
+import { startFuzzTarget } from "./fuzz-target.ts";
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: "string", default: "10000" },
+    seed: { type: "string" },
+    db: { type: "string", default: "sqlite" },
+    "socket-share": { type: "string", default: "0.1" },
+  },
+});
+const requests = Number(values.requests);
+const seed = values.seed === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(values.seed);
+const socketShare = Number(values["socket-share"]);
+if (!Number.isInteger(requests) || requests < 1) throw new Error("--requests must be a positive integer");
+if (!Number.isInteger(seed)) throw new Error("--seed must be an integer");
+if (values.db !== "sqlite" && values.db !== "postgres") throw new Error("--db must be sqlite or postgres");
+// The harness opens its store from TEST_DB (test/support/test-db.ts).
+process.env.TEST_DB = values.db;
+
+const h = await startCloudHarness();
+let exitCode = 0;
+try {
+  const target = await startFuzzTarget(h, { socketShare });
+  console.error(`fuzzing ${target.operations.length} operations with ${requests} requests, seed ${seed}`);
+  const started = performance.now();
+  let firstViolation: number | undefined;
+  let run = 0;
+  const everyTenth = Math.max(1, Math.floor(requests / 10));
+  // Every request is sent and judged; violations are counted rather than stopping the run.
+  const collected = await fc.check(
+    fc.asyncProperty(target.requests, async (req) => {
+      const index = run++;
+      const outcome = await target.send(req);
+      if (outcome.violations.length > 0) firstViolation ??= index;
+      if ((index + 1) % everyTenth === 0) {
+        const rate = Math.round((index + 1) / ((performance.now() - started) / 1000));
+        console.error(`  ${index + 1} sent, ${rate} requests/s, ${violationCount(target.stats)} violations`);
+      }
+      return true;
+    }),
+    { seed, numRuns: requests, includeErrorInReport: true },
+  );
+  // Only the harness itself can fail here (judging never throws): report it as fast-check does.
+  if (collected.failed) throw new Error(fc.defaultReportMessage(collected));
+  const elapsed = performance.now() - started;
+  console.log(formatFigures(target.stats, elapsed, { seed, db: values.db }));
+
+  if (firstViolation !== undefined) {
+    exitCode = 1;
+    console.log(`\nfirst ${target.stats.examples.length} violating exchanges:\n`);
+    for (const e of target.stats.examples) console.log(`${e}\n`);
+    // Replays request #firstViolation from the same seed and shrinks it (the store has moved on since).
+    const shrunk = await fc.check(
+      fc.asyncProperty(target.requests, async (req) => {
+        const outcome = await target.send(req);
+        if (outcome.violations.length > 0) throw new Error(outcome.report);
+      }),
+      { seed, path: String(firstViolation), includeErrorInReport: true },
+    );
+    console.log(
+      shrunk.failed ? fc.defaultReportMessage(shrunk) : "the first violation did not recur on replay",
+    );
+  }
+} finally {
+  await h.close();
+}
+process.exit(exitCode);

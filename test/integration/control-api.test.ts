@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createControlApi } from "../../gateway/control/control-impl.ts";
+import { CONTROL_ERROR } from "../../gateway/control/control-server.ts";
+import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
+import { OutboxSensorBook } from "../../gateway/hardware/sensor-book.ts";
+import type { Action, Actuator, GatewayStore, MappedDevice, Outcome } from "../../gateway/ports.ts";
+import { openGatewayStore } from "../../gateway/store/gateway-store.ts";
+import { openGatewayDb } from "../../gateway/store/open-db.ts";
+import type { DeviceMap } from "../../shared/wire/messages.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+
+const GW = "gw-control";
+const LOCKER = "11111111-1111-4111-8111-000000000001";
+const DOOR = "11111111-1111-4111-8111-000000000002";
+const MAP: DeviceMap = {
+  gateway_id: GW,
+  version: "v3",
+  devices: [
+    { device_id: LOCKER, type: "LOCKER", alias: "1", bus: { board: 1, channel: 1 }, has_camera: false },
+    { device_id: DOOR, type: "BIKE_HOUSE_DOOR", alias: "north", bus: null, has_camera: false },
+  ],
+};
+
+/** An actuator that does what it is told and says the latch went where it was sent. */
+class ObedientActuator implements Actuator {
+  readonly runs: [string, Action][] = [];
+  run(device: MappedDevice, action: Action): Promise<Outcome> {
+    this.runs.push([device.alias, action]);
+    const latch = action === "lock" ? "locked" : "unlocked";
+    return Promise.resolve({
+      ok: true,
+      reason: "",
+      lockState: latch === "locked" ? "LOCKED" : "UNLOCKED",
+      sensors: { latch },
+    });
+  }
+}
+
+let dir: string;
+let store: GatewayStore;
+let clock: FakeClock;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "gw-control-"));
+  clock = new FakeClock();
+  store = openGatewayStore(dir, { gatewayId: GW, clock });
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The control API on real store, registry and sensor book; no buses, readers or broker behind it. */
+function api(map: DeviceMap | null) {
+  const devices = new DeviceRegistry();
+  if (map) devices.replace(map);
+  const sensors = new OutboxSensorBook(store.outbox, clock);
+  const actuator = new ObedientActuator();
+  const control = createControlApi({
+    gatewayId: GW,
+    brokerUrl: "mqtt://127.0.0.1:1883",
+    clock,
+    startedAt: clock.now(),
+    devices,
+    sensors,
+    actuator,
+    readDevice: () => Promise.resolve(),
+    store,
+    broker: { connected: true, connectedSince: clock.now().toISOString() },
+    buses: [],
+    readers: [],
+  });
+  return { control, sensors, actuator };
+}
+
+const mapCheck = async (map: DeviceMap | null) =>
+  (await api(map).control.doctor()).find((c) => c.check === "device map");
+
+describe("the daemon's control API", () => {
+  it("doctor fails while the gateway has never had a device map, and says how it gets one", async () => {
+    expect(await mapCheck(null)).toMatchObject({
+      status: "fail",
+      detail: expect.stringMatching(/no device map/),
+      hint: expect.stringMatching(/broker/),
+    });
+  });
+
+  it("doctor warns on a device map with no devices, and passes one that has some", async () => {
+    expect(await mapCheck({ ...MAP, devices: [] })).toMatchObject({
+      status: "warn",
+      detail: "version v3, 0 devices",
+      hint: expect.stringMatching(/manifest/),
+    });
+    expect(await mapCheck(MAP)).toMatchObject({ status: "pass", detail: "version v3, 2 devices", hint: "" });
+  });
+
+  it("doctor runs the store's own integrity check", async () => {
+    const checks = await api(MAP).control.doctor();
+    expect(checks.find((c) => c.check === "database")).toMatchObject({
+      status: "pass",
+      detail: "quick_check: ok",
+    });
+  });
+
+  it("lists devices with their live latch, door and item, and their last command with its reason", async () => {
+    const { control, sensors } = api(MAP);
+    const locker = MAP.devices[0] as MappedDevice;
+    sensors.record(locker, { latch: "locked", door_open: false, item_present: true }, "sweep");
+    store.commandLog.record({
+      command_id: "c-1",
+      device_id: LOCKER,
+      name: "unlock",
+      state: "RECEIVED",
+      at: clock.now().toISOString(),
+    });
+    store.commandLog.finish("c-1", "ERROR", "latch jammed", "LOCKED", clock.now().toISOString());
+    const views = await control.devices();
+    expect(views.map((v) => v.alias)).toEqual(["1", "north"]);
+    expect(views[0]).toMatchObject({
+      latch: "locked",
+      door_open: false,
+      item_present: true,
+      read_at: clock.now().toISOString(),
+      last_command: { name: "unlock", result: "ERROR", command_id: "c-1", reason: "latch jammed" },
+    });
+    expect(views[1]).toMatchObject({ latch: null, reachable: true, last_command: null });
+  });
+
+  it("records a technician's actuation locally and reports it to the cloud", async () => {
+    const { control, actuator } = api(MAP);
+    const result = await control.actuate("1", "unlock", "ana", "stuck bike");
+    expect(result).toMatchObject({ ok: true, result: "ok", latch: "unlocked" });
+    expect(actuator.runs).toEqual([["1", "unlock"]]);
+    const reader = openGatewayDb(dir);
+    try {
+      expect(
+        reader.prepare("SELECT who, why, device_alias, action, result FROM local_actions").all(),
+      ).toEqual([{ who: "ana", why: "stuck bike", device_alias: "1", action: "unlock", result: "ok" }]);
+    } finally {
+      reader.close();
+    }
+    const sent = store.outbox.pending();
+    expect(sent.find((m) => m.type === "hardware_event")).toMatchObject({
+      device_id: LOCKER,
+      source: "parkctl",
+      event: "latch_unlocked",
+      detail: "unlock by ana: stuck bike (ok)",
+    });
+    expect(sent.find((m) => m.type === "device_state")).toMatchObject({
+      device_id: LOCKER,
+      lock_state: "UNLOCKED",
+      cause: "technician",
+    });
+  });
+
+  it("answers device_not_found for an alias it does not drive", async () => {
+    await expect(api(MAP).control.actuate("99", "lock", "ana", "test")).rejects.toMatchObject({
+      code: CONTROL_ERROR.deviceNotFound,
+    });
+  });
+});

@@ -1,0 +1,213 @@
+import type { MqttClient } from "mqtt";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { MqttBrokerLinkOptions } from "../../../gateway/adapters/broker-mqtt.ts";
+import type { BrokerLink, BrokerLinkEvents } from "../../../gateway/ports.ts";
+import type { CommandRequest, DeviceMap, Heartbeat, UpMessage } from "../../../shared/wire/messages.ts";
+import { type Channel, topicFor } from "../../../shared/wire/topics.ts";
+import { FakeClock } from "../fake-clock.ts";
+import { Signal } from "../signal.ts";
+
+/** A broker to run the link against, with a gateway it admits and the cloud's side of the wire. */
+export type BrokerSite = {
+  url: string;
+  prefix: string;
+  gatewayId: string;
+  password: string;
+  /** A connected client with the cloud's rights: it reads and writes this gateway's topics. */
+  cloud: MqttClient;
+  close(): Promise<void>;
+};
+
+const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+/** Everything a link emitted, by event, and a way to wait for it. */
+function record(link: BrokerLink) {
+  const seen = {
+    connected: 0,
+    commands: [] as CommandRequest[],
+    acks: [] as [number[], boolean][],
+    maps: [] as DeviceMap[],
+  };
+  const signal = new Signal();
+  const on = <E extends keyof BrokerLinkEvents>(e: E, fn: (...args: BrokerLinkEvents[E]) => void) =>
+    link.on(e, (...args: BrokerLinkEvents[E]) => {
+      fn(...args);
+      signal.notify();
+    });
+  on("connected", () => seen.connected++);
+  on("command", (c) => seen.commands.push(c));
+  on("ack", (seqs, resend) => seen.acks.push([seqs, resend]));
+  on("deviceMap", (m) => seen.maps.push(m));
+  return { seen, until: (done: () => boolean) => signal.until(done) };
+}
+
+/** What the cloud's client receives on one of this gateway's topics. */
+async function listen(site: BrokerSite, channel: Channel) {
+  const topic = topicFor(site.prefix, site.gatewayId, channel);
+  const got: unknown[] = [];
+  const signal = new Signal();
+  site.cloud.on("message", (t, payload) => {
+    if (t !== topic) return;
+    got.push(payload.length ? JSON.parse(payload.toString("utf8")) : null);
+    signal.notify();
+  });
+  await site.cloud.subscribeAsync(topic, { qos: 1 });
+  return { got, until: (done: (got: unknown[]) => boolean) => signal.until(() => done(got)) };
+}
+
+const at = (ms: number) => new Date(Date.UTC(2026, 0, 15, 10, 0, 0, ms)).toISOString();
+
+const COMMAND: CommandRequest = {
+  command_id: "cccccccc-0000-4000-8000-000000000001",
+  device_id: "dddddddd-0000-4000-8000-000000000001",
+  name: "unlock",
+  params: {},
+  issued_at: at(0),
+  expires_at: "2999-01-01T00:00:00.000Z",
+};
+
+/**
+ * The broker link port's contract (STYLE rule 7), what the outbox pump, the heartbeat and the command
+ * executor rely on, run against each broker the gateway meets: a session that survives a disconnect,
+ * `online` announced only once subscribed, validated down-messages as events (anything else dropped without
+ * harm), QoS 1 up-messages that resolve on the broker's acknowledgement, heartbeats only while connected.
+ */
+export function brokerLinkContract(
+  name: string,
+  makeSite: () => Promise<BrokerSite>,
+  makeLink: (o: MqttBrokerLinkOptions) => BrokerLink,
+): void {
+  describe(`broker link contract: ${name}`, () => {
+    let site: BrokerSite;
+    const links: BrokerLink[] = [];
+    const newLink = () => {
+      const link = makeLink({
+        url: site.url,
+        prefix: site.prefix,
+        gatewayId: site.gatewayId,
+        password: site.password,
+        clock: new FakeClock(),
+        log,
+      });
+      links.push(link);
+      return link;
+    };
+    const started = async (link: BrokerLink) => {
+      const events = record(link);
+      link.start();
+      await events.until(() => events.seen.connected > 0);
+      return events;
+    };
+
+    beforeEach(async () => {
+      site = await makeSite();
+    });
+
+    afterEach(async () => {
+      for (const l of links.splice(0)) await l.stop();
+      await site.close();
+    });
+
+    it("announces itself online (retained) once subscribed, and a command sent then arrives", async () => {
+      const status = await listen(site, "status");
+      const link = newLink();
+      expect(link.connected).toBe(false);
+      const events = await started(link);
+      expect(link.connected).toBe(true);
+      expect(link.connectedSince).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
+      await status.until((got) => got.length > 0);
+      expect(status.got.at(-1)).toMatchObject({ gateway_id: site.gatewayId, online: true });
+      await site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, "cmd"), JSON.stringify(COMMAND), {
+        qos: 1,
+      });
+      await events.until(() => events.seen.commands.length > 0);
+      expect(events.seen.commands).toEqual([COMMAND]);
+    });
+
+    it("passes validated commands, acks and device maps on, and drops what fails validation", async () => {
+      const link = newLink();
+      const events = await started(link);
+      const send = (channel: Channel, body: string) =>
+        site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, channel), body, { qos: 1 });
+      const map: DeviceMap = {
+        gateway_id: site.gatewayId,
+        version: "v7",
+        devices: [
+          {
+            device_id: COMMAND.device_id,
+            type: "LOCKER",
+            alias: "1",
+            bus: { board: 1, channel: 1 },
+            has_camera: false,
+          },
+        ],
+      };
+      // Published in order on each topic (QoS 1 keeps it): the bad ones arrive before the good ones.
+      await send("cmd", "not json at all");
+      await send("cmd", JSON.stringify({ ...COMMAND, name: "explode" }));
+      await send("ack", JSON.stringify({ seqs: [-1] }));
+      await send("config", JSON.stringify({ gateway_id: site.gatewayId }));
+      await send("cmd", JSON.stringify(COMMAND));
+      await send("ack", JSON.stringify({ seqs: [1, 2], resend: true }));
+      await send("config", JSON.stringify(map));
+      await events.until(
+        () => events.seen.commands.length + events.seen.acks.length + events.seen.maps.length >= 3,
+      );
+      expect(events.seen.commands).toEqual([COMMAND]);
+      expect(events.seen.acks).toEqual([[[1, 2], true]]);
+      expect(events.seen.maps).toEqual([map]);
+      expect(link.connected).toBe(true);
+    });
+
+    it("publishes an up-message with QoS 1: it resolves once the broker has it, and the cloud gets it as sent", async () => {
+      const up = await listen(site, "up");
+      const link = newLink();
+      await started(link);
+      const msg: UpMessage = {
+        type: "hardware_event",
+        gateway_id: site.gatewayId,
+        seq: 1,
+        observed_at: at(5),
+        device_id: null,
+        source: "bus0/1/2",
+        event: "door_opened",
+        detail: "",
+      };
+      await link.publishUp(msg);
+      await up.until((got) => got.length > 0);
+      expect(up.got).toEqual([msg]);
+    });
+
+    it("sends heartbeats only while connected", async () => {
+      const hb = await listen(site, "hb");
+      const link = newLink();
+      const beat: Heartbeat = { gateway_id: site.gatewayId, sent_at: at(9), devices: [] };
+      expect(link.publishHeartbeat(beat)).toBe(false);
+      await started(link);
+      expect(link.publishHeartbeat(beat)).toBe(true);
+      await hb.until((got) => got.length > 0);
+      expect(hb.got).toEqual([beat]);
+      await link.stop();
+      expect(link.publishHeartbeat(beat)).toBe(false);
+    });
+
+    it("says offline when stopped; its session outlives the connection, so a command sent meanwhile arrives on return", async () => {
+      const status = await listen(site, "status");
+      const first = newLink();
+      await started(first);
+      await first.stop();
+      expect(first.connected).toBe(false);
+      await status.until((got) => got.some((s) => (s as { online?: boolean }).online === false));
+      expect(status.got.at(-1)).toMatchObject({ gateway_id: site.gatewayId, online: false });
+
+      await site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, "cmd"), JSON.stringify(COMMAND), {
+        qos: 1,
+      });
+      const events = record(newLink());
+      links.at(-1)?.start();
+      await events.until(() => events.seen.commands.length > 0);
+      expect(events.seen.commands).toEqual([COMMAND]);
+    });
+  });
+}
