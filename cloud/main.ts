@@ -1,4 +1,5 @@
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
+import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/command-line.ts";
 import { EXIT } from "../shared/exit-codes.ts";
 import { createLogger } from "../shared/log.ts";
 import { PACKAGE_VERSION } from "../shared/version.ts";
@@ -32,21 +33,12 @@ Examples:
   $ npm run dev:cloud
   $ PORT=9090 MQTT_PORT=1885 DATA_DIR=/var/lib/parking-cloud npm run dev:cloud
 
-Exit codes: 0 stopped cleanly, 1 start-up failure, 2 usage error, 6 invalid configuration.`,
-  )
-  .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+${SERVICE_EXIT_CODES_HELP}`,
+  );
 
 async function main() {
-  try {
-    program.parse();
-  } catch (err) {
-    if (err instanceof CommanderError)
-      process.exit(
-        err.code === "commander.helpDisplayed" || err.code === "commander.version" ? EXIT.ok : EXIT.usage,
-      );
-    throw err;
-  }
+  const ended = parseCommandLine(program);
+  if (ended !== null) process.exit(ended);
   const cfg = loadCloudConfig();
   const log = createLogger({ level: cfg.LOG_LEVEL, format: cfg.LOG_FORMAT });
   let cloud: Awaited<ReturnType<typeof startCloud>>;

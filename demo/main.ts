@@ -3,10 +3,11 @@
  * authenticate and how to look at each gateway with parkctl. Exit codes: 2 usage, 6 a bad variable, 1 any
  * other start-up failure (a port in use names PORT or MQTT_PORT).
  */
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
 import { CloudConfigError } from "../cloud/config.ts";
 import { loadManifest } from "../cloud/manifest/load-manifest.ts";
 import { explainCloudStartError } from "../cloud/startup-errors.ts";
+import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/command-line.ts";
 import { EXIT } from "../shared/exit-codes.ts";
 import { createLogger, LogFormatError } from "../shared/log.ts";
 import { PACKAGE_VERSION } from "../shared/version.ts";
@@ -41,21 +42,12 @@ Examples:
   $ PORT=9090 MQTT_PORT=1885 npm start
   $ DEMO_SKIP_GATEWAYS=gw-cs-lockers npm start     # then drive gw-cs-lockers with npm run sim + dev:gateway
 
-Exit codes: 0 stopped cleanly, 1 start-up failure, 2 usage error, 6 invalid configuration.`,
-  )
-  .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+${SERVICE_EXIT_CODES_HELP}`,
+  );
 
 async function main() {
-  try {
-    program.parse();
-  } catch (err) {
-    if (err instanceof CommanderError)
-      process.exit(
-        err.code === "commander.helpDisplayed" || err.code === "commander.version" ? EXIT.ok : EXIT.usage,
-      );
-    throw err;
-  }
+  const ended = parseCommandLine(program);
+  if (ended !== null) process.exit(ended);
   // Read (and check) the settings before anything starts, so a bad variable is named on its own.
   const { cfg } = demoSettings(process.env, loadManifest(DEMO_MANIFEST));
   const log = createLogger({ level: cfg.LOG_LEVEL, format: cfg.LOG_FORMAT });

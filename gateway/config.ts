@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { validate as isCronExpression } from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { whyUnreadable } from "../shared/unreadable-file.ts";
 import { GATEWAY_ID_PATTERN } from "../shared/wire/topics.ts";
 
 /**
@@ -28,6 +29,9 @@ export const GatewayConfig = z.strictObject({
         name: z.string().min(1),
         path: z.string().min(1),
         baud_rate: z.number().int().positive().default(115_200),
+        /** How long a board may take to ACK a request, and to send the reply once it acted. */
+        ack_timeout_ms: z.number().int().positive().default(250),
+        reply_timeout_ms: z.number().int().positive().default(3_000),
         /** Board addresses expected on this bus; probed at start and polled for reachability. */
         boards: z.array(z.number().int().min(1).max(247)).min(1),
       }),
@@ -117,15 +121,7 @@ export function gatewaySecret(cfg: GatewayConfig, source = "config"): string {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const why =
-      e.code === "ENOENT"
-        ? "no such file"
-        : e.code === "EACCES"
-          ? "permission denied (the daemon's user must be able to read it)"
-          : e.code === "EISDIR"
-            ? "it is a directory"
-            : e.message;
+    const why = whyUnreadable(err, "permission denied (the daemon's user must be able to read it)");
     throw new ConfigError(`${source}: secret_file: cannot read ${file}: ${why}`);
   }
   const secret = text.trim();

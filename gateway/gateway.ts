@@ -91,6 +91,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       name: b.name,
       path: b.path,
       baudRate: b.baud_rate,
+      ackTimeoutMs: b.ack_timeout_ms,
+      replyTimeoutMs: b.reply_timeout_ms,
       openLink,
       clock,
       log,

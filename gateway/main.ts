@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
 import { systemClock } from "../shared/clock.ts";
+import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/command-line.ts";
 import { EXIT } from "../shared/exit-codes.ts";
 import { createLogger, LogFormatError, logFormat } from "../shared/log.ts";
 import { PACKAGE_VERSION } from "../shared/version.ts";
@@ -37,22 +38,13 @@ Examples:
   $ npm run dev:gateway -- --config demo/standalone/gw-cs-lockers.gateway.yaml
   $ parkctl config validate ${DEFAULT_CONFIG}     # check a config without starting
 
-Exit codes: 0 stopped cleanly, 1 start-up failure, 2 usage error, 6 invalid configuration.
+${SERVICE_EXIT_CODES_HELP}
 See gateway/config.example.yaml for every key.`,
-  )
-  .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  );
 
 async function main(): Promise<void> {
-  try {
-    program.parse();
-  } catch (err) {
-    if (err instanceof CommanderError)
-      process.exit(
-        err.code === "commander.helpDisplayed" || err.code === "commander.version" ? EXIT.ok : EXIT.usage,
-      );
-    throw err;
-  }
+  const ended = parseCommandLine(program);
+  if (ended !== null) process.exit(ended);
   const opts = program.opts<{ config?: string }>();
   const file = opts.config ?? process.env.PARKING_GATEWAY_CONFIG ?? DEFAULT_CONFIG;
   if (!existsSync(file)) {

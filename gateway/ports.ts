@@ -137,18 +137,21 @@ export type CommandLogEntry = {
 /** A command as the log knows it: enough to report on it again. */
 export type LoggedCommand = Pick<CommandLogEntry, "command_id" | "device_id" | "name">;
 
+/** How a command ended: its outcome, why, the lock's reading when the hardware gave one, and when. */
+export type CommandEnd = [
+  commandId: string,
+  state: "SUCCESS" | "ERROR",
+  reason: string,
+  lockState: string | null,
+  at: string,
+];
+
 /** Which command ids this gateway has taken (the command id is the idempotency key) and how they ended. */
 export interface CommandLog {
   get(commandId: string): CommandLogEntry | undefined;
   /** Records that the command was taken (RECEIVED) or refused outright (ERROR). */
   record(e: LoggedCommand & { state: CommandState; at: string }): void;
-  finish(
-    commandId: string,
-    state: "SUCCESS" | "ERROR",
-    reason: string,
-    lockState: string | null,
-    at: string,
-  ): void;
+  finish(...end: CommandEnd): void;
   lastFor(deviceId: string): CommandLogEntry | undefined;
   /** Commands taken and never finished: the process stopped while they ran. */
   unfinished(): LoggedCommand[];

@@ -8,9 +8,10 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { parseCommandLine } from "../shared/command-line.ts";
 import { EXIT } from "../shared/exit-codes.ts";
 import { PACKAGE_VERSION } from "../shared/version.ts";
 import { brownout } from "./faults.ts";
@@ -148,20 +149,11 @@ Examples:
   (then put the printed paths, e.g. ./data/sim/bus0, in a gateway config's buses[].path)
 
 Exit codes: 0 stopped (SIGINT/SIGTERM), 1 start-up failure (e.g. socat missing), 2 usage error, 6 invalid scenario.`,
-  )
-  .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  );
 
 async function main(): Promise<void> {
-  try {
-    program.parse();
-  } catch (err) {
-    if (err instanceof CommanderError)
-      process.exit(
-        err.code === "commander.helpDisplayed" || err.code === "commander.version" ? EXIT.ok : EXIT.usage,
-      );
-    throw err;
-  }
+  const ended = parseCommandLine(program);
+  if (ended !== null) process.exit(ended);
   const values = program.opts<{ dir: string; scenario?: string }>();
   const dir = resolve(values.dir);
   mkdirSync(dir, { recursive: true });

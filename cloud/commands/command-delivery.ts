@@ -3,24 +3,28 @@ import type { Clock } from "../../shared/clock.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
-import { advanceCommand } from "./command-store.ts";
+import { advanceCommand } from "./advance-command.ts";
+import { commandRepository } from "./command-repository.ts";
 import type { CommandTimeoutConfig } from "./timeouts.ts";
 
 type Deps = { clock: Clock; timeouts: CommandTimeoutConfig };
+type DeliveryDeps = Deps & { db: Db; gateways: GatewayPublisher };
 
 /** Publishes a command to its gateway; once the broker has it the command is SENT (REQUEST_SENT). */
 export async function publishCommand(
-  db: Db,
-  gateways: GatewayPublisher,
+  deps: DeliveryDeps,
   gatewayId: string,
   wire: WireCommand,
-  { clock, timeouts }: Deps,
 ): Promise<void> {
-  await gateways.publishCommand(gatewayId, wire);
-  const now = clock.now();
-  await advanceCommand(db, wire.command_id, { kind: "dispatched" }, now, timeouts, () => [
-    { name: "REQUEST_SENT", timestamp: now.toISOString() },
-  ]);
+  await deps.gateways.publishCommand(gatewayId, wire);
+  const now = deps.clock.now();
+  await advanceCommand(deps.db, {
+    commandId: wire.command_id,
+    input: { kind: "dispatched" },
+    now,
+    cfg: deps.timeouts,
+    events: () => [{ name: "REQUEST_SENT", timestamp: now.toISOString() }],
+  });
 }
 
 /**
@@ -36,24 +40,13 @@ export async function redeliverPending(
   gatewayId: string,
   deps: Deps & { log: Logger },
 ): Promise<number> {
-  const rows = await db
-    .selectFrom("commands")
-    .innerJoin("devices", "devices.id", "commands.device_id")
-    .select(["commands.id", "commands.wire_request"])
-    .where("devices.gateway_id", "=", gatewayId)
-    .where("commands.state_value", "in", ["NOT_SENT", "SENT"])
-    .where("commands.state_timeout_at", ">", deps.clock.now().toISOString())
-    .where("commands.wire_request", "is not", null)
-    .orderBy("commands.created_at")
-    .orderBy("commands.id")
-    .execute();
-  for (const row of rows) {
-    const wire = JSON.parse(row.wire_request as string) as WireCommand;
-    await publishCommand(db, gateways, gatewayId, wire, deps).catch((err: unknown) =>
-      deps.log.warn({ err, command_id: row.id }, "command not handed to the broker again"),
+  const pending = await commandRepository(db).awaitingDelivery(gatewayId, deps.clock.now());
+  for (const wire of pending) {
+    await publishCommand({ ...deps, db, gateways }, gatewayId, wire).catch((err: unknown) =>
+      deps.log.warn({ err, command_id: wire.command_id }, "command not handed to the broker again"),
     );
   }
-  if (rows.length)
-    deps.log.info({ gateway_id: gatewayId, commands: rows.length }, "commands delivered again");
-  return rows.length;
+  if (pending.length)
+    deps.log.info({ gateway_id: gatewayId, commands: pending.length }, "commands delivered again");
+  return pending.length;
 }

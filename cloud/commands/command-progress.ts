@@ -1,14 +1,14 @@
-import type { Logger } from "pino";
 import type { CommandEvent } from "../../shared/api/command.ts";
 import type { CommandInput } from "../../shared/domain/command-machine.ts";
 import type { DeviceInput, LockState } from "../../shared/domain/device-machine.ts";
-import type { CommandName } from "../../shared/domain/device-types.ts";
 import type { CommandProgress } from "../../shared/wire/messages.ts";
+import { advanceDevice } from "../devices/advance-device.ts";
+import type { SensorReading } from "../devices/device-repository.ts";
+import type { GatewayReport } from "../gateway-link/gateway-reports.ts";
+import type { Executor } from "../store/db.ts";
+import { advanceCommand } from "./advance-command.ts";
 import { drivesDeviceState, successEventFor } from "./command-events.ts";
-import { advanceCommand, advanceDevice, appendCommandEvent, type SensorColumns } from "./command-store.ts";
-import type { CommandTimeoutConfig } from "./timeouts.ts";
-
-type Tx = Parameters<typeof advanceCommand>[0];
+import { commandRepository } from "./command-repository.ts";
 
 /** Events the cloud writes when it ends a command itself, before the hardware said anything. */
 const ENDED_BY_CLOUD = new Set(["REQUEST_TIMED_OUT", "REQUEST_SUPERSEDED"]);
@@ -20,27 +20,20 @@ const LATE = "reported after the command had ended";
  * Returns false when the report was rejected, true when it was applied or was a harmless repeat.
  */
 export async function applyCommandProgress(
-  tx: Tx,
-  gatewayId: string,
-  msg: CommandProgress,
-  cfg: CommandTimeoutConfig,
-  now: Date,
-  log: Logger,
+  tx: Executor,
+  { gatewayId, msg, cfg, now, log }: GatewayReport<CommandProgress>,
 ): Promise<boolean> {
-  const cmd = await tx
-    .selectFrom("commands")
-    .innerJoin("devices", "devices.id", "commands.device_id")
-    .select(["commands.id", "commands.name", "commands.device_id", "commands.events", "devices.gateway_id"])
-    .where("commands.id", "=", msg.command_id)
-    .executeTakeFirst();
-  if (!cmd || cmd.device_id !== msg.device_id || cmd.gateway_id !== gatewayId) {
+  const commands = commandRepository(tx);
+  const found = await commands.findWithGateway(msg.command_id);
+  if (!found || found.command.device_id !== msg.device_id || found.gatewayId !== gatewayId) {
     log.warn(
       { gateway_id: gatewayId, command_id: msg.command_id },
       "progress for a command this gateway does not own",
     );
     return false;
   }
-  const name = cmd.name as CommandName;
+  const cmd = found.command;
+  const name = cmd.name;
   const ts = now.toISOString();
   const at = msg.observed_at ?? ts;
   let input: CommandInput;
@@ -63,47 +56,34 @@ export async function applyCommandProgress(
       event = { name: "RESPONSE_ERROR", value: msg.reason, timestamp: at };
       break;
   }
-  const sensors: SensorColumns = msg.lock_state ? { lock_state: msg.lock_state, sensors_at: ts } : {};
-  const sensed = (lockState: LockState) =>
-    advanceDevice(tx, {
-      deviceId: cmd.device_id,
-      commandId: null,
-      input: { kind: "sensed", lockState },
-      now,
-      cfg,
-      sensors,
-    });
+  const sensors: SensorReading = msg.lock_state ? { lock_state: msg.lock_state, sensors_at: ts } : {};
+  const step = (commandId: string | null, input: DeviceInput) =>
+    advanceDevice(tx, { deviceId: cmd.device_id, commandId, input, now, cfg, sensors });
+  const sensed = (lockState: LockState) => step(null, { kind: "sensed", lockState });
   // The gateway has the command, so the broker had it: when its report overtakes the broker's
   // acknowledgement of our publish, record the hand-over first (REQUEST_SENT) so no step is missing.
-  await advanceCommand(tx, cmd.id, { kind: "dispatched" }, now, cfg, () => [
-    { name: "REQUEST_SENT", timestamp: ts },
-  ]);
-  const row = await advanceCommand(tx, cmd.id, input, now, cfg, () => [event]);
-  if (!row) {
+  await advanceCommand(tx, {
+    commandId: cmd.id,
+    input: { kind: "dispatched" },
+    now,
+    cfg,
+    events: () => [{ name: "REQUEST_SENT", timestamp: ts }],
+  });
+  const moved = await advanceCommand(tx, { commandId: cmd.id, input, now, cfg, events: () => [event] });
+  if (!moved) {
     // The cloud already ended this command (superseded, or past its deadline) but the hardware went on:
     // what it did is recorded on the command, whose state stays as it was (issue: force commands are honest).
-    const events = JSON.parse(cmd.events) as CommandEvent[];
-    if (msg.state !== "RECEIVED" && events.some((e) => ENDED_BY_CLOUD.has(e.name))) {
+    if (msg.state !== "RECEIVED" && cmd.events.some((e) => ENDED_BY_CLOUD.has(e.name))) {
       const late = { ...event, value: event.value ? `${LATE}: ${event.value}` : LATE };
-      if (!events.some((e) => e.name === late.name && e.value === late.value))
-        await appendCommandEvent(tx, cmd.id, late, now);
+      if (!cmd.events.some((e) => e.name === late.name && e.value === late.value))
+        await commands.appendEvent(cmd.id, late, now);
     }
     // What the hardware says about the lock is the truth, unless another command now holds the device.
     if (msg.lock_state) await sensed(msg.lock_state);
     return true;
   }
-  if (drivesDeviceState(name)) {
-    await advanceDevice(tx, {
-      deviceId: cmd.device_id,
-      commandId: cmd.id,
-      input: deviceInput,
-      now,
-      cfg,
-      sensors,
-    });
-  } else if (msg.lock_state) {
-    // sync-device and take-photo report a reading, not a movement: reconcile with it.
-    await sensed(msg.lock_state);
-  }
+  if (drivesDeviceState(name)) await step(cmd.id, deviceInput);
+  // sync-device and take-photo report a reading, not a movement: reconcile with it.
+  else if (msg.lock_state) await sensed(msg.lock_state);
   return true;
 }

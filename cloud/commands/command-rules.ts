@@ -2,18 +2,34 @@ import { type CommandRequest, REASONS_NEEDING_COMMENT } from "../../shared/api/c
 import {
   type CommandName,
   commandsFor,
-  type DeviceType,
   isCloudOnlyCommand,
   isThrottled,
-  type PowerSaveStrategy,
 } from "../../shared/domain/device-types.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { ErrorCode } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
-import type { DevicesTable } from "../store/schema.ts";
+import type { DeviceRecord } from "../devices/device-repository.ts";
 import { type CommandTimeoutConfig, throttleWindowMs } from "./timeouts.ts";
 
+/** Why a command is not accepted: what the API answers (an AppError once thrown). */
+export type CommandRefusal = {
+  code: ErrorCode;
+  message: string;
+  context: Record<string, unknown>;
+  /** Extra response headers, e.g. Retry-After. */
+  headers: Record<string, string>;
+};
+
+export function refuse(
+  code: ErrorCode,
+  message: string,
+  context: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): CommandRefusal {
+  return { code, message, context, headers };
+}
+
 /** Which request fields each command uses (spec: Command request body); any other field is a 400. */
-const FIELDS_OF: Partial<Record<CommandName, readonly (keyof CommandRequest)[]>> = {
+export const FIELDS_OF: Partial<Record<CommandName, readonly (keyof CommandRequest)[]>> = {
   book: ["timeout_at"],
   lock: ["user_id"],
   "force-unlock": ["reason", "comment"],
@@ -27,42 +43,40 @@ const ADMIN_COMMANDS: ReadonlySet<CommandName> = new Set([
   "sync-device",
 ]);
 
-function invalid(field: string, message: string): AppError {
-  return new AppError("ERRORS.VALIDATION_FAILED", `${field}: ${message}`, { field });
+function invalid(field: string, message: string): CommandRefusal {
+  return refuse("ERRORS.VALIDATION_FAILED", `${field}: ${message}`, { field });
 }
 
 /**
  * Checks a command request against the device and the caller, in the order a caller would fix them:
  * the device must accept the command, the caller must be allowed, then every field rule.
+ * Returns the first refusal, or null.
  */
 export function checkCommandRequest(
   body: CommandRequest,
-  device: { type: string; has_camera: number },
+  device: Pick<DeviceRecord, "type" | "has_camera">,
   principal: Principal,
   now: Date,
-): void {
+): CommandRefusal | null {
   const name = body.command;
-  const accepted = commandsFor(device.type as DeviceType, device.has_camera === 1);
+  const accepted = commandsFor(device.type, device.has_camera);
   if (!accepted.includes(name)) {
-    throw new AppError(
+    return refuse(
       "ERRORS.COMMAND_NOT_SUPPORTED",
       `A ${device.type} device does not accept ${name}; it accepts: ${accepted.join(", ") || "no commands"}`,
       { command: name, accepted },
     );
   }
   if (ADMIN_COMMANDS.has(name) && !can(principal, "DEVICE_ADMIN")) {
-    throw new AppError("ERRORS.FORBIDDEN", `${name} needs the DEVICE_ADMIN permission`);
+    return refuse("ERRORS.FORBIDDEN", `${name} needs the DEVICE_ADMIN permission`);
   }
   const allowed = FIELDS_OF[name] ?? [];
   for (const field of ["timeout_at", "user_id", "reason", "comment", "power_cycle"] as const) {
-    if (body[field] !== undefined && !allowed.includes(field)) {
-      throw invalid(field, `is not used by ${name}`);
-    }
+    if (body[field] !== undefined && !allowed.includes(field))
+      return invalid(field, `is not used by ${name}`);
   }
   if (name === "book" && body.timeout_at !== undefined && Date.parse(body.timeout_at) <= now.getTime()) {
-    throw new AppError("ERRORS.INVALID_TIMEOUT_AT", "timeout_at must be in the future", {
-      field: "timeout_at",
-    });
+    return refuse("ERRORS.INVALID_TIMEOUT_AT", "timeout_at must be in the future", { field: "timeout_at" });
   }
   if (
     name === "lock" &&
@@ -70,33 +84,35 @@ export function checkCommandRequest(
     body.user_id !== principal.id &&
     !can(principal, "ACT_ON_BEHALF_OF")
   ) {
-    throw new AppError("ERRORS.FORBIDDEN", "Locking for another user needs the ACT_ON_BEHALF_OF permission", {
+    return refuse("ERRORS.FORBIDDEN", "Locking for another user needs the ACT_ON_BEHALF_OF permission", {
       field: "user_id",
     });
   }
   if (name === "force-unlock") {
-    if (body.reason === undefined) throw invalid("reason", "is required for force-unlock");
+    if (body.reason === undefined) return invalid("reason", "is required for force-unlock");
     if (REASONS_NEEDING_COMMENT.has(body.reason) && (body.comment ?? "").trim().length < 5) {
-      throw invalid("comment", `must be at least 5 characters when reason is ${body.reason}`);
+      return invalid("comment", `must be at least 5 characters when reason is ${body.reason}`);
     }
   }
+  return null;
 }
 
 /**
  * What the device's present condition allows, after the request itself was found valid: a device in
  * deep sleep, the per-device throttle, and whose booking a cancel-booking may end.
+ * Returns the first refusal, or null.
  */
 export function checkDeviceAdmits(
   name: CommandName,
-  device: Pick<DevicesTable, "power_save_strategy" | "sleep_state" | "last_lock_command_at" | "booked_by">,
+  device: Pick<DeviceRecord, "power_save_strategy" | "sleep_state" | "last_lock_command_at" | "booked_by">,
   principal: Principal,
   now: Date,
   cfg: CommandTimeoutConfig,
-): void {
-  const strategy = device.power_save_strategy as PowerSaveStrategy;
+): CommandRefusal | null {
+  const strategy = device.power_save_strategy;
   // LOCAL_WAKEUP devices in deep sleep wake only on a physical interaction (spec: Device).
   if (strategy === "LOCAL_WAKEUP" && device.sleep_state === "DEEP_SLEEP" && !isCloudOnlyCommand(name)) {
-    throw new AppError(
+    return refuse(
       "ERRORS.DEVICE_ASLEEP",
       "The device is in deep sleep and wakes only on a physical interaction",
     );
@@ -105,7 +121,7 @@ export function checkDeviceAdmits(
     const windowMs = throttleWindowMs(cfg, strategy);
     const wait = Date.parse(device.last_lock_command_at) + windowMs - now.getTime();
     if (wait > 0) {
-      throw new AppError(
+      return refuse(
         "ERRORS.LOCK_COMMAND_THROTTLED",
         `Another command that moves this device was sent less than ${windowMs / 1000} s ago`,
         {},
@@ -114,6 +130,7 @@ export function checkDeviceAdmits(
     }
   }
   if (name === "cancel-booking" && device.booked_by !== null && device.booked_by !== principal.id) {
-    throw new AppError("ERRORS.FORBIDDEN", "The booking belongs to another user; use force-cancel-booking");
+    return refuse("ERRORS.FORBIDDEN", "The booking belongs to another user; use force-cancel-booking");
   }
+  return null;
 }

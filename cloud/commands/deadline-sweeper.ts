@@ -1,8 +1,14 @@
 import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import { advanceDevice } from "../devices/advance-device.ts";
+import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
-import { advanceCommand, advanceDevice } from "./command-store.ts";
+import { commandRepository } from "./command-repository.ts";
+import { endCommand } from "./end-command.ts";
 import type { CommandTimeoutConfig } from "./timeouts.ts";
+
+/** At most this many commands, and this many devices, per sweep; the next sweep takes the rest. */
+const BATCH = 500;
 
 /**
  * Enforces every deadline in the cloud itself (flow 1): commands past their state's timeout end in
@@ -25,39 +31,20 @@ export function createDeadlineSweeper(deps: {
     const now = clock.now();
     const ts = now.toISOString();
     let moved = 0;
-    const due = await db
-      .selectFrom("commands")
-      .select(["id", "device_id"])
-      .where("state_value", "in", ["NOT_SENT", "SENT", "RECEIVED"])
-      .where("state_timeout_at", "<=", ts)
-      .limit(500)
-      .execute();
+    const due = await commandRepository(db).pastDeadline(ts, BATCH);
     for (const c of due) {
-      await db.transaction().execute(async (trx) => {
-        const row = await advanceCommand(trx, c.id, { kind: "deadline" }, now, timeouts, (s) => [
-          { name: "REQUEST_TIMED_OUT", value: s.reason, timestamp: ts },
-        ]);
-        if (!row) return;
-        moved++;
-        await advanceDevice(trx, {
-          deviceId: c.device_id,
-          commandId: c.id,
-          input: { kind: "failed" },
-          now,
-          cfg: timeouts,
-        });
+      const ended = await endCommand(db, {
+        commandId: c.id,
+        input: { kind: "deadline" },
+        now,
+        cfg: timeouts,
+        events: (s) => [{ name: "REQUEST_TIMED_OUT", value: s.reason, timestamp: ts }],
       });
+      if (ended) moved++;
     }
-    const expiring = await db
-      .selectFrom("devices")
-      .select("id")
-      .where("state_timeout_at", "<=", ts)
-      .where("command_id", "is", null)
-      .limit(500)
-      .execute();
-    for (const d of expiring) {
+    for (const deviceId of await deviceRepository(db).idsPastDeadline(ts, BATCH)) {
       const res = await advanceDevice(db, {
-        deviceId: d.id,
+        deviceId,
         commandId: null,
         input: { kind: "expired" },
         now,

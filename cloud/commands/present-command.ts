@@ -1,22 +1,16 @@
-import type { Command, CommandEvent } from "../../shared/api/command.ts";
-import type { CommandStateValue } from "../../shared/domain/command-machine.ts";
-import type { CommandName } from "../../shared/domain/device-types.ts";
+import type { Command } from "../../shared/api/command.ts";
 import { deviceUri } from "../devices/present-device.ts";
-import type { CommandsTable } from "../store/schema.ts";
+import type { CommandRecord } from "./command-repository.ts";
 
 export const commandUri = (id: string) => `/device/v1/commands/${id}`;
 
-export function presentCommand(row: CommandsTable): Command {
+export function presentCommand(c: CommandRecord): Command {
   return {
-    id: row.id,
-    name: row.name as CommandName,
-    uri: commandUri(row.id),
-    device: { id: row.device_id, uri: deviceUri(row.device_id) },
-    state: {
-      value: row.state_value as CommandStateValue,
-      reason: row.state_reason,
-      timeout_at: row.state_timeout_at,
-    },
-    events: JSON.parse(row.events) as CommandEvent[],
+    id: c.id,
+    name: c.name,
+    uri: commandUri(c.id),
+    device: { id: c.device_id, uri: deviceUri(c.device_id) },
+    state: { value: c.state.value, reason: c.state.reason, timeout_at: c.state.timeout_at },
+    events: c.events,
   };
 }

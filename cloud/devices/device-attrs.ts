@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fromJson, type Json } from "../store/json-column.ts";
 
 /** Device fields kept in the `attrs` JSON column. */
 export const DeviceAttrs = z.object({
@@ -15,6 +16,7 @@ export const DeviceAttrs = z.object({
 });
 export type DeviceAttrs = z.infer<typeof DeviceAttrs>;
 
-export function parseDeviceAttrs(json: string): DeviceAttrs {
-  return DeviceAttrs.parse(JSON.parse(json));
+/** Through the schema, not trusted as stored: a row written before a field existed gets its default. */
+export function parseDeviceAttrs(json: Json<DeviceAttrs>): DeviceAttrs {
+  return DeviceAttrs.parse(fromJson(json));
 }

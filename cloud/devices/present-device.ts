@@ -1,34 +1,26 @@
 import type { Device } from "../../shared/api/device.ts";
-import type { DeviceStateValue } from "../../shared/domain/device-machine.ts";
-import {
-  commandsFor,
-  type DeviceType,
-  type PowerSaveStrategy,
-  type SleepState,
-} from "../../shared/domain/device-types.ts";
+import { commandsFor } from "../../shared/domain/device-types.ts";
 import { deriveHealth, type HealthView, legacyHealth } from "../../shared/domain/health.ts";
 import { can, type Principal } from "../auth/principal.ts";
-import type { DevicesTable } from "../store/schema.ts";
-import { parseDeviceAttrs } from "./device-attrs.ts";
+import type { DeviceRecord, DeviceSummary } from "./device-repository.ts";
 
 export const deviceUri = (id: string) => `/device/v1/devices/${id}`;
 export const locationUri = (id: string) => `/location/v1/locations/${id}`;
 
 export function healthOf(
-  row: Pick<DevicesTable, "last_seen_at" | "offline_at">,
+  row: Pick<DeviceSummary, "last_seen_at" | "offline_at">,
   now: Date,
 ): HealthView | null {
   return deriveHealth({ last_seen_at: row.last_seen_at, offline_at: row.offline_at }, now);
 }
 
 /** A device is available when its API state says so (spec rule 3) and its hardware is in order. */
-export function isAvailable(row: Pick<DevicesTable, "state_value" | "hardware_state">): boolean {
+export function isAvailable(row: Pick<DeviceSummary, "state_value" | "hardware_state">): boolean {
   return row.state_value === "UNLOCKED" && row.hardware_state === "NORMAL";
 }
 
-export function presentDevice(row: DevicesTable, now: Date, principal: Principal): Device {
-  const attrs = parseDeviceAttrs(row.attrs);
-  const type = row.type as DeviceType;
+export function presentDevice(row: DeviceRecord, now: Date, principal: Principal): Device {
+  const { attrs, type } = row;
   const health = healthOf(row, now);
   const commandsUri = `${deviceUri(row.id)}/commands`;
   const device: Device = {
@@ -39,12 +31,12 @@ export function presentDevice(row: DevicesTable, now: Date, principal: Principal
     code: row.code,
     nr: row.alias,
     state: {
-      changed_at: row.state_changed_at,
-      value: row.state_value as DeviceStateValue,
-      timeout_at: row.state_timeout_at,
+      changed_at: row.state.changed_at,
+      value: row.state.value,
+      timeout_at: row.state.timeout_at,
     },
-    lock_state: row.lock_state as "LOCKED" | "UNLOCKED",
-    hardware_state: row.hardware_state as Device["hardware_state"],
+    lock_state: row.lock_state,
+    hardware_state: row.hardware_state,
     heartbeat_v2: health && {
       health: health.health,
       dead_since: health.dead_since,
@@ -55,16 +47,14 @@ export function presentDevice(row: DevicesTable, now: Date, principal: Principal
     heartbeat: row.last_seen_at,
     heartbeat_latency: null,
     wifi_rssi: null,
-    sleep_state: row.sleep_state as SleepState,
-    power_save_strategy: row.power_save_strategy as PowerSaveStrategy,
-    commands: Object.fromEntries(
-      commandsFor(type, row.has_camera === 1).map((c) => [c, commandsUri]),
-    ) as Device["commands"],
+    sleep_state: row.sleep_state,
+    power_save_strategy: row.power_save_strategy,
+    commands: Object.fromEntries(commandsFor(type, row.has_camera).map((c) => [c, commandsUri])),
     has_otp_support: attrs.has_otp_support,
     has_access_lists: attrs.has_access_lists,
     has_allowlist: attrs.has_allowlist,
     has_subscription: attrs.has_subscription,
-    has_camera: row.has_camera === 1,
+    has_camera: row.has_camera,
     price_list: attrs.price_list_id
       ? { id: attrs.price_list_id, uri: `/price-lists/v1/price-lists/${attrs.price_list_id}` }
       : null,

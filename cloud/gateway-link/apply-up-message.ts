@@ -22,15 +22,16 @@ export function applyUpMessage(
       .onConflict((oc) => oc.columns(["gateway_id", "seq"]).doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows === 0n) return "duplicate";
+    const report = { gatewayId, cfg: deps.timeouts, now: deps.now, log: deps.log };
     switch (msg.type) {
       case "command_progress":
-        await applyCommandProgress(trx, gatewayId, msg, deps.timeouts, deps.now, deps.log);
+        await applyCommandProgress(trx, { ...report, msg });
         break;
       case "device_state":
-        await applyDeviceState(trx, gatewayId, msg, deps);
+        await applyDeviceState(trx, { ...report, msg });
         break;
       case "hardware_event":
-        await applyHardwareEvent(trx, gatewayId, msg, deps.now, deps.log);
+        await applyHardwareEvent(trx, { ...report, msg });
         break;
     }
     return "applied";

@@ -2,34 +2,20 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
-import { parseDeviceAttrs } from "../devices/device-attrs.ts";
-import type { Db } from "../store/db.ts";
-
-type Reader = Pick<Db, "selectFrom">;
+import { deviceRepository } from "../devices/device-repository.ts";
+import type { Db, Executor } from "../store/db.ts";
 
 /**
  * The device map of one gateway, as the cloud's store describes it: published retained on its `config`
  * topic, so the gateway gets it whenever it connects (docs/decisions.md, "Gateway daemon").
  */
-export async function deviceMapFor(db: Reader, gatewayId: string): Promise<DeviceMap> {
-  const rows = await db
-    .selectFrom("devices")
-    .select(["id", "type", "alias", "attrs", "has_camera"])
-    .where("gateway_id", "=", gatewayId)
-    .orderBy("id")
-    .execute();
-  const devices = rows.map((r) => ({
-    device_id: r.id,
-    type: r.type,
-    alias: r.alias,
-    bus: parseDeviceAttrs(r.attrs).bus,
-    has_camera: r.has_camera === 1,
-  }));
+export async function deviceMapFor(db: Executor, gatewayId: string): Promise<DeviceMap> {
+  const devices = await deviceRepository(db).wiringOf(gatewayId);
   const version = createHash("sha256").update(JSON.stringify(devices)).digest("hex").slice(0, 16);
   return { gateway_id: gatewayId, version, devices };
 }
 
-export async function allGatewayIds(db: Reader): Promise<string[]> {
+export async function allGatewayIds(db: Executor): Promise<string[]> {
   return (await db.selectFrom("gateways").select("id").orderBy("id").execute()).map((r) => r.id);
 }
 
@@ -37,7 +23,7 @@ export async function allGatewayIds(db: Reader): Promise<string[]> {
  * Stores each gateway's current map version (after a manifest changed devices), so running clouds can
  * tell with one small query which maps to publish. Returns the gateways whose map changed.
  */
-export async function recordMapVersions(db: Pick<Db, "selectFrom" | "updateTable">): Promise<string[]> {
+export async function recordMapVersions(db: Executor): Promise<string[]> {
   const changed: string[] = [];
   const gateways = await db.selectFrom("gateways").select(["id", "map_version"]).execute();
   for (const gw of gateways) {

@@ -1,26 +1,26 @@
 import type { Logger } from "pino";
 import type { DeviceStateReport, HardwareEvent, Heartbeat, Status } from "../../shared/wire/messages.ts";
-import { advanceDevice, type SensorColumns } from "../commands/command-store.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
-import type { Db } from "../store/db.ts";
+import { advanceDevice } from "../devices/advance-device.ts";
+import { deviceRepository, type SensorReading } from "../devices/device-repository.ts";
+import type { Db, Executor } from "../store/db.ts";
 
-type Tx = Pick<Db, "updateTable" | "selectFrom">;
+/** One message from a gateway's outbox, with what applying it needs. */
+export type GatewayReport<M> = {
+  gatewayId: string;
+  msg: M;
+  cfg: CommandTimeoutConfig;
+  now: Date;
+  log: Logger;
+};
 
 /**
  * Heartbeats mark the gateway's GUARD and every bus device it reached as seen now. The cloud's clock,
  * not the gateway's, decides health, so a gateway with a wrong clock cannot look healthy (F14).
  */
 export async function applyHeartbeat(db: Db, hb: Heartbeat, now: Date): Promise<void> {
-  const ts = now.toISOString();
   const reachable = hb.devices.filter((d) => d.reachable).map((d) => d.device_id);
-  await db
-    .updateTable("devices")
-    .set({ last_seen_at: ts, offline_at: null })
-    .where("gateway_id", "=", hb.gateway_id)
-    .where((eb) =>
-      eb.or([eb("type", "=", "GUARD"), ...(reachable.length ? [eb("id", "in", reachable)] : [])]),
-    )
-    .execute();
+  await deviceRepository(db).markSeen(hb.gateway_id, reachable, now.toISOString());
 }
 
 /** The retained status and the Last Will: offline takes every device of the gateway down at once. */
@@ -32,20 +32,9 @@ export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> 
       .set({ online: st.online ? 1 : 0, status_at: ts })
       .where("id", "=", st.gateway_id)
       .execute();
-    if (st.online) {
-      await trx
-        .updateTable("devices")
-        .set({ last_seen_at: ts, offline_at: null })
-        .where("gateway_id", "=", st.gateway_id)
-        .where("type", "=", "GUARD")
-        .execute();
-    } else {
-      await trx
-        .updateTable("devices")
-        .set({ offline_at: ts })
-        .where("gateway_id", "=", st.gateway_id)
-        .execute();
-    }
+    const devices = deviceRepository(trx);
+    if (st.online) await devices.markSeen(st.gateway_id, [], ts);
+    else await devices.markOffline(st.gateway_id, ts);
   });
 }
 
@@ -55,19 +44,11 @@ export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> 
  * with its cause (who and why, for a technician).
  */
 export async function applyDeviceState(
-  tx: Tx & Pick<Db, "insertInto">,
-  gatewayId: string,
-  msg: DeviceStateReport,
-  deps: { now: Date; timeouts: CommandTimeoutConfig; log: Logger },
-) {
-  const { now, log } = deps;
-  const owned = await tx
-    .selectFrom("devices")
-    .select("id")
-    .where("id", "=", msg.device_id)
-    .where("gateway_id", "=", gatewayId)
-    .executeTakeFirst();
-  if (!owned) {
+  tx: Executor,
+  { gatewayId, msg, cfg, now, log }: GatewayReport<DeviceStateReport>,
+): Promise<void> {
+  const devices = deviceRepository(tx);
+  if (!(await devices.isDrivenBy(gatewayId, msg.device_id))) {
     log.warn(
       { gateway_id: gatewayId, device_id: msg.device_id },
       "state for a device this gateway does not own",
@@ -75,18 +56,17 @@ export async function applyDeviceState(
     return;
   }
   const ts = now.toISOString();
-  const bit = (b: boolean | undefined) => (b === undefined ? {} : b ? 1 : 0);
   // Not `last_seen_at`: a report may come out of the outbox long after it was observed; health comes
   // from heartbeats alone.
-  const sensors: SensorColumns = {
+  const sensors: SensorReading = {
     sensors_at: ts,
     ...(msg.lock_state ? { lock_state: msg.lock_state } : {}),
-    ...(msg.door_open !== undefined ? { door_open: bit(msg.door_open) as number } : {}),
-    ...(msg.item_present !== undefined ? { item_present: bit(msg.item_present) as number } : {}),
+    ...(msg.door_open !== undefined ? { door_open: msg.door_open } : {}),
+    ...(msg.item_present !== undefined ? { item_present: msg.item_present } : {}),
     ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
   };
   if (!msg.lock_state) {
-    await tx.updateTable("devices").set(sensors).where("id", "=", msg.device_id).execute();
+    await devices.recordReading(msg.device_id, sensors);
     return;
   }
   const res = await advanceDevice(tx, {
@@ -94,12 +74,13 @@ export async function applyDeviceState(
     commandId: null,
     input: { kind: "sensed", lockState: msg.lock_state },
     now,
-    cfg: deps.timeouts,
+    cfg,
     sensors,
   });
   if (!res?.changed) return;
+  const to = res.device.state.value;
   log.info(
-    { device_id: msg.device_id, from: res.from, to: res.row.state_value, cause: msg.cause },
+    { device_id: msg.device_id, from: res.from, to, cause: msg.cause },
     "device state follows the hardware",
   );
   await tx
@@ -109,7 +90,7 @@ export async function applyDeviceState(
       seq: msg.seq,
       device_id: msg.device_id,
       from_value: res.from,
-      to_value: res.row.state_value,
+      to_value: to,
       lock_state: msg.lock_state,
       cause: msg.cause,
       detail: msg.detail,
@@ -124,27 +105,13 @@ export async function applyDeviceState(
  * webhook features. A device another gateway owns is recorded without the device (S30).
  */
 export async function applyHardwareEvent(
-  tx: Tx & Pick<Db, "insertInto">,
-  gatewayId: string,
-  msg: HardwareEvent,
-  now: Date,
-  log: Logger,
-) {
+  tx: Executor,
+  { gatewayId, msg, now, log }: GatewayReport<HardwareEvent>,
+): Promise<void> {
   let deviceId = msg.device_id;
-  if (deviceId) {
-    const owned = await tx
-      .selectFrom("devices")
-      .select("id")
-      .where("id", "=", deviceId)
-      .where("gateway_id", "=", gatewayId)
-      .executeTakeFirst();
-    if (!owned) {
-      log.warn(
-        { gateway_id: gatewayId, device_id: deviceId },
-        "event for a device this gateway does not own",
-      );
-      deviceId = null;
-    }
+  if (deviceId && !(await deviceRepository(tx).isDrivenBy(gatewayId, deviceId))) {
+    log.warn({ gateway_id: gatewayId, device_id: deviceId }, "event for a device this gateway does not own");
+    deviceId = null;
   }
   await tx
     .insertInto("hardware_events")

@@ -1,7 +1,7 @@
-import { type DeviceType, isLockingDevice } from "../../shared/domain/device-types.ts";
+import { isLockingDevice } from "../../shared/domain/device-types.ts";
 import { isOnline } from "../../shared/domain/health.ts";
+import type { DeviceSummary } from "../devices/device-repository.ts";
 import { healthOf, isAvailable } from "../devices/present-device.ts";
-import type { DevicesTable } from "../store/schema.ts";
 
 export type LocationAggregates = {
   total: number;
@@ -16,17 +16,7 @@ export type LocationAggregates = {
   }[];
 };
 
-type Row = Pick<
-  DevicesTable,
-  | "type"
-  | "alias"
-  | "state_value"
-  | "state_changed_at"
-  | "hardware_state"
-  | "last_seen_at"
-  | "offline_at"
-  | "created_at"
->;
+type Row = Omit<DeviceSummary, "location_id">;
 
 /**
  * Location aggregates (spec: Location, rules 8 and 9): `total` counts locking devices, `available` those
@@ -47,7 +37,7 @@ export function aggregate(devices: readonly Row[], now: Date): LocationAggregate
     if (health) anyKnown = true;
     if (up) onlineAll++;
     if (health?.dead_since && health.dead_since > lastDeath) lastDeath = health.dead_since;
-    if (!isLockingDevice(d.type as DeviceType)) continue;
+    if (!isLockingDevice(d.type)) continue;
     const free = isAvailable(d);
     total++;
     if (up) online++;

@@ -1,12 +1,12 @@
 import { type LocationPatch, type LocationType, TAGS_MAX_COUNT } from "../../shared/api/location.ts";
 import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/clock.ts";
-import type { DeviceType } from "../../shared/domain/device-types.ts";
 import { misfitDevices } from "../../shared/domain/location-devices.ts";
 import { AppError } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
+import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
-import type { DevicesTable, LocationsTable } from "../store/schema.ts";
+import type { LocationsTable } from "../store/schema.ts";
 import { aggregate } from "./aggregates.ts";
 import { parseLocationAttrs } from "./location-attrs.ts";
 import { locationName, presentLocation, presentLocationDetail } from "./present-location.ts";
@@ -29,46 +29,9 @@ export function distanceM(a: { lat: number; lng: number }, b: { lat: number; lng
   return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
-const AGG_COLUMNS = [
-  "location_id",
-  "type",
-  "alias",
-  "state_value",
-  "state_changed_at",
-  "hardware_state",
-  "last_seen_at",
-  "offline_at",
-  "created_at",
-] as const;
-type AggRow = Pick<DevicesTable, (typeof AGG_COLUMNS)[number]>;
-
 export function createLocationService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
-
-  /**
-   * Devices of the given locations, grouped by location. Listing many locations reads the operator's
-   * devices in one indexed scan rather than binding a long IN list.
-   */
-  async function devicesByLocation(
-    locationIds: string[],
-    operatorId?: string,
-  ): Promise<Map<string, AggRow[]>> {
-    const byLocation = new Map<string, AggRow[]>();
-    if (locationIds.length === 0) return byLocation;
-    const wanted = new Set(locationIds);
-    let q = db.selectFrom("devices").select(AGG_COLUMNS).orderBy("alias");
-    q =
-      operatorId && locationIds.length > 1
-        ? q.where("operator_id", "=", operatorId)
-        : q.where("location_id", "in", locationIds);
-    const rows = (await q.execute()).filter((r) => wanted.has(r.location_id));
-    for (const r of rows) {
-      const list = byLocation.get(r.location_id);
-      if (list) list.push(r);
-      else byLocation.set(r.location_id, [r]);
-    }
-    return byLocation;
-  }
+  const devices = deviceRepository(db);
 
   /** Another operator's location answers exactly as a missing one (BOLA: S12). */
   async function findOwned(principal: Principal, id: string): Promise<LocationsTable> {
@@ -84,14 +47,7 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
 
   /** A new type must fit the devices the location holds: a location of lockers cannot become BIKE_DOCKS. */
   async function assertHoldsFit(locationId: string, type: LocationType) {
-    const held = await db
-      .selectFrom("devices")
-      .select("type")
-      .distinct()
-      .where("location_id", "=", locationId)
-      .execute();
-    const types = held.map((d) => d.type as DeviceType);
-    const misfits = misfitDevices(type, types);
+    const misfits = misfitDevices(type, await devices.typesAt(locationId));
     if (misfits.length > 0) {
       throw new AppError(
         "ERRORS.VALIDATION_FAILED",
@@ -127,13 +83,16 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
           .sort((x, y) => x.d - y.d)
           .map((x) => x.r);
       }
-      const devices = await devicesByLocation(
+      const summaries = await devices.summariesAt(
         rows.map((r) => r.id),
         principal.operatorId,
       );
       const now = clock.now();
       return rows.map((r) =>
-        presentLocation(r, aggregate(devices.get(r.id) ?? [], now), principal, {
+        presentLocation({
+          row: r,
+          agg: aggregate(summaries.get(r.id) ?? [], now),
+          principal,
           includeResources: q.includeResources,
         }),
       );
@@ -141,10 +100,9 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
 
     async get(principal: Principal, id: string, includeResources: boolean) {
       const row = await findOwned(principal, id);
-      const devices = await devicesByLocation([row.id]);
-      return presentLocationDetail(row, aggregate(devices.get(row.id) ?? [], clock.now()), principal, {
-        includeResources,
-      });
+      const summaries = await devices.summariesAt([row.id]);
+      const agg = aggregate(summaries.get(row.id) ?? [], clock.now());
+      return presentLocationDetail({ row, agg, principal, includeResources });
     },
 
     /**
@@ -242,12 +200,12 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
         .where("public_area_locations.public_area_id", "=", area.id)
         .orderBy("locations.code")
         .execute();
-      const devices = await devicesByLocation(rows.map((r) => r.id));
+      const summaries = await devices.summariesAt(rows.map((r) => r.id));
       const now = clock.now();
       return {
         type: "FeatureCollection" as const,
         features: rows.map((r) => {
-          const agg = aggregate(devices.get(r.id) ?? [], now);
+          const agg = aggregate(summaries.get(r.id) ?? [], now);
           const attrs = parseLocationAttrs(r.attrs);
           return {
             type: "Feature" as const,

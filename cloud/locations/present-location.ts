@@ -17,13 +17,17 @@ export function iconType(row: Pick<LocationsTable, "type">, attrs: Pick<Location
 /** Deprecated icon URLs stay present but empty: clients use icon.type (docs/decisions.md). */
 const NO_ICON = { png2x: "", svg: "", png: "" };
 
-export function presentLocation(
-  row: LocationsTable,
-  agg: LocationAggregates,
-  principal: Principal,
-  opts: { includeResources: boolean },
-): Location {
-  const a = parseLocationAttrs(row.attrs);
+/** One location as a caller sees it: its row, its devices' aggregates, and whether to list each device. */
+export type LocationView = {
+  row: LocationsTable;
+  agg: LocationAggregates;
+  principal: Principal;
+  includeResources: boolean;
+};
+
+/** `a` is the row's attributes when the caller has parsed them already. */
+export function presentLocation(v: LocationView, a = parseLocationAttrs(v.row.attrs)): Location {
+  const { row, agg, principal } = v;
   const uri = locationUri(row.id);
   const location: Location = {
     id: row.id,
@@ -31,8 +35,8 @@ export function presentLocation(
     code: row.code,
     label: row.label,
     name: locationName(row.code, row.label),
-    type: row.type as Location["type"],
-    status: row.status as Location["status"],
+    type: row.type,
+    status: row.status,
     connection: agg.connection,
     offline_since: agg.offline_since,
     address: a.address,
@@ -49,7 +53,7 @@ export function presentLocation(
       total: agg.total,
       available: agg.available,
       online: agg.online,
-      ...(opts.includeResources ? { resources: agg.resources } : {}),
+      ...(v.includeResources ? { resources: agg.resources } : {}),
       uri: `/device/v1/locations/${row.id}/devices`,
       icon: "",
     },
@@ -71,16 +75,12 @@ export function presentLocation(
   return location;
 }
 
-export function presentLocationDetail(
-  row: LocationsTable,
-  agg: LocationAggregates,
-  principal: Principal,
-  opts: { includeResources: boolean },
-): LocationDetail {
+export function presentLocationDetail(v: LocationView): LocationDetail {
+  const { row, principal } = v;
   const a = parseLocationAttrs(row.attrs);
   const uri = locationUri(row.id);
   const detail: LocationDetail = {
-    ...presentLocation(row, agg, principal, opts),
+    ...presentLocation(v, a),
     subscriptions: { uri: `${uri}/subscriptions` },
     descriptions: { uri: `${uri}/descriptions` },
     whitelists: { uri: `/whitelist/v1/locations/${row.id}/whitelists` },

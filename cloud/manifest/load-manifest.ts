@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { whyUnreadable } from "../../shared/unreadable-file.ts";
 import {
   describePath,
   findProblems,
@@ -48,15 +49,7 @@ export function readManifest(file: string, opts: { env?: Env } = {}): ManifestRe
   try {
     raw = readFileSync(file, "utf8");
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const why =
-      e.code === "ENOENT"
-        ? "no such file"
-        : e.code === "EISDIR"
-          ? "it is a directory"
-          : e.code === "EACCES"
-            ? "permission denied"
-            : e.message;
+    const why = whyUnreadable(err);
     return {
       file,
       manifest: null,

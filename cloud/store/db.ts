@@ -8,6 +8,9 @@ import type { Database } from "./schema.ts";
 
 export type Db = Kysely<Database>;
 
+/** The store or one of its transactions: what a repository needs to read and write. */
+export type Executor = Pick<Db, "selectFrom" | "updateTable" | "insertInto">;
+
 export type StoreConfig =
   | { kind: "sqlite"; file: string }
   | {

@@ -1,6 +1,27 @@
+import type { CommandEvent, CommandRequest } from "../../shared/api/command.ts";
+import type { HardwareState } from "../../shared/api/device.ts";
+import type { LocationStatus, LocationType } from "../../shared/api/location.ts";
+import type { CommandStateValue } from "../../shared/domain/command-machine.ts";
+import type { DeviceStateValue, LockState, StableState } from "../../shared/domain/device-machine.ts";
+import type {
+  CommandName,
+  DeviceType,
+  PowerSaveStrategy,
+  SleepState,
+} from "../../shared/domain/device-types.ts";
+import type {
+  HardwareEvent,
+  SensorCause,
+  CommandRequest as WireCommand,
+} from "../../shared/wire/messages.ts";
+import type { DeviceAttrs } from "../devices/device-attrs.ts";
+import type { Json } from "./json-column.ts";
+
 /**
  * Table types of the cloud store. Portable across SQLite and PostgreSQL by construction: timestamps are
  * RFC 3339 UTC text (sortable as text), booleans are 0/1 integers, structured values are JSON text.
+ * Columns that hold a domain value carry its type, and JSON columns the type of what they hold (`Json<T>`),
+ * so the store speaks the domain's words and only the repositories turn text into values.
  */
 export interface OperatorsTable {
   id: string;
@@ -34,8 +55,8 @@ export interface LocationsTable {
   operator_id: string;
   code: string;
   label: string;
-  type: string;
-  status: string;
+  type: LocationType;
+  status: LocationStatus;
   latitude: number;
   longitude: number;
   /** JSON array of public tags */
@@ -64,20 +85,19 @@ export interface DevicesTable {
   operator_id: string;
   location_id: string;
   gateway_id: string | null;
-  type: string;
+  type: DeviceType;
   alias: string;
   code: string;
   hardware_id: string;
   has_camera: number;
-  power_save_strategy: string;
-  sleep_state: string;
-  state_value: string;
+  power_save_strategy: PowerSaveStrategy;
+  sleep_state: SleepState;
+  state_value: DeviceStateValue;
   state_changed_at: string;
   state_timeout_at: string | null;
-  /** JSON StableState or null */
-  state_restore: string | null;
-  lock_state: string;
-  hardware_state: string;
+  state_restore: Json<StableState> | null;
+  lock_state: LockState;
+  hardware_state: HardwareState;
   last_seen_at: string | null;
   offline_at: string | null;
   user_id: string | null;
@@ -91,8 +111,8 @@ export interface DevicesTable {
   door_open: number | null;
   item_present: number | null;
   sensors_at: string | null;
-  /** JSON object: tags, comment, flags, price list, settings, bus address */
-  attrs: string;
+  /** Tags, comment, flags, price list, settings, bus address */
+  attrs: Json<DeviceAttrs>;
   /** Optimistic concurrency: every state write checks and bumps it. */
   version: number;
   created_at: string;
@@ -103,17 +123,16 @@ export interface CommandsTable {
   id: string;
   operator_id: string;
   device_id: string;
-  name: string;
-  state_value: string;
+  name: CommandName;
+  state_value: CommandStateValue;
   state_reason: string;
   state_timeout_at: string | null;
-  /** JSON of the accepted request parameters */
-  params: string;
+  /** The accepted request body */
+  params: Json<CommandRequest>;
   requested_by: string;
-  /** JSON array of CommandEvent */
-  events: string;
-  /** JSON of the wire CommandRequest as published, so it can be delivered again after a reconnect. */
-  wire_request: string | null;
+  events: Json<CommandEvent[]>;
+  /** The wire request as published, so it can be delivered again after a reconnect; null for cloud-only commands. */
+  wire_request: Json<WireCommand> | null;
   created_at: string;
   updated_at: string;
 }
@@ -129,7 +148,7 @@ export interface HardwareEventsTable {
   seq: number;
   device_id: string | null;
   source: string;
-  event: string;
+  event: HardwareEvent["event"];
   detail: string;
   /** When the gateway saw it (its clock) and when the cloud received it (ours). */
   observed_at: string;
@@ -141,11 +160,11 @@ export interface DeviceStateChangesTable {
   gateway_id: string;
   seq: number;
   device_id: string;
-  from_value: string;
-  to_value: string;
-  lock_state: string;
-  /** SensorCause of the report, and its detail (a technician's name and reason). */
-  cause: string;
+  from_value: DeviceStateValue;
+  to_value: DeviceStateValue;
+  lock_state: LockState;
+  /** Why the gateway reported, and its detail (a technician's name and reason). */
+  cause: SensorCause;
   detail: string;
   observed_at: string;
   received_at: string;

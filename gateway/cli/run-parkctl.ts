@@ -3,6 +3,7 @@
  * invocation against the given io and returns its exit code, so tests run it in-process.
  */
 import { Command, CommanderError, Option } from "commander";
+import { commanderExitCode } from "../../shared/command-line.ts";
 import { PACKAGE_VERSION } from "../../shared/version.ts";
 import { ControlCallError, ControlUnreachableError } from "../control/control-client.ts";
 import { CONTROL_ERROR } from "../control/control-server.ts";
@@ -114,11 +115,7 @@ function applyToAll(cmd: Command, fn: (c: Command) => void): void {
 
 function report(io: ParkctlIo, err: unknown, ctx: CliContext | null): number {
   const say = (text: string) => io.stderr.write(`parkctl: ${text}\n`);
-  if (err instanceof CommanderError) {
-    // Help and version are successes; commander has already printed its message for the rest.
-    if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return EXIT.ok;
-    return EXIT.usage;
-  }
+  if (err instanceof CommanderError) return commanderExitCode(err);
   if (err instanceof CliExit) {
     say(err.message);
     return err.code;

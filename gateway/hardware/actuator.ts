@@ -51,8 +51,23 @@ export class HardwareActuator implements Actuator {
           return this.result(await bus.request({ kind: "status", addr, channel }));
       }
     } catch (err) {
-      if (err instanceof BusError) return failed(err.message);
-      throw err;
+      if (!(err instanceof BusError)) throw err;
+      // A movement whose answer never came may still have happened: read where the latch is, so the
+      // report carries the truth and the cloud settles on it (a LOCK is never simply sent again).
+      const unanswered = err.failure.reason === "no_ack" || err.failure.reason === "no_reply";
+      if (unanswered && (action === "lock" || action === "unlock")) {
+        const reading = await this.readAfter(bus, addr, channel);
+        if (reading) return { ...reading, ok: false, reason: err.message };
+      }
+      return failed(err.message);
+    }
+  }
+
+  private async readAfter(bus: LockBusClient, addr: number, channel: number): Promise<Outcome | null> {
+    try {
+      return this.result(await bus.request({ kind: "status", addr, channel }));
+    } catch {
+      return null;
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import type { CommandLog, CommandLogEntry, CommandState, LoggedCommand } from "../ports.ts";
+import type { CommandEnd, CommandLog, CommandLogEntry, CommandState, LoggedCommand } from "../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 /**
@@ -36,13 +36,7 @@ export class SqliteCommandLog implements CommandLog {
     this.begin.run(e.command_id, e.device_id, e.name, e.state, e.at);
   }
 
-  finish(
-    commandId: string,
-    state: "SUCCESS" | "ERROR",
-    reason: string,
-    lockState: string | null,
-    at: string,
-  ) {
+  finish(...[commandId, state, reason, lockState, at]: CommandEnd) {
     this.end.run(state, reason, lockState, at, commandId);
   }
 

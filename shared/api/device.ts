@@ -12,6 +12,7 @@ export const HARDWARE_STATES = [
   "ERROR",
   "NOT_RESPONDING",
 ] as const;
+export type HardwareState = (typeof HARDWARE_STATES)[number];
 
 export const Device = z
   .object({

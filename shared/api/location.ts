@@ -27,6 +27,7 @@ export const LOCATION_STATUSES = [
   "OBSOLETE",
 ] as const;
 export const LocationStatus = z.enum(LOCATION_STATUSES);
+export type LocationStatus = z.infer<typeof LocationStatus>;
 
 export const CONNECTIONS = ["online", "partially_online", "offline", "unknown"] as const;
 export const Connection = z.enum(CONNECTIONS);

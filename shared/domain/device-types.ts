@@ -59,16 +59,15 @@ export function isLockingDevice(type: DeviceType): boolean {
   return familyOf(type) === "locking";
 }
 
-const LOCKING_COMMANDS: readonly CommandName[] = [
-  "lock",
-  "unlock",
+/** Locking devices take every command but take-photo (only a GUARD has a camera). */
+const LOCKING_COMMANDS: readonly CommandName[] = COMMAND_NAMES.filter((c) => c !== "take-photo");
+
+/** Bookings: the cloud's own records, which never reach the hardware. */
+const BOOKING_COMMANDS: ReadonlySet<CommandName> = new Set([
   "book",
   "cancel-booking",
-  "force-lock",
-  "force-unlock",
   "force-cancel-booking",
-  "sync-device",
-];
+]);
 
 /**
  * The commands a device accepts, in the order the `commands` map lists them.
@@ -79,9 +78,7 @@ export function commandsFor(type: DeviceType, hasCamera: boolean): readonly Comm
   switch (familyOf(type)) {
     case "locking":
       return type === "DOCK_SESSIONLESS"
-        ? LOCKING_COMMANDS.filter(
-            (c) => c !== "book" && c !== "cancel-booking" && c !== "force-cancel-booking",
-          )
+        ? LOCKING_COMMANDS.filter((c) => !BOOKING_COMMANDS.has(c))
         : LOCKING_COMMANDS;
     case "door":
       return ["unlock"];
@@ -94,7 +91,7 @@ export function commandsFor(type: DeviceType, hasCamera: boolean): readonly Comm
 
 /** Commands the cloud settles itself; the others travel to the gateway. */
 export function isCloudOnlyCommand(name: CommandName): boolean {
-  return name === "book" || name === "cancel-booking" || name === "force-cancel-booking";
+  return BOOKING_COMMANDS.has(name);
 }
 
 /**
@@ -102,7 +99,5 @@ export function isCloudOnlyCommand(name: CommandName): boolean {
  * commands, their force variants and sync-device, which may power-cycle the device.
  */
 export function isThrottled(name: CommandName): boolean {
-  return (
-    name !== "book" && name !== "cancel-booking" && name !== "force-cancel-booking" && name !== "take-photo"
-  );
+  return !BOOKING_COMMANDS.has(name) && name !== "take-photo";
 }

@@ -46,6 +46,21 @@ for (const broker of ["aedes", "mosquitto"] as const) {
 
     it("reports a lock board that stops answering as not reachable, while the gateway stays healthy", async () => {
       await site.sim.bus("bus0").unplug();
+      // Jump only once the heartbeats the cloud applies leave the locker out (the GUARD seen later than it):
+      // a heartbeat sent before the gateway noticed, applied after the jump, would make the locker look alive.
+      // Heartbeats are applied in the order sent, and the gateway does not see the board again while unplugged.
+      const lastSeen = async (id: string) =>
+        (
+          await site.db
+            .selectFrom("devices")
+            .select("last_seen_at")
+            .where("id", "=", id)
+            .executeTakeFirstOrThrow()
+        ).last_seen_at ?? "";
+      await eventually(
+        async () => expect((await lastSeen(GUARD)) > (await lastSeen(LOCKER))).toBe(true),
+        20_000,
+      );
       site.clock.jump(31_000);
       await eventually(async () => {
         expect((await health(LOCKER)).health).toBe("DEAD");

@@ -12,6 +12,7 @@ import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
 import type { Actuator, Outcome } from "../../gateway/ports.ts";
 import { openGatewayStore } from "../../gateway/store/gateway-store.ts";
 import { createPhotoFiles } from "../../gateway/store/photo-files.ts";
+import { defineBehavior } from "../../hardware-sim/behaviors.ts";
 import { jam, noReply } from "../../hardware-sim/faults.ts";
 import { createSimSite } from "../../hardware-sim/site.ts";
 import type { CommandProgress, CommandRequest, DeviceMap } from "../../shared/wire/messages.ts";
@@ -252,10 +253,41 @@ describe("command executor: actuating through the simulator", () => {
     await settle();
     expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
     r.clock.advance(250);
+    // The lock went unanswered, so the gateway asks where the latch is; that goes unanswered too.
+    await settle();
+    expect(r.board.received.map((q) => q.kind)).toEqual(["lock", "status"]);
+    r.clock.advance(250);
     await done;
+    const last = r.progress(cmd.command_id).at(-1);
+    expect(last).toMatchObject({ state: "ERROR", reason: "lock board 1 did not answer" });
+    expect(last?.lock_state).toBeUndefined();
+  });
+
+  it("a movement whose answer was lost is reported with where the latch really is", async () => {
+    const r = await rig();
+    // The board moves the latch, but neither its ACK nor its result reaches the gateway (a noisy line).
+    const lost = new Set(["ack", "lock_result"]);
+    r.board.use(
+      defineBehavior({
+        name: "loseOneExchange",
+        onSend: (out, ctx) => {
+          if (!out.msg || !lost.delete(out.msg.kind)) return out;
+          if (lost.size === 0) ctx.remove();
+          return null;
+        },
+      }),
+    );
+    const cmd = r.command({ name: "lock" });
+    const done = r.executor.handle(cmd);
+    await settle();
+    r.clock.advance(250);
+    await done;
+    expect(r.board.channel(1).latch).toBe("locked");
+    // ERROR (no confirmation came), but with the latch read afterwards: the cloud settles on LOCKED.
     expect(r.progress(cmd.command_id).at(-1)).toMatchObject({
       state: "ERROR",
       reason: "lock board 1 did not answer",
+      lock_state: "LOCKED",
     });
   });
 

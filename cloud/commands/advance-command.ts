@@ -1,0 +1,38 @@
+import type { CommandEvent } from "../../shared/api/command.ts";
+import {
+  type CommandInput,
+  type CommandState,
+  type CommandTimeouts,
+  transitionCommand,
+} from "../../shared/domain/command-machine.ts";
+import type { Executor } from "../store/db.ts";
+import { type CommandRecord, commandRepository } from "./command-repository.ts";
+
+const MAX_CAS_ATTEMPTS = 5;
+
+export type CommandStep = {
+  commandId: string;
+  input: CommandInput;
+  now: Date;
+  cfg: CommandTimeouts;
+  /** The events the step adds, given the state it leads to. */
+  events: (next: CommandState) => CommandEvent[];
+};
+
+/**
+ * Moves a command one step through its machine with a compare-and-set on its state; a lost race reads
+ * the command again and lets the machine decide on what is there now.
+ * Returns the command as written, or null when the input did not apply.
+ */
+export async function advanceCommand(tx: Executor, step: CommandStep): Promise<CommandRecord | null> {
+  const commands = commandRepository(tx);
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    const current = await commands.find(step.commandId);
+    if (!current) return null;
+    const next = transitionCommand(current.state, step.input, step.now, step.cfg);
+    if (!next) return null;
+    const written = await commands.compareAndSet(current, next, step.events(next), step.now);
+    if (written) return written;
+  }
+  throw new Error(`command ${step.commandId}: too much contention`);
+}

@@ -1,0 +1,425 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type CommandRequest, FORCE_UNLOCK_REASONS } from "../../shared/api/command.ts";
+import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
+import {
+  DEVICE_STATE_VALUES,
+  type DeviceState,
+  type DeviceStateValue,
+  isInterim,
+  transitionDevice,
+} from "../../shared/domain/device-machine.ts";
+import {
+  COMMAND_NAMES,
+  commandsFor,
+  DEVICE_TYPES,
+  familyOf,
+  isCloudOnlyCommand,
+  isThrottled,
+  POWER_SAVE_STRATEGIES,
+  SLEEP_STATES,
+} from "../../shared/domain/device-types.ts";
+import { ERROR_STATUS } from "../../shared/errors.ts";
+import type { Principal } from "../auth/principal.ts";
+import { drivesDeviceState } from "./command-events.ts";
+import { FIELDS_OF } from "./command-rules.ts";
+import { type CommandDecision, type DeviceFacts, decideCommand } from "./decide-command.ts";
+import { DEFAULT_COMMAND_TIMEOUTS as LIMITS, throttleWindowMs, timeoutsFor } from "./timeouts.ts";
+
+const T0 = Date.parse("2026-03-02T09:00:00.000Z");
+const at = (ms: number) => new Date(T0 + ms);
+const iso = (ms: number) => at(ms).toISOString();
+const NOW = at(0);
+const HOUR = 60 * 60 * 1000;
+const DEVICE_ID = "5d0b3a52-8f6e-4c61-9d2c-0a4e7f1b2c3d";
+const COMMAND_ID = "9a1f6c0e-2b7d-4e35-8c44-6f0d1e2a3b4c";
+const IN_FLIGHT = "0c3e5a7b-9d1f-4a2c-8e6b-1f2a3b4c5d6e";
+
+function principal(id: string, ...permissions: Permission[]): Principal {
+  return { kind: "client", id, operatorId: "op-1", permissions: new Set(permissions) };
+}
+const ADMIN = principal("admin", "DEVICE_ADMIN", "ACT_ON_BEHALF_OF");
+const APP = principal("app");
+
+const state = (value: DeviceStateValue, timeout_at: string | null = null): DeviceState => ({
+  value,
+  changed_at: iso(-HOUR),
+  timeout_at,
+  restore: null,
+});
+
+/** An available locker, never commanded, unless overridden. */
+function aLocker(override: Partial<DeviceFacts> = {}): DeviceFacts {
+  return {
+    id: DEVICE_ID,
+    type: "LOCKER",
+    has_camera: false,
+    power_save_strategy: "NONE",
+    sleep_state: "",
+    state: state("UNLOCKED"),
+    command_id: null,
+    last_lock_command_at: null,
+    booked_by: null,
+    ...override,
+  };
+}
+
+const decide = (device: DeviceFacts, who: Principal, body: CommandRequest, now = NOW) =>
+  decideCommand(device, who, { id: COMMAND_ID, body }, now, LIMITS);
+
+function accepted(d: CommandDecision) {
+  if (!d.accepted) throw new Error(`refused: ${d.refusal.code} ${d.refusal.message}`);
+  return d;
+}
+function refusal(d: CommandDecision) {
+  if (d.accepted) throw new Error("accepted");
+  return d.refusal;
+}
+
+describe("decideCommand: acceptance", () => {
+  it("a lock holds the locker ALLOCATED for the delivery window and goes out to the gateway", () => {
+    const d = accepted(decide(aLocker(), APP, { command: "lock" }));
+    const delivery = iso(LIMITS.deliveryMs);
+    expect(d.device).toEqual({
+      state: {
+        value: "ALLOCATED",
+        changed_at: iso(0),
+        timeout_at: delivery,
+        restore: { value: "UNLOCKED", timeout_at: null },
+      },
+      command_id: COMMAND_ID,
+      last_lock_command_at: iso(0),
+      user_id: null,
+    });
+    expect(d.command).toMatchObject({
+      id: COMMAND_ID,
+      operator_id: "op-1",
+      device_id: DEVICE_ID,
+      name: "lock",
+      state: { value: "NOT_SENT", reason: "", timeout_at: delivery },
+      params: { command: "lock" },
+      requested_by: "app",
+      events: [{ name: "REQUEST_INITIATED", timestamp: iso(0) }],
+      created_at: iso(0),
+      updated_at: iso(0),
+    });
+    expect(d.command.wire_request).toEqual({
+      command_id: COMMAND_ID,
+      device_id: DEVICE_ID,
+      name: "lock",
+      params: {},
+      issued_at: iso(0),
+      expires_at: delivery,
+    });
+    expect(d.supersedes).toBeNull();
+  });
+
+  it("a lock for another user names the occupant", () => {
+    const d = accepted(decide(aLocker(), ADMIN, { command: "lock", user_id: "rider-7" }));
+    expect(d.device.user_id).toBe("rider-7");
+  });
+
+  it("a power-saving device gets the longer delivery window", () => {
+    const d = accepted(decide(aLocker({ power_save_strategy: "REMOTE_WAKEUP" }), APP, { command: "lock" }));
+    expect(d.command.state.timeout_at).toBe(iso(LIMITS.deliveryMs + LIMITS.wakeupExtraMs));
+  });
+
+  it("a booking settles at once in the cloud: SUCCESS, no wire request, the booker recorded", () => {
+    const d = accepted(decide(aLocker(), APP, { command: "book", timeout_at: iso(HOUR / 2) }));
+    expect(d.device).toEqual({
+      state: { value: "BOOKED", changed_at: iso(0), timeout_at: iso(HOUR / 2), restore: null },
+      command_id: null,
+      booked_by: "app",
+    });
+    expect(d.command.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
+    expect(d.command.events.map((e) => e.name)).toEqual(["REQUEST_INITIATED", "STATE_BOOKED"]);
+    expect(d.command.wire_request).toBeNull();
+  });
+
+  it("cancelling one's own booking frees the locker and forgets the booker and occupant", () => {
+    const booked = aLocker({ state: state("BOOKED", iso(HOUR)), booked_by: "app" });
+    const d = accepted(decide(booked, APP, { command: "cancel-booking" }));
+    expect(d.device).toEqual({
+      state: { value: "UNLOCKED", changed_at: iso(0), timeout_at: null, restore: null },
+      command_id: null,
+      booked_by: null,
+      user_id: null,
+    });
+  });
+
+  it("a force command takes over the command in flight and names it on the wire", () => {
+    const locking = aLocker({
+      state: { ...state("ALLOCATED", iso(5_000)), restore: { value: "UNLOCKED", timeout_at: null } },
+      command_id: IN_FLIGHT,
+      last_lock_command_at: iso(-10_000),
+    });
+    const d = accepted(decide(locking, ADMIN, { command: "force-unlock", reason: "MAINTENANCE" }));
+    expect(d.supersedes).toEqual({ id: IN_FLIGHT, reason: "superseded by force-unlock" });
+    expect(d.command.wire_request).toMatchObject({
+      supersedes: IN_FLIGHT,
+      params: { reason: "MAINTENANCE" },
+    });
+    expect(d.device.command_id).toBe(COMMAND_ID);
+    expect(d.device.state?.value).toBe("UNLOCKING");
+  });
+
+  it("sync-device changes no state and supersedes nothing, but counts for the throttle", () => {
+    const d = accepted(decide(aLocker({ command_id: IN_FLIGHT }), ADMIN, { command: "sync-device" }));
+    expect(d.device).toEqual({ last_lock_command_at: iso(0) });
+    expect(d.supersedes).toBeNull();
+    expect(d.command.wire_request?.supersedes).toBeUndefined();
+  });
+});
+
+describe("decideCommand: refusals, in the order a caller would fix them", () => {
+  it("a command the device type does not take is refused before anything else", () => {
+    const door = aLocker({ type: "DOOR", state: state("LOCKED"), sleep_state: "DEEP_SLEEP" });
+    expect(refusal(decide(door, APP, { command: "force-lock", user_id: "x" }))).toEqual({
+      code: "ERRORS.COMMAND_NOT_SUPPORTED",
+      message: "A DOOR device does not accept force-lock; it accepts: unlock",
+      context: { command: "force-lock", accepted: ["unlock"] },
+      headers: {},
+    });
+    const guard = aLocker({ type: "GUARD" });
+    expect(refusal(decide(guard, ADMIN, { command: "take-photo" })).message).toMatch(/accepts: no commands$/);
+  });
+
+  it("admin commands need DEVICE_ADMIN", () => {
+    for (const command of ["force-lock", "force-cancel-booking", "sync-device"] as const) {
+      expect(refusal(decide(aLocker(), APP, { command })).code).toBe("ERRORS.FORBIDDEN");
+    }
+  });
+
+  it("a field another command uses is named", () => {
+    expect(refusal(decide(aLocker(), APP, { command: "lock", timeout_at: iso(HOUR) }))).toEqual({
+      code: "ERRORS.VALIDATION_FAILED",
+      message: "timeout_at: is not used by lock",
+      context: { field: "timeout_at" },
+      headers: {},
+    });
+  });
+
+  it("a booking must end in the future", () => {
+    expect(refusal(decide(aLocker(), APP, { command: "book", timeout_at: iso(0) })).code).toBe(
+      "ERRORS.INVALID_TIMEOUT_AT",
+    );
+  });
+
+  it("locking for someone else needs ACT_ON_BEHALF_OF; for oneself it does not", () => {
+    expect(refusal(decide(aLocker(), APP, { command: "lock", user_id: "rider-7" })).context).toEqual({
+      field: "user_id",
+    });
+    accepted(decide(aLocker(), APP, { command: "lock", user_id: "app" }));
+  });
+
+  it("force-unlock needs a reason, and some reasons a comment of five characters", () => {
+    expect(refusal(decide(aLocker(), ADMIN, { command: "force-unlock" })).message).toBe(
+      "reason: is required for force-unlock",
+    );
+    const short = { command: "force-unlock", reason: "OTHER", comment: " abc " } as const;
+    expect(refusal(decide(aLocker(), ADMIN, short)).context).toEqual({ field: "comment" });
+    accepted(decide(aLocker(), ADMIN, { ...short, comment: "stuck chain" }));
+  });
+
+  it("a LOCAL_WAKEUP device in deep sleep takes only what the cloud settles itself", () => {
+    const asleep = aLocker({ power_save_strategy: "LOCAL_WAKEUP", sleep_state: "DEEP_SLEEP" });
+    expect(refusal(decide(asleep, APP, { command: "lock" })).code).toBe("ERRORS.DEVICE_ASLEEP");
+    accepted(decide(asleep, APP, { command: "book" }));
+  });
+
+  it("a second latch command within the window is throttled, with Retry-After in whole seconds", () => {
+    const recent = aLocker({ state: state("LOCKED"), last_lock_command_at: iso(-1_200) });
+    expect(refusal(decide(recent, APP, { command: "unlock" }))).toEqual({
+      code: "ERRORS.LOCK_COMMAND_THROTTLED",
+      message: "Another command that moves this device was sent less than 3 s ago",
+      context: {},
+      headers: { "retry-after": "2" },
+    });
+    accepted(decide(recent, APP, { command: "unlock" }, at(1_800)));
+    const saving = { ...recent, power_save_strategy: "REMOTE_WAKEUP" as const };
+    expect(refusal(decide(saving, APP, { command: "unlock" }, at(1_800))).headers).toEqual({
+      "retry-after": "12",
+    });
+  });
+
+  it("only the booker cancels a booking; force-cancel-booking is for everyone else", () => {
+    const booked = aLocker({ state: state("BOOKED", iso(HOUR)), booked_by: "someone" });
+    expect(refusal(decide(booked, APP, { command: "cancel-booking" })).code).toBe("ERRORS.FORBIDDEN");
+    accepted(decide(booked, ADMIN, { command: "force-cancel-booking" }));
+  });
+
+  it("a command the state forbids names the state", () => {
+    expect(refusal(decide(aLocker(), APP, { command: "unlock" }))).toEqual({
+      code: "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE",
+      message: "Command unlock is not allowed while the device is UNLOCKED",
+      context: { state: "UNLOCKED" },
+      headers: {},
+    });
+  });
+});
+
+describe("decideCommand properties", () => {
+  const stableArb = fc.record({
+    value: fc.constantFrom<DeviceStateValue>("UNLOCKED", "BOOKED", "LOCKED"),
+    timeout_at: fc.option(fc.integer({ min: -2 * HOUR, max: 2 * HOUR }).map(iso)),
+  });
+  const stateArb: fc.Arbitrary<DeviceState> = fc.record({
+    value: fc.constantFrom(...DEVICE_STATE_VALUES),
+    changed_at: fc.integer({ min: -2 * HOUR, max: 0 }).map(iso),
+    timeout_at: fc.option(fc.integer({ min: -2 * HOUR, max: 2 * HOUR }).map(iso)),
+    restore: fc.option(stableArb),
+  });
+  const deviceArb: fc.Arbitrary<DeviceFacts> = fc.record({
+    id: fc.constant(DEVICE_ID),
+    type: fc.oneof(fc.constantFrom(...DEVICE_TYPES), fc.constant("LOCKER" as const)),
+    has_camera: fc.boolean(),
+    power_save_strategy: fc.constantFrom(...POWER_SAVE_STRATEGIES),
+    sleep_state: fc.constantFrom(...SLEEP_STATES),
+    state: stateArb,
+    command_id: fc.option(fc.constant(IN_FLIGHT)),
+    last_lock_command_at: fc.option(fc.integer({ min: -30_000, max: 0 }).map(iso)),
+    booked_by: fc.option(fc.constantFrom("app", "admin", "someone")),
+  });
+  const principalArb = fc
+    .record({ id: fc.constantFrom("app", "admin"), permissions: fc.subarray([...PERMISSIONS]) })
+    .map(({ id, permissions }) => principal(id, ...permissions));
+  const fieldsArb = fc.record(
+    {
+      timeout_at: fc.integer({ min: -HOUR, max: 3 * HOUR }).map(iso),
+      user_id: fc.constantFrom("app", "admin", "rider-7"),
+      reason: fc.constantFrom(...FORCE_UNLOCK_REASONS),
+      comment: fc.string({ maxLength: 12 }),
+      power_cycle: fc.boolean(),
+    },
+    { requiredKeys: [] },
+  );
+  /** Mostly the fields the command uses, sometimes one it does not. */
+  const bodyArb: fc.Arbitrary<CommandRequest> = fc
+    .record({ command: fc.constantFrom(...COMMAND_NAMES), fields: fieldsArb, stray: fc.nat(4) })
+    .map(({ command, fields, stray }) => {
+      const used = FIELDS_OF[command] ?? [];
+      const kept = Object.entries(fields).filter(([k]) => stray === 0 || (used as string[]).includes(k));
+      return { command, ...Object.fromEntries(kept) };
+    });
+  const caseArb = fc.record({ device: deviceArb, who: principalArb, body: bodyArb });
+  // About one case in ten is accepted; enough runs that each acceptance property sees a hundred.
+  const RUNS = { numRuns: 1_000 };
+  const check = (
+    visit: (c: { device: DeviceFacts; who: Principal; body: CommandRequest; d: CommandDecision }) => void,
+  ) =>
+    fc.assert(
+      fc.property(caseArb, ({ device, who, body }) =>
+        visit({ device, who, body, d: decide(device, who, body) }),
+      ),
+      RUNS,
+    );
+
+  it("is a function of its inputs: the same inputs give the same decision, and the inputs stay as they were", () => {
+    fc.assert(
+      fc.property(caseArb, ({ device, who, body }) => {
+        const before = structuredClone({ device, body });
+        expect(decide(device, who, body)).toEqual(decide(device, who, body));
+        expect({ device, body }).toEqual(before);
+      }),
+      RUNS,
+    );
+  });
+
+  it("a refusal carries an error code the API answers with 4xx and a message", () => {
+    check(({ d }) => {
+      if (d.accepted) return;
+      expect(ERROR_STATUS[d.refusal.code]).toBeGreaterThanOrEqual(400);
+      expect(ERROR_STATUS[d.refusal.code]).toBeLessThan(500);
+      expect(d.refusal.message).not.toBe("");
+    });
+  });
+
+  it("a command the device type does not take is always COMMAND_NOT_SUPPORTED, whatever else is wrong", () => {
+    check(({ device, body, d }) => {
+      if (commandsFor(device.type, device.has_camera).includes(body.command)) return;
+      expect(d.accepted ? null : d.refusal.code).toBe("ERRORS.COMMAND_NOT_SUPPORTED");
+    });
+  });
+
+  it("admin commands are never accepted without DEVICE_ADMIN", () => {
+    check(({ who, body, d }) => {
+      const admin = ["force-lock", "force-unlock", "force-cancel-booking", "sync-device"].includes(
+        body.command,
+      );
+      if (admin && !who.permissions.has("DEVICE_ADMIN")) expect(d.accepted).toBe(false);
+    });
+  });
+
+  it("an accepted device state is the state machine's transition, and only then does the state change", () => {
+    check(({ device, body, d }) => {
+      if (!d.accepted) return;
+      const bookingUntil = body.timeout_at ? new Date(body.timeout_at).toISOString() : undefined;
+      const tr = transitionDevice(
+        familyOf(device.type),
+        device.state,
+        { kind: "command", name: body.command, bookingUntil },
+        NOW,
+        timeoutsFor(LIMITS, device.power_save_strategy),
+      );
+      expect(tr.refused).toBe(false);
+      if (!tr.refused) expect(d.device.state).toEqual(tr.changed ? tr.state : undefined);
+    });
+  });
+
+  it("a command that moves the latch holds the device in an interim state under its own id", () => {
+    check(({ body, d }) => {
+      if (!d.accepted) return;
+      if (drivesDeviceState(body.command)) {
+        expect(d.device.command_id).toBe(COMMAND_ID);
+        expect(isInterim(d.device.state?.value ?? "UNLOCKED")).toBe(true);
+      } else {
+        expect(d.device.command_id ?? null).toBeNull();
+      }
+    });
+  });
+
+  it("cloud-only commands settle at once without a wire request; the rest go out NOT_SENT until their deadline", () => {
+    check(({ body, d }) => {
+      if (!d.accepted) return;
+      const { state: s, wire_request: wire } = d.command;
+      if (isCloudOnlyCommand(body.command)) {
+        expect(wire).toBeNull();
+        expect(s.value).toBe("SUCCESS");
+      } else {
+        expect(s.value).toBe("NOT_SENT");
+        expect(wire?.expires_at).toBe(s.timeout_at);
+        expect(Date.parse(s.timeout_at ?? "")).toBeGreaterThan(NOW.getTime());
+      }
+      expect(d.command.events[0]).toEqual({ name: "REQUEST_INITIATED", timestamp: iso(0) });
+    });
+  });
+
+  it("a latch command is accepted only outside the throttle window, and then restarts it", () => {
+    check(({ device, body, d }) => {
+      if (!isThrottled(body.command)) {
+        if (d.accepted) expect(d.device.last_lock_command_at).toBeUndefined();
+        return;
+      }
+      const window = throttleWindowMs(LIMITS, device.power_save_strategy);
+      const since = device.last_lock_command_at ? T0 - Date.parse(device.last_lock_command_at) : Infinity;
+      if (d.accepted) {
+        expect(since).toBeGreaterThanOrEqual(window);
+        expect(d.device.last_lock_command_at).toBe(iso(0));
+      } else if (d.refusal.code === "ERRORS.LOCK_COMMAND_THROTTLED") {
+        const retry = Number(d.refusal.headers["retry-after"]);
+        expect(retry).toBeGreaterThanOrEqual(1);
+        expect(retry * 1000).toBeGreaterThanOrEqual(window - since);
+        expect(retry).toBeLessThanOrEqual(window / 1000);
+      }
+    });
+  });
+
+  it("supersedes exactly the command in flight, only for a command that moves the latch, on the wire too", () => {
+    check(({ device, body, d }) => {
+      if (!d.accepted) return;
+      const takesOver = drivesDeviceState(body.command) && device.command_id !== null;
+      expect(d.supersedes?.id ?? null).toBe(takesOver ? device.command_id : null);
+      expect(d.command.wire_request?.supersedes ?? null).toBe(takesOver ? device.command_id : null);
+    });
+  });
+});

@@ -1,0 +1,91 @@
+import {
+  type DeviceInput,
+  type DeviceStateValue,
+  isInterim,
+  transitionDevice,
+} from "../../shared/domain/device-machine.ts";
+import { familyOf } from "../../shared/domain/device-types.ts";
+import { type CommandTimeoutConfig, timeoutsFor } from "../commands/timeouts.ts";
+import type { Executor } from "../store/db.ts";
+import {
+  type DeviceChanges,
+  type DeviceRecord,
+  deviceRepository,
+  type SensorReading,
+} from "./device-repository.ts";
+
+const MAX_CAS_ATTEMPTS = 5;
+
+export type DeviceStep = {
+  deviceId: string;
+  /** The command that caused the input; null for inputs no command caused (deadlines, sensors). */
+  commandId: string | null;
+  input: DeviceInput;
+  now: Date;
+  cfg: CommandTimeoutConfig;
+  /** What the hardware reported with the input; `lock_state` here is a fresh reading. */
+  sensors?: SensorReading;
+};
+
+export type DeviceStepResult = { device: DeviceRecord; changed: boolean; from: DeviceStateValue };
+
+/**
+ * What one input does to a device (pure). Only the command that drives the device's current interim
+ * state may move it; a superseded command's late report changes nothing but the sensor columns. When the
+ * input came with a fresh lock reading and leaves the device in a stable state, that state gives way to
+ * the reading (the hardware is the truth).
+ */
+export function stepDevice(
+  device: DeviceRecord,
+  step: Omit<DeviceStep, "deviceId">,
+): { changes: DeviceChanges; changed: boolean } {
+  const { commandId, now, cfg } = step;
+  const sensors = step.sensors ?? {};
+  const family = familyOf(device.type);
+  const t = timeoutsFor(cfg, device.power_save_strategy);
+  const mine = commandId === null || device.command_id === commandId;
+  // A door's release window consults the latest lock reading: one held open has not re-engaged.
+  const input: DeviceInput =
+    step.input.kind === "expired"
+      ? { kind: "expired", lockState: sensors.lock_state ?? device.lock_state }
+      : step.input;
+  let state = device.state;
+  let changed = false;
+  const feed = (i: DeviceInput) => {
+    const tr = transitionDevice(family, state, i, now, t);
+    if (!tr.refused && tr.changed) {
+      state = tr.state;
+      changed = true;
+    }
+  };
+  if (mine) feed(input);
+  if (mine && sensors.lock_state && input.kind !== "sensed" && !isInterim(state.value))
+    feed({ kind: "sensed", lockState: sensors.lock_state });
+  const changes: DeviceChanges = { ...sensors };
+  if (changed) {
+    changes.state = state;
+    if (!isInterim(state.value)) changes.command_id = null;
+    // The occupant leaves with an unlock; a failed lock leaves the device unclaimed again.
+    if (state.value === "UNLOCKED" || (input.kind === "failed" && state.value !== "LOCKED")) {
+      changes.user_id = null;
+      changes.user_access_key = null;
+    }
+    if (state.value !== "BOOKED") changes.booked_by = null;
+  }
+  return { changes, changed };
+}
+
+/** Feeds the device machine one input (`stepDevice`) with a compare-and-set on the device's version. */
+export async function advanceDevice(tx: Executor, step: DeviceStep): Promise<DeviceStepResult | null> {
+  const devices = deviceRepository(tx);
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    const device = await devices.find(step.deviceId);
+    if (!device) return null;
+    const from = device.state.value;
+    const { changes, changed } = stepDevice(device, step);
+    if (!changed && Object.keys(changes).length === 0) return { device, changed: false, from };
+    const written = await devices.compareAndSet(device, changes, step.now);
+    if (written) return { device: written, changed, from };
+  }
+  throw new Error(`device ${step.deviceId}: too much contention`);
+}

@@ -1,0 +1,241 @@
+import type { DeviceState } from "../../shared/domain/device-machine.ts";
+import type { DeviceType } from "../../shared/domain/device-types.ts";
+import type { Executor } from "../store/db.ts";
+import { fromJson, toJson } from "../store/json-column.ts";
+import type { DevicesTable } from "../store/schema.ts";
+import { type DeviceAttrs, parseDeviceAttrs } from "./device-attrs.ts";
+
+type StateColumns = "state_value" | "state_changed_at" | "state_timeout_at" | "state_restore";
+type FlagColumns = "has_camera" | "door_open" | "item_present";
+
+/**
+ * A device as the services see it: the machine's state in one piece, the attributes parsed and the 0/1
+ * columns as booleans. Only this repository reads or writes the `devices` table's columns.
+ */
+export type DeviceRecord = Omit<DevicesTable, StateColumns | FlagColumns | "attrs"> & {
+  state: DeviceState;
+  attrs: DeviceAttrs;
+  has_camera: boolean;
+  /** Last sensor report; null before the first. */
+  door_open: boolean | null;
+  item_present: boolean | null;
+};
+
+/** What the hardware reported: written whatever the state machine makes of it. */
+export type SensorReading = Partial<
+  Pick<
+    DeviceRecord,
+    "lock_state" | "door_open" | "item_present" | "sensors_at" | "sleep_state" | "last_seen_at"
+  >
+>;
+
+/** What a command or a machine step changes; `compareAndSet` adds the version and `updated_at`. */
+export type DeviceChanges = SensorReading &
+  Partial<
+    Pick<
+      DeviceRecord,
+      "state" | "command_id" | "last_lock_command_at" | "user_id" | "user_access_key" | "booked_by"
+    >
+  >;
+
+/** The columns location aggregates read: a location list reads many devices, so no more than these. */
+const SUMMARY_COLUMNS = [
+  "location_id",
+  "type",
+  "alias",
+  "state_value",
+  "state_changed_at",
+  "hardware_state",
+  "last_seen_at",
+  "offline_at",
+  "created_at",
+] as const;
+export type DeviceSummary = Pick<DevicesTable, (typeof SUMMARY_COLUMNS)[number]>;
+
+/** How a gateway reaches a device: one entry of the gateway's device map. */
+export type DeviceWiring = Pick<DeviceRecord, "type" | "alias" | "has_camera"> & {
+  device_id: string;
+  bus: DeviceAttrs["bus"];
+};
+
+const flag = (n: number | null): boolean | null => (n === null ? null : n === 1);
+const bit = (b: boolean | null): number | null => (b === null ? null : b ? 1 : 0);
+
+function toRecord(row: DevicesTable): DeviceRecord {
+  const { state_value, state_changed_at, state_timeout_at, state_restore, attrs, ...rest } = row;
+  return {
+    ...rest,
+    state: {
+      value: state_value,
+      changed_at: state_changed_at,
+      timeout_at: state_timeout_at,
+      restore: state_restore === null ? null : fromJson(state_restore),
+    },
+    attrs: parseDeviceAttrs(attrs),
+    has_camera: row.has_camera === 1,
+    door_open: flag(row.door_open),
+    item_present: flag(row.item_present),
+  };
+}
+
+function toColumns(changes: DeviceChanges): Partial<DevicesTable> {
+  const { state, door_open, item_present, ...same } = changes;
+  const set: Partial<DevicesTable> = { ...same };
+  if (state) {
+    set.state_value = state.value;
+    set.state_changed_at = state.changed_at;
+    set.state_timeout_at = state.timeout_at;
+    set.state_restore = state.restore ? toJson(state.restore) : null;
+  }
+  if (door_open !== undefined) set.door_open = bit(door_open);
+  if (item_present !== undefined) set.item_present = bit(item_present);
+  return set;
+}
+
+export function deviceRepository(db: Executor) {
+  const byId = (id: string) => db.selectFrom("devices").selectAll().where("id", "=", id);
+
+  return {
+    async find(id: string): Promise<DeviceRecord | undefined> {
+      const row = await byId(id).executeTakeFirst();
+      return row && toRecord(row);
+    },
+
+    /** Another operator's device is exactly as missing as one that does not exist (BOLA). */
+    async findForOperator(operatorId: string, id: string): Promise<DeviceRecord | undefined> {
+      const row = await byId(id).where("operator_id", "=", operatorId).executeTakeFirst();
+      return row && toRecord(row);
+    },
+
+    async listAtLocation(operatorId: string, locationId: string): Promise<DeviceRecord[]> {
+      const rows = await db
+        .selectFrom("devices")
+        .selectAll()
+        .where("location_id", "=", locationId)
+        .where("operator_id", "=", operatorId)
+        .orderBy("alias")
+        .orderBy("id")
+        .execute();
+      return rows.map(toRecord);
+    },
+
+    /** A gateway reports only about the devices it drives (S30). */
+    async isDrivenBy(gatewayId: string, id: string): Promise<boolean> {
+      const row = await db
+        .selectFrom("devices")
+        .select("id")
+        .where("id", "=", id)
+        .where("gateway_id", "=", gatewayId)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /**
+     * Writes the changes only if nobody wrote the device since `device` was read, and bumps its version.
+     * Returns the device as written, or null when another writer came first.
+     */
+    async compareAndSet(
+      device: DeviceRecord,
+      changes: DeviceChanges,
+      now: Date,
+    ): Promise<DeviceRecord | null> {
+      const version = device.version + 1;
+      const updated_at = now.toISOString();
+      const res = await db
+        .updateTable("devices")
+        .set({ ...toColumns(changes), version, updated_at })
+        .where("id", "=", device.id)
+        .where("version", "=", device.version)
+        .executeTakeFirst();
+      return res.numUpdatedRows > 0n ? { ...device, ...changes, version, updated_at } : null;
+    },
+
+    /** A reading with no lock state has nothing to reconcile: it is kept as it comes. */
+    async recordReading(id: string, reading: SensorReading): Promise<void> {
+      await db.updateTable("devices").set(toColumns(reading)).where("id", "=", id).execute();
+    },
+
+    /** The gateway's GUARD and the listed devices of the gateway were heard from at `at`. */
+    async markSeen(gatewayId: string, deviceIds: readonly string[], at: string): Promise<void> {
+      await db
+        .updateTable("devices")
+        .set({ last_seen_at: at, offline_at: null })
+        .where("gateway_id", "=", gatewayId)
+        .where((eb) =>
+          eb.or([eb("type", "=", "GUARD"), ...(deviceIds.length ? [eb("id", "in", deviceIds)] : [])]),
+        )
+        .execute();
+    },
+
+    /** The gateway went offline at `at`, and every device it drives with it. */
+    async markOffline(gatewayId: string, at: string): Promise<void> {
+      await db.updateTable("devices").set({ offline_at: at }).where("gateway_id", "=", gatewayId).execute();
+    },
+
+    /** Devices whose state ran out with no command driving them: bookings and door releases. */
+    async idsPastDeadline(at: string, limit: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom("devices")
+        .select("id")
+        .where("state_timeout_at", "<=", at)
+        .where("command_id", "is", null)
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.id);
+    },
+
+    /** In id order, so the same devices always make the same map (its version is a hash of it). */
+    async wiringOf(gatewayId: string): Promise<DeviceWiring[]> {
+      const rows = await db
+        .selectFrom("devices")
+        .select(["id", "type", "alias", "attrs", "has_camera"])
+        .where("gateway_id", "=", gatewayId)
+        .orderBy("id")
+        .execute();
+      return rows.map((r) => ({
+        device_id: r.id,
+        type: r.type,
+        alias: r.alias,
+        bus: parseDeviceAttrs(r.attrs).bus,
+        has_camera: r.has_camera === 1,
+      }));
+    },
+
+    /**
+     * Summaries of the devices of the given locations, by location. Listing many locations reads the
+     * operator's devices in one indexed scan rather than binding a long IN list.
+     */
+    async summariesAt(
+      locationIds: readonly string[],
+      operatorId?: string,
+    ): Promise<Map<string, DeviceSummary[]>> {
+      const byLocation = new Map<string, DeviceSummary[]>();
+      if (locationIds.length === 0) return byLocation;
+      const wanted = new Set(locationIds);
+      let q = db.selectFrom("devices").select(SUMMARY_COLUMNS).orderBy("alias");
+      q =
+        operatorId && locationIds.length > 1
+          ? q.where("operator_id", "=", operatorId)
+          : q.where("location_id", "in", locationIds);
+      const rows = (await q.execute()).filter((r) => wanted.has(r.location_id));
+      for (const r of rows) {
+        const list = byLocation.get(r.location_id);
+        if (list) list.push(r);
+        else byLocation.set(r.location_id, [r]);
+      }
+      return byLocation;
+    },
+
+    async typesAt(locationId: string): Promise<DeviceType[]> {
+      const rows = await db
+        .selectFrom("devices")
+        .select("type")
+        .distinct()
+        .where("location_id", "=", locationId)
+        .execute();
+      return rows.map((r) => r.type);
+    },
+  };
+}
+
+export type DeviceRepository = ReturnType<typeof deviceRepository>;
