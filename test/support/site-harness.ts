@@ -20,6 +20,7 @@ import { fixtureSecretHash, ISSUER, TOKEN_SECRET } from "./cloud-harness.ts";
 import { CLIENTS, fixtureManifest, SECRET } from "./fixture-site.ts";
 import { HeartbeatValve } from "./heartbeat-valve.ts";
 import { OffsetClock } from "./offset-clock.ts";
+import { startPrivateMosquitto } from "./private-mosquitto.ts";
 import { openTestDb, type TestDb } from "./test-db.ts";
 
 export const MOSQUITTO_URL = process.env.TEST_MOSQUITTO_URL ?? "mqtt://127.0.0.1:1883";
@@ -53,7 +54,10 @@ export async function startSite(o: SiteOptions) {
   const dir = mkdtempSync(path.join(tmpdir(), "parking-site-"));
 
   let broker: EmbeddedBroker | null = null;
-  let brokerUrl = o.brokerUrl ?? MOSQUITTO_URL;
+  // Mosquitto of the site's own: every site's gateway is gw-a1, and on one shared broker parallel test
+  // files would take each other's sessions over (a client id is its user's own, MQTT-3.1.4-2).
+  const ownMosquitto = o.broker === "mosquitto" && !o.brokerUrl ? await startPrivateMosquitto() : null;
+  let brokerUrl = o.brokerUrl ?? ownMosquitto?.url ?? MOSQUITTO_URL;
   if (o.broker === "aedes" && !o.brokerUrl) {
     broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud: CLOUD_MQTT });
     brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
@@ -204,6 +208,7 @@ export async function startSite(o: SiteOptions) {
       await app.close();
       await link.close();
       await broker?.close();
+      await ownMosquitto?.stop();
       await sim.close();
       await store.drop();
       rmSync(dir, { recursive: true, force: true });
