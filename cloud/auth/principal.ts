@@ -1,7 +1,8 @@
 import type { Permission } from "../../shared/api/permissions.ts";
+import { AppError } from "../../shared/errors.ts";
 
-/** Who is calling, as established by the bearer token. Every object lookup is scoped by operatorId. */
-export type Principal = {
+/** An integrator's back end, authenticated by OAuth2 client credentials (S2S). */
+export type ClientPrincipal = {
   kind: "client";
   /** The API client id (S2S OAuth2). */
   id: string;
@@ -9,6 +10,25 @@ export type Principal = {
   permissions: ReadonlySet<Permission>;
 };
 
+/** A rider of an end-user app, authenticated by external-user sign-in. Holds no permissions. */
+export type UserPrincipal = {
+  kind: "user";
+  /** The service's id of the user (service_user_id, a UUID): the `user_id` of sessions and access lists. */
+  id: string;
+  operatorId: string;
+  permissions: ReadonlySet<Permission>;
+};
+
+/** Who is calling, as established by the bearer token. Every object lookup is scoped by operatorId. */
+export type Principal = ClientPrincipal | UserPrincipal;
+
 export function can(p: Principal, permission: Permission): boolean {
   return p.permissions.has(permission);
+}
+
+/** Operator functions (management, force commands, sync-device) are closed to riders' tokens: 403. */
+export function requireClient(p: Principal, what: string): ClientPrincipal {
+  if (p.kind !== "client")
+    throw new AppError("ERRORS.FORBIDDEN", `${what} is not available to external users`);
+  return p;
 }

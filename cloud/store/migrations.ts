@@ -1,4 +1,7 @@
 import type { Kysely, Migration, MigrationProvider } from "kysely";
+import { externalUsersMigration } from "./migrations/005-external-users.ts";
+import { sessionsMigration } from "./migrations/006-sessions.ts";
+import { accessListsMigration } from "./migrations/007-access-lists.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -200,6 +203,9 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "005-external-users": externalUsersMigration,
+  "006-sessions": sessionsMigration,
+  "007-access-lists": accessListsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -14,7 +14,10 @@ import type {
   SensorCause,
   CommandRequest as WireCommand,
 } from "../../shared/wire/messages.ts";
+import type { AccessListTables } from "../access-lists/access-list-tables.ts";
 import type { DeviceAttrs } from "../devices/device-attrs.ts";
+import type { SessionTables } from "../sessions/session-tables.ts";
+import type { UserTables } from "../users/user-tables.ts";
 import type { Json } from "./json-column.ts";
 
 /**
@@ -194,7 +197,7 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
-export interface Database {
+export interface Database extends UserTables, SessionTables, AccessListTables {
   operators: OperatorsTable;
   api_clients: ApiClientsTable;
   public_areas: PublicAreasTable;
