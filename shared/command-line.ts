@@ -23,3 +23,31 @@ export function parseCommandLine(program: Command): ExitCode | null {
     throw err;
   }
 }
+
+/** Ends a command-line tool's run with a code of parkctl's table; the message goes to stderr. */
+export class CliExit extends Error {
+  constructor(
+    readonly code: ExitCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Runs a tool made of subcommands (manifest, operator) and exits with the code its table gives: Commander's
+ * own stops as usage errors (or success for --help/--version), a CliExit with its code, anything else 1.
+ */
+export function runSubcommands(program: Command): void {
+  program.exitOverride();
+  for (const c of program.commands) c.exitOverride();
+  program.parseAsync().catch((err: unknown) => {
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? EXIT.ok : commanderExitCode(err));
+    if (err instanceof CliExit) {
+      console.error(err.message);
+      process.exit(err.code);
+    }
+    console.error(`${program.name()}: unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(EXIT.unexpected);
+  });
+}

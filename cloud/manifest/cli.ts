@@ -1,8 +1,9 @@
 import { existsSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
 import { systemClock } from "../../shared/clock.ts";
-import { EXIT, type ExitCode } from "../../shared/exit-codes.ts";
+import { CliExit, runSubcommands } from "../../shared/command-line.ts";
+import { EXIT } from "../../shared/exit-codes.ts";
 import { PACKAGE_VERSION } from "../../shared/version.ts";
 import {
   buildMosquittoExport,
@@ -20,16 +21,6 @@ import { manifestJsonSchema, type SiteManifest } from "./manifest-schema.ts";
  * site manifest. Exit codes follow parkctl's table (gateway/cli/README.md): 0 ok, 1 unexpected, 2 usage,
  * 3 the database is unreachable, 6 the manifest (or the environment it names) is invalid.
  */
-
-/** Ends the run with a code; the message goes to stderr. */
-class Exit extends Error {
-  constructor(
-    readonly code: ExitCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 const EXIT_CODES_HELP = `Exit codes (parkctl's table):
   0  ok
@@ -74,7 +65,7 @@ function failOnProblems(report: ManifestReport, what: string): SiteManifest {
   if (report.manifest) return report.manifest;
   const n = report.problems.length;
   const lines = report.problems.map((p) => `  ${formatProblem(report.file, p)}`);
-  throw new Exit(
+  throw new CliExit(
     EXIT.checkFailed,
     `${report.file}: ${n} problem${n === 1 ? "" : "s"}; ${what}:\n${lines.join("\n")}`,
   );
@@ -135,7 +126,7 @@ program
       db = await openDb(target);
     } catch (err) {
       created?.remove();
-      throw new Exit(EXIT.unreachable, storeProblem(err, target));
+      throw new CliExit(EXIT.unreachable, storeProblem(err, target));
     }
     try {
       const s = await applyManifest(db, manifest, systemClock);
@@ -201,7 +192,7 @@ program
         });
       } catch (err) {
         // What the manifest and the environment give cannot be exported (a hashed-only secret, no MQTT_PASSWORD).
-        throw new Exit(EXIT.checkFailed, `${file}: ${(err as Error).message}; nothing was written`);
+        throw new CliExit(EXIT.checkFailed, `${file}: ${(err as Error).message}; nothing was written`);
       }
       for (const id of exp.skipped)
         console.warn(`warning: gateway ${id} left out: it only has a secret_hash`);
@@ -250,21 +241,4 @@ function storeProblem(
 }
 
 // Commander's own errors (unknown command or option, missing argument) are usage errors, exit 2.
-program.exitOverride();
-for (const c of program.commands) c.exitOverride();
-
-program.parseAsync().catch((err: unknown) => {
-  if (err instanceof CommanderError) {
-    process.exit(
-      err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0
-        ? EXIT.ok
-        : EXIT.usage,
-    );
-  }
-  if (err instanceof Exit) {
-    console.error(err.message);
-    process.exit(err.code);
-  }
-  console.error(`manifest: unexpected error: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(EXIT.unexpected);
-});
+runSubcommands(program);

@@ -1,24 +1,16 @@
 import path from "node:path";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
+import { CliExit, runSubcommands } from "../../shared/command-line.ts";
 import { EXIT } from "../../shared/exit-codes.ts";
 import { PACKAGE_VERSION } from "../../shared/version.ts";
 import { type Db, openDb } from "../store/db.ts";
+import { registerRiderCommands } from "../users/rider-commands.ts";
 
 /**
  * `npm run operator -- <command>`: the service operator's day-to-day actions on a running site's store
  * (DATABASE_URL, or DATA_DIR's SQLite file). Each feature registers its own commands below.
  * Exit codes follow parkctl's table: 0 ok, 1 unexpected, 2 usage, 3 store unreachable, 4 not found.
  */
-
-/** Ends the run with a code; the message goes to stderr. */
-export class OperatorExit extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Opens the store the environment names, runs `fn`, and closes it whatever happens. */
 export async function withStore<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -31,7 +23,7 @@ export async function withStore<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     db = await openDb(target);
   } catch (err) {
     const where = target.kind === "sqlite" ? `${target.file} (DATA_DIR)` : "DATABASE_URL";
-    throw new OperatorExit(EXIT.unreachable, `cannot open the store ${where}: ${(err as Error).message}`);
+    throw new CliExit(EXIT.unreachable, `cannot open the store ${where}: ${(err as Error).message}`);
   }
   try {
     return await fn(db);
@@ -47,22 +39,6 @@ const program = new Command("operator")
   .showHelpAfterError("(run with --help for usage)");
 
 // Feature commands are registered here, one line each: registerXCommands(program);
+registerRiderCommands(program, withStore);
 
-program.exitOverride();
-for (const c of program.commands) c.exitOverride();
-
-program.parseAsync().catch((err: unknown) => {
-  if (err instanceof CommanderError) {
-    process.exit(
-      err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0
-        ? EXIT.ok
-        : EXIT.usage,
-    );
-  }
-  if (err instanceof OperatorExit) {
-    console.error(err.message);
-    process.exit(err.code);
-  }
-  console.error(`operator: unexpected error: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(EXIT.unexpected);
-});
+runSubcommands(program);
