@@ -1,3 +1,4 @@
+import { PACKAGE_VERSION } from "../../shared/version.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
 import type { BusMonitor } from "../hardware/bus-monitor.ts";
 import type {
@@ -13,8 +14,6 @@ import type {
 } from "../ports.ts";
 import type { ActuationResult, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
-
-const VERSION = "0.1.0";
 
 /** One lock bus as the control API sees it. */
 export type ControlBus = {
@@ -110,7 +109,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
       const s = outbox.stats();
       return Promise.resolve({
         gateway_id: g.gatewayId,
-        version: VERSION,
+        version: PACKAGE_VERSION,
         uptime_s: Math.round((now().getTime() - g.startedAt.getTime()) / 1000),
         now: now().toISOString(),
         broker: { url: g.brokerUrl, connected: g.broker.connected, since: g.broker.connectedSince },
