@@ -40,7 +40,14 @@ export type GatewayLink = GatewayPublisher & {
  */
 export async function startGatewayLink(
   cfg: GatewayLinkConfig,
-  deps: { db: Db; clock: Clock; log: Logger; timeouts: CommandTimeoutConfig },
+  deps: {
+    db: Db;
+    clock: Clock;
+    log: Logger;
+    timeouts: CommandTimeoutConfig;
+    /** Told after each message of a gateway has been applied, in order (metrics, tests that wait on it). */
+    onApplied?: (gatewayId: string, channel: string) => void;
+  },
 ): Promise<GatewayLink> {
   const { db, clock, log, timeouts } = deps;
   const client = connectMqtt(cfg.brokerUrl, {
@@ -51,6 +58,8 @@ export async function startGatewayLink(
   });
   // One gateway's messages are applied in arrival order; different gateways proceed in parallel.
   const chains = new Map<string, Promise<void>>();
+  /** The map version this process last published per gateway. */
+  const published = new Map<string, string>();
 
   const publisher: GatewayPublisher = {
     async publishCommand(gatewayId, request) {
@@ -87,8 +96,11 @@ export async function startGatewayLink(
 
   async function onStatus(st: Status) {
     await applyStatus(db, st, clock.now());
-    // The gateway announces itself only once subscribed: whatever waits for it can be delivered now.
-    if (st.online) await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
+    if (!st.online) return;
+    // The gateway announces itself only once subscribed: its map (a broker restarted without persistence
+    // has lost the retained copy) and whatever waits for it can be delivered now, in that order.
+    await publishDeviceMaps([st.gateway_id]);
+    await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
   }
 
   function onMessage(topic: string, raw: Buffer): Promise<void> | void {
@@ -124,6 +136,7 @@ export async function startGatewayLink(
     const gatewayId = parseTopic(cfg.prefix, topic)?.gatewayId ?? "";
     const next = (chains.get(gatewayId) ?? Promise.resolve())
       .then(() => onMessage(topic, raw))
+      .then(() => deps.onApplied?.(gatewayId, parseTopic(cfg.prefix, topic)?.channel ?? ""))
       .catch((err: unknown) => log.error({ err, topic }, "failed to apply a gateway message"));
     chains.set(gatewayId, next);
     void next.finally(() => {
@@ -148,8 +161,6 @@ export async function startGatewayLink(
   );
   log.info({ broker: cfg.brokerUrl }, "gateway link connected");
 
-  /** The map version this process last published per gateway. */
-  const published = new Map<string, string>();
   async function publishDeviceMaps(gatewayIds?: string[]) {
     for (const id of gatewayIds ?? (await allGatewayIds(db))) {
       const map = await deviceMapFor(db, id);
@@ -172,10 +183,12 @@ export async function startGatewayLink(
     isPublished: (id, version) => published.get(id) === version,
     publish: (ids) => publishDeviceMaps(ids),
   });
-  // After a reconnect (a broker restart loses subscriptions), gateways may have sent into the void:
-  // ask each to resend what the cloud has not confirmed, instead of waiting for its periodic resend.
+  // After a reconnect (a broker restart loses subscriptions and, without persistence, retained maps),
+  // gateways may have sent into the void: publish the maps again and ask each gateway to resend what the
+  // cloud has not confirmed, instead of waiting for its periodic resend.
   client.on("connect", () => {
-    void allGatewayIds(db)
+    void publishDeviceMaps()
+      .then(() => allGatewayIds(db))
       .then((ids) =>
         Promise.all(
           ids.map((id) =>

@@ -238,6 +238,35 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
       await eventually(() => expect(commands.map((c) => c.command_id)).toContain(post.json().id));
     });
 
+    it("sends a gateway its map, then its waiting commands, when it announces itself online after the retained map was lost", async () => {
+      // A broker restarted without persistence has lost the retained map: clear it the same way.
+      await site.link.client.publishAsync(topicFor(site.prefix, "gw-a1", "config"), "", {
+        qos: 1,
+        retain: true,
+      });
+      const gw = await gatewayClient(site, "gw-a1");
+      const device = fx.device("L1", "2");
+      const post = await api("POST", `/device/v1/devices/${device}/commands`, { command: "lock" });
+      const seen: string[] = [];
+      gw.on("message", (topic, raw) => {
+        if (raw.length === 0) return;
+        if (topic.endsWith("/config")) seen.push(`map ${JSON.parse(raw.toString()).version}`);
+        if (topic.endsWith("/cmd"))
+          seen.push(`cmd ${CommandRequest.parse(JSON.parse(raw.toString())).command_id}`);
+      });
+      await gw.subscribeAsync({
+        [topicFor(site.prefix, "gw-a1", "config")]: { qos: 1 },
+        [topicFor(site.prefix, "gw-a1", "cmd")]: { qos: 1 },
+      });
+      await gw.publishAsync(
+        topicFor(site.prefix, "gw-a1", "status"),
+        JSON.stringify({ gateway_id: "gw-a1", online: true, at: new Date().toISOString() }),
+        { qos: 1, retain: true },
+      );
+      await eventually(() => expect(seen).toContain(`cmd ${post.json().id}`));
+      expect(seen[0]).toMatch(/^map /);
+    });
+
     it("publishes a gateway's new device map when a manifest changes it while the cloud runs", async () => {
       const gw = await gatewayClient(site, "gw-a1");
       const maps: { version: string; devices: { alias: string }[] }[] = [];

@@ -66,9 +66,16 @@ export async function startSite(o: SiteOptions) {
   // The embedded broker admits the cloud under its own client id only (its user name by default); on
   // a shared Mosquitto a client id of the run's own keeps parallel runs apart.
   const cloudClientId = broker ? CLOUD_MQTT.username : `cloud-${prefix}`;
+  const heartbeats = new HeartbeatValve();
   const link: GatewayLink = await startGatewayLink(
     { brokerUrl, ...CLOUD_MQTT, clientId: cloudClientId, prefix },
-    { db: store.db, clock, log, timeouts },
+    {
+      db: store.db,
+      clock,
+      log,
+      timeouts,
+      onApplied: (_gw, channel) => channel === "hb" && heartbeats.applied(),
+    },
   );
   const app: FastifyInstance = await buildApp({
     db: store.db,
@@ -110,7 +117,6 @@ export async function startSite(o: SiteOptions) {
     log_level: "silent",
     ...o.gateway,
   });
-  const heartbeats = new HeartbeatValve();
   const bootGateway = () =>
     startGateway({
       config: gatewayConfig,
