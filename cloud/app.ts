@@ -6,6 +6,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } fro
 import type { Logger } from "pino";
 import type { Clock } from "../shared/clock.ts";
 import { AppError, ERROR_CODES } from "../shared/errors.ts";
+import { createAccessListService } from "./access-lists/access-list-service.ts";
 import { createTokenIssuer } from "./auth/tokens.ts";
 import { createCommandService } from "./commands/command-service.ts";
 import type { CommandTimeoutConfig } from "./commands/timeouts.ts";
@@ -16,13 +17,21 @@ import { answerFrameworkError, installErrorHandling } from "./http/error-handler
 import { installIdempotency } from "./http/idempotency.ts";
 import { installNulGuard } from "./http/reject-nul.ts";
 import { installRequestLog } from "./http/request-log.ts";
+import { registerAccessListRoutes } from "./http/routes/access-lists.ts";
 import { registerDeviceRoutes } from "./http/routes/devices.ts";
+import { registerExternalUserRoutes } from "./http/routes/external-users.ts";
 import { registerHealthRoutes } from "./http/routes/health.ts";
+import { registerLocationLinkRoutes } from "./http/routes/location-links.ts";
 import { registerLocationRoutes } from "./http/routes/locations.ts";
 import { registerTokenRoute } from "./http/routes/oauth-token.ts";
+import { registerSessionRoutes } from "./http/routes/sessions.ts";
+import { registerWhitelistRoutes } from "./http/routes/whitelists.ts";
+import { createLocationLinks } from "./locations/location-links.ts";
 import { createLocationService } from "./locations/location-service.ts";
 import type { GatewayPublisher } from "./ports.ts";
+import { createSessionService } from "./sessions/session-service.ts";
 import type { Db } from "./store/db.ts";
+import { createUserService, type ExternalUserOptions } from "./users/user-service.ts";
 
 export type AppDeps = {
   db: Db;
@@ -36,6 +45,8 @@ export type AppDeps = {
   isReady?: () => Promise<boolean>;
   /** Time to receive a whole request, headers and body, before answering 408 (default 30 s). */
   requestTimeoutMs?: number;
+  /** External-user sign-up and sign-in: callback limit, body cap, rate limits (defaults: the spec's). */
+  externalUsers?: ExternalUserOptions;
 };
 
 /** A caller-supplied correlation id is kept if it is short and plain (U4); otherwise we make one. */
@@ -136,8 +147,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerTokenRoute(app, { db: deps.db, tokens, clock: deps.clock });
+  registerExternalUserRoutes(
+    app,
+    createUserService({ db: deps.db, clock: deps.clock, log: deps.log, tokens, options: deps.externalUsers }),
+  );
   registerLocationRoutes(app, locations);
+  registerLocationLinkRoutes(app, createLocationLinks({ db: deps.db, clock: deps.clock }));
+  registerWhitelistRoutes(app);
   registerDeviceRoutes(app, devices, commands);
+  registerSessionRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
+  registerAccessListRoutes(app, createAccessListService({ db: deps.db, clock: deps.clock }));
   registerHealthRoutes(app, deps.isReady ?? (() => Promise.resolve(true)));
   app.get("/openapi.json", { config: { public: true }, schema: { hide: true } }, () => app.swagger());
   return app;

@@ -10,6 +10,12 @@ import { type RunningCloud, startCloud } from "../cloud/server.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { didYouMean } from "../shared/did-you-mean.ts";
 import { type DemoGateways, manifestGatewayIds, startDemoGateways } from "./demo-gateways.ts";
+import {
+  type DemoVerification,
+  riderBannerLines,
+  startDemoVerification,
+  verificationUrlFrom,
+} from "./demo-riders.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, "..");
@@ -36,6 +42,8 @@ export type DemoSettings = {
   gatewaySecret: string;
   /** Gateways of the manifest the demo leaves to a gateway daemon of your own (DEMO_SKIP_GATEWAYS). */
   skip: string[];
+  /** Another verification server for the demo operator's riders (DEMO_VERIFICATION_URL), or null. */
+  verificationUrl: string | null;
 };
 
 /** Reads the demo's environment: the cloud's variables with the demo's defaults, and its own. */
@@ -59,6 +67,9 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
       throw new DemoConfigError(
         `DEMO_SKIP_GATEWAYS: the demo has no gateway ${id}${didYouMean(id, known)}; its gateways: ${known.join(", ")}`,
       );
+  const verificationUrl = verificationUrlFrom(nonEmpty(processEnv.DEMO_VERIFICATION_URL));
+  if (typeof verificationUrl === "object" && verificationUrl !== null)
+    throw new DemoConfigError(verificationUrl.problem);
   return {
     cfg: loadCloudConfig(env),
     env,
@@ -66,6 +77,7 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
     clientSecret,
     gatewaySecret,
     skip: [...new Set(skip)],
+    verificationUrl,
   };
 }
 
@@ -76,6 +88,8 @@ export type RunningDemo = {
   manifest: SiteManifest;
   /** For each gateway left out: where the demo wrote its broker secret for a gateway of your own. */
   skipped: { id: string; secretFile: string; stateDir: string }[];
+  /** Where the demo operator's riders are verified. */
+  verification: DemoVerification;
   stop(): Promise<void>;
 };
 
@@ -96,6 +110,7 @@ export async function startDemo(o: {
   const client = manifest.operators[0]?.clients[0];
   if (client) client.client_id = settings.clientId;
   const { cfg } = settings;
+  const verification = await startDemoVerification(manifest, settings.verificationUrl);
 
   const cloud = await startCloud(cfg, {
     log: o.log,
@@ -103,6 +118,9 @@ export async function startDemo(o: {
     beforeListen: async (db) => {
       await applyManifest(db, manifest, o.clock ?? systemClock, settings.env);
     },
+  }).catch(async (err: unknown) => {
+    await verification.server?.stop();
+    throw err;
   });
   let gateways: DemoGateways;
   try {
@@ -117,6 +135,7 @@ export async function startDemo(o: {
     });
   } catch (err) {
     await cloud.stop();
+    await verification.server?.stop();
     throw err;
   }
   const skipped = settings.skip.map((id) => {
@@ -132,9 +151,11 @@ export async function startDemo(o: {
     settings,
     manifest,
     skipped,
+    verification,
     async stop() {
       await gateways.stop();
       await cloud.stop();
+      await verification.server?.stop();
     },
   };
 }
@@ -162,6 +183,15 @@ export function demoLocker(m: SiteManifest): {
     }
   }
   throw new Error("the demo manifest has no locker");
+}
+
+/** The demo's access lists (fixed ids in the manifest), for the printed example. */
+export function demoAccessLists(
+  m: SiteManifest,
+): { id: string; kind: string; name: string; location: string }[] {
+  return m.operators.flatMap((op) =>
+    op.locations.flatMap((loc) => loc.access_lists.map((l) => ({ ...l, location: loc.code }))),
+  );
 }
 
 /** What `npm start` prints: where everything is and a command to try for each part. */
@@ -195,6 +225,12 @@ export function demoBanner(demo: RunningDemo): string {
       `  Lock locker ${locker.alias} of ${locker.location} (gateway ${locker.gateway} drives its lock board):`,
       `    curl -s -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"command":"lock"}' ${base}/device/v1/devices/${locker.id}/commands`,
     );
+  for (const list of demoAccessLists(demo.manifest))
+    lines.push(
+      `  Access list "${list.name}" (${list.kind}) of ${list.location}: ${list.id}`,
+      `    curl -s -H "Authorization: Bearer $TOKEN" ${base}/access-control/v1/mgmt/access-lists/${list.id}/users`,
+    );
+  lines.push(...riderBannerLines(base, demo.verification, demo.manifest));
   lines.push(`  Gateways running on the simulator: ${running.join(", ") || "none"}`);
   for (const g of demo.gateways.gateways) {
     const id = g.config.gateway_id;

@@ -36,6 +36,8 @@ Environment (besides the cloud's own, README.md, Configuration):
   DEMO_CLIENT_SECRET    its secret (default ${DEMO_DEFAULTS.DEMO_CLIENT_SECRET})
   DEMO_GATEWAY_SECRET   every demo gateway's broker password (default ${DEMO_DEFAULTS.DEMO_GATEWAY_SECRET})
   DEMO_SKIP_GATEWAYS    gateway ids (comma-separated) the demo leaves to a gateway daemon of your own
+  DEMO_VERIFICATION_URL the demo operator's verification server (<url>/sign-up, <url>/sign-in) instead of
+                        the one the demo runs on 127.0.0.1
 
 Examples:
   $ npm start

@@ -15,6 +15,7 @@ import { startControlServer } from "./control/control-server.ts";
 import { logTechnicianActions } from "./control/technician-log.ts";
 import { DeviceRegistry } from "./devices/device-registry.ts";
 import { doorRelocker, handleBoardEvent } from "./features/board-events.ts";
+import { createBookingExpiry } from "./features/booking-expiry.ts";
 import { createCommandExecutor } from "./features/execute-command.ts";
 import { createHeartbeat } from "./features/heartbeat.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
@@ -165,6 +166,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     clock,
     log,
   });
+  const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, log });
   const executor = createCommandExecutor({
     store,
     registry,
@@ -175,6 +177,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     clock,
     log,
     onFinished: (name, ok) => metrics.commands.inc({ name, result: ok ? "success" : "error" }),
+    onBookingsChanged: () => bookingExpiry.changed(),
   });
   const pump = createOutboxPump({ outbox, broker, clock, log, resendAfterMs: cfg.outbox_resend_s * 1000 });
   const heartbeat = createHeartbeat({
@@ -195,6 +198,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // GPIO doors have no board to come back: read them now.
   for (const d of registry.all()) if (doors.has(d.device_id)) void reconciler.readDevice(d, "startup");
   reconciler.start();
+  bookingExpiry.start();
 
   broker.on(
     "command",
@@ -270,6 +274,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     async stop() {
       await controlServer?.close();
       reconciler.stop();
+      bookingExpiry.stop();
       heartbeat.stop();
       pump.stop();
       for (const b of buses) b.monitor.stop();

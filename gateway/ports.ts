@@ -177,10 +177,40 @@ export interface LocalActionLog {
   record(action: LocalAction): void;
 }
 
+/** A device's booking as the cloud's book command made it: who holds it and until when (RFC 3339). */
+export type Booking = {
+  device_id: string;
+  holder: string;
+  until: string;
+  /** The book command that made it. */
+  command_id: string;
+  booked_at: string;
+};
+
+/**
+ * The bookings of this gateway's devices, so local access can honour them while the cloud is away. One per
+ * device; a booking whose `until` has passed on the gateway's clock is over.
+ */
+export interface BookingStore {
+  /** Records a booking, replacing the device's earlier one. */
+  put(booking: Booking): void;
+  /** Ends the device's booking; false when it had none. */
+  clear(deviceId: string): boolean;
+  /** The device's booking, unless it is over at `now`. */
+  active(deviceId: string, now: Date): Booking | undefined;
+  /** Every booking not over at `now`. */
+  all(now: Date): Booking[];
+  /** Deletes the bookings over at `now` and returns them. */
+  clearExpired(now: Date): Booking[];
+  /** When the first stored booking ends; null when there is none. */
+  nextEnd(): string | null;
+}
+
 /** The gateway's durable state, one database. */
 export interface GatewayStore {
   readonly outbox: Outbox;
   readonly commandLog: CommandLog;
+  readonly bookings: BookingStore;
   readonly deviceMaps: DeviceMapStore;
   readonly localActions: LocalActionLog;
   /** Runs `work` as one transaction: what it writes commits together or not at all. Nests. */

@@ -1,12 +1,64 @@
 import type { Clock } from "../../shared/clock.ts";
+import { toE164 } from "../../shared/phone-number.ts";
 import type { Db } from "../store/db.ts";
+import { joinList } from "./join-list.ts";
 
 /**
  * Turns the pending phone invites of this operator that match the user's phone number into memberships
  * (spec: "An invited member is added automatically on the invited person's next sign-in"). Called after
- * every successful sign-in; does nothing when the user has no known phone number.
+ * every successful sign-in; does nothing when the user has no known phone number. An invite past its
+ * expiry, or of a list the manifest no longer declares, stays as it is; a user already a current member
+ * keeps their membership and the invite is used up.
  */
 export async function applyPendingInvites(
-  _deps: { db: Db; clock: Clock },
-  _user: { id: string; operatorId: string; phoneNumber: string | null },
-): Promise<void> {}
+  deps: { db: Db; clock: Clock },
+  user: { id: string; operatorId: string; phoneNumber: string | null },
+): Promise<void> {
+  const phone = user.phoneNumber === null ? null : toE164(user.phoneNumber);
+  if (phone === null) return;
+  const now = deps.clock.now();
+  const ts = now.toISOString();
+  await deps.db.transaction().execute(async (trx) => {
+    const invites = await trx
+      .selectFrom("access_list_invites as i")
+      .innerJoin("access_lists as l", "l.id", "i.access_list_id")
+      .select([
+        "i.access_list_id",
+        "i.payment_period",
+        "i.recurring_payment",
+        "i.comment",
+        "i.external_id",
+        "l.kind",
+      ])
+      .where("i.operator_id", "=", user.operatorId)
+      .where("l.operator_id", "=", user.operatorId)
+      .where("i.phone_number", "=", phone)
+      .where("i.expires_at", ">", ts)
+      .where("l.retired_at", "is", null)
+      .orderBy("i.access_list_id")
+      .execute();
+    for (const inv of invites) {
+      const list = { id: inv.access_list_id, operator_id: user.operatorId, kind: inv.kind };
+      const terms =
+        inv.kind === "paid"
+          ? {
+              period: inv.payment_period ?? undefined,
+              recurring: inv.recurring_payment === null ? undefined : inv.recurring_payment === 1,
+            }
+          : {};
+      await joinList(
+        trx,
+        list,
+        user.id,
+        { terms, comment: inv.comment, external_id: inv.external_id ?? undefined },
+        now,
+        "keep",
+      );
+      await trx
+        .deleteFrom("access_list_invites")
+        .where("access_list_id", "=", inv.access_list_id)
+        .where("phone_number", "=", phone)
+        .execute();
+    }
+  });
+}

@@ -1,53 +1,87 @@
-import { errors, jwtVerify, SignJWT } from "jose";
+import { createHmac } from "node:crypto";
+import { decodeJwt, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/clock.ts";
-import type { Principal } from "./principal.ts";
+import type { ClientPrincipal, Principal, UserPrincipal } from "./principal.ts";
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 
 export type TokenVerdict = { ok: true; principal: Principal } | { ok: false; reason: string };
 
+type Kind = Principal["kind"];
+
 /**
  * Signed bearer tokens (HS256 with a server secret). The algorithm is pinned on verification, so
  * `alg: none` and tokens signed any other way are refused (S10); `now` comes from the injected clock.
+ *
+ * Two kinds: an API client's (S2S) and an external user's (a rider). Each kind is signed with its own key
+ * (the user key is derived from the secret), so a token of one kind never verifies as the other, whatever
+ * its claims say; the `kind` claim picks the key and is checked again after verification.
  */
 export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; clock: Clock }) {
-  const { secret, issuer, clock } = deps;
+  const { issuer, clock } = deps;
+  const keys: Record<Kind, Uint8Array> = {
+    client: deps.secret,
+    user: new Uint8Array(createHmac("sha256", deps.secret).update("external-user access token").digest()),
+  };
+
+  function sign(kind: Kind, subject: string, claims: Record<string, unknown>): Promise<string> {
+    const now = Math.floor(clock.now().getTime() / 1000);
+    return new SignJWT({ ...claims, kind })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setIssuer(issuer)
+      .setSubject(subject)
+      .setIssuedAt(now)
+      .setExpirationTime(now + ACCESS_TOKEN_TTL_S)
+      .sign(keys[kind]);
+  }
+
+  function clientFrom(payload: JWTPayload): ClientPrincipal | null {
+    const perms = Array.isArray(payload.perms) ? payload.perms : [];
+    if (typeof payload.sub !== "string" || typeof payload.op !== "string") return null;
+    return {
+      kind: "client",
+      id: payload.sub,
+      operatorId: payload.op,
+      permissions: new Set(
+        perms.filter((p): p is Permission => (PERMISSIONS as readonly unknown[]).includes(p)),
+      ),
+    };
+  }
+
+  function userFrom(payload: JWTPayload): UserPrincipal | null {
+    if (typeof payload.sub !== "string" || typeof payload.op !== "string" || "perms" in payload) return null;
+    return { kind: "user", id: payload.sub, operatorId: payload.op, permissions: new Set() };
+  }
+
   return {
     issue(client: { id: string; operatorId: string; permissions: readonly Permission[] }): Promise<string> {
-      const now = Math.floor(clock.now().getTime() / 1000);
-      return new SignJWT({ op: client.operatorId, perms: client.permissions, kind: "client" })
-        .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-        .setIssuer(issuer)
-        .setSubject(client.id)
-        .setIssuedAt(now)
-        .setExpirationTime(now + ACCESS_TOKEN_TTL_S)
-        .sign(secret);
+      return sign("client", client.id, { op: client.operatorId, perms: client.permissions });
+    },
+
+    /** An external user's access token (1 hour): the rider's service_user_id and operator, no permissions. */
+    issueUser(user: { id: string; operatorId: string }): Promise<string> {
+      return sign("user", user.id, { op: user.operatorId });
     },
 
     async verify(token: string): Promise<TokenVerdict> {
+      let kind: unknown;
       try {
-        const { payload } = await jwtVerify(token, secret, {
+        kind = decodeJwt(token).kind;
+      } catch {
+        return { ok: false, reason: "token invalid" };
+      }
+      if (kind !== "client" && kind !== "user") return { ok: false, reason: "malformed claims" };
+      try {
+        const { payload } = await jwtVerify(token, keys[kind], {
           algorithms: ["HS256"],
           issuer,
           currentDate: clock.now(),
           requiredClaims: ["sub", "exp", "iat"],
         });
-        const perms = Array.isArray(payload.perms) ? payload.perms : [];
-        if (typeof payload.sub !== "string" || typeof payload.op !== "string" || payload.kind !== "client") {
-          return { ok: false, reason: "malformed claims" };
-        }
-        return {
-          ok: true,
-          principal: {
-            kind: "client",
-            id: payload.sub,
-            operatorId: payload.op,
-            permissions: new Set(
-              perms.filter((p): p is Permission => (PERMISSIONS as readonly unknown[]).includes(p)),
-            ),
-          },
-        };
+        const principal =
+          payload.kind !== kind ? null : kind === "client" ? clientFrom(payload) : userFrom(payload);
+        return principal ? { ok: true, principal } : { ok: false, reason: "malformed claims" };
       } catch (err) {
         if (err instanceof errors.JWTExpired) return { ok: false, reason: "token expired" };
         return { ok: false, reason: "token invalid" };

@@ -5,6 +5,7 @@ import {
   type CommandTimeouts,
   transitionCommand,
 } from "../../shared/domain/command-machine.ts";
+import { onCommandSucceeded } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 import { type CommandRecord, commandRepository } from "./command-repository.ts";
 
@@ -32,7 +33,10 @@ export async function advanceCommand(tx: Executor, step: CommandStep): Promise<C
     const next = transitionCommand(current.state, step.input, step.now, step.cfg);
     if (!next) return null;
     const written = await commands.compareAndSet(current, next, step.events(next), step.now);
-    if (written) return written;
+    if (!written) continue;
+    // The one place a command reaches SUCCESS: what it means for sessions is recorded with it.
+    if (written.state.value === "SUCCESS") await onCommandSucceeded(tx, written, step.now);
+    return written;
   }
   throw new Error(`command ${step.commandId}: too much contention`);
 }

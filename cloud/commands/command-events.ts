@@ -24,7 +24,21 @@ export function successEventFor(name: CommandName): string {
   }
 }
 
-/** Commands that move the device through an interim state while the hardware works. */
+/**
+ * Commands that move the device through an interim state while the hardware (for a book: the gateway's
+ * store) works; the device follows their progress and a force command supersedes them.
+ */
 export function drivesDeviceState(name: CommandName): boolean {
-  return name === "lock" || name === "unlock" || name === "force-lock" || name === "force-unlock";
+  return (
+    name === "lock" ||
+    name === "unlock" ||
+    name === "force-lock" ||
+    name === "force-unlock" ||
+    name === "book"
+  );
+}
+
+/** Commands whose success ends the device's booking, whichever command holds the device then. */
+export function endsBooking(name: CommandName): boolean {
+  return name === "cancel-booking" || name === "force-cancel-booking";
 }

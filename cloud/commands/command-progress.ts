@@ -7,7 +7,7 @@ import type { SensorReading } from "../devices/device-repository.ts";
 import type { GatewayReport } from "../gateway-link/gateway-reports.ts";
 import type { Executor } from "../store/db.ts";
 import { advanceCommand } from "./advance-command.ts";
-import { drivesDeviceState, successEventFor } from "./command-events.ts";
+import { drivesDeviceState, endsBooking, successEventFor } from "./command-events.ts";
 import { commandRepository } from "./command-repository.ts";
 
 /** Events the cloud writes when it ends a command itself, before the hardware said anything. */
@@ -47,7 +47,8 @@ export async function applyCommandProgress(
       break;
     case "SUCCESS":
       input = { kind: "succeeded", reason: msg.reason };
-      deviceInput = { kind: "confirmed", name };
+      // A book's booking ends when the cloud said it would, whenever the gateway confirms it.
+      deviceInput = { kind: "confirmed", name, bookingUntil: cmd.wire_request?.params.booking?.until };
       event = { name: successEventFor(name), timestamp: at };
       break;
     case "ERROR":
@@ -83,6 +84,10 @@ export async function applyCommandProgress(
     return true;
   }
   if (drivesDeviceState(name)) await step(cmd.id, deviceInput);
+  // A cancel holds nothing: its success ends whatever booking the device has (or falls back to) then.
+  else if (endsBooking(name)) {
+    if (msg.state === "SUCCESS") await step(null, deviceInput);
+  }
   // sync-device and take-photo report a reading, not a movement: reconcile with it.
   else if (msg.lock_state) await sensed(msg.lock_state);
   return true;

@@ -2,7 +2,7 @@ import { type CommandRequest, REASONS_NEEDING_COMMENT } from "../../shared/api/c
 import {
   type CommandName,
   commandsFor,
-  isCloudOnlyCommand,
+  isBookingCommand,
   isThrottled,
 } from "../../shared/domain/device-types.ts";
 import type { ErrorCode } from "../../shared/errors.ts";
@@ -67,6 +67,10 @@ export function checkCommandRequest(
       { command: name, accepted },
     );
   }
+  // Operator functions are closed to riders' tokens whatever they hold (S17).
+  if (ADMIN_COMMANDS.has(name) && principal.kind !== "client") {
+    return refuse("ERRORS.FORBIDDEN", `${name} is not available to external users`);
+  }
   if (ADMIN_COMMANDS.has(name) && !can(principal, "DEVICE_ADMIN")) {
     return refuse("ERRORS.FORBIDDEN", `${name} needs the DEVICE_ADMIN permission`);
   }
@@ -110,8 +114,9 @@ export function checkDeviceAdmits(
   cfg: CommandTimeoutConfig,
 ): CommandRefusal | null {
   const strategy = device.power_save_strategy;
-  // LOCAL_WAKEUP devices in deep sleep wake only on a physical interaction (spec: Device).
-  if (strategy === "LOCAL_WAKEUP" && device.sleep_state === "DEEP_SLEEP" && !isCloudOnlyCommand(name)) {
+  // LOCAL_WAKEUP devices in deep sleep wake only on a physical interaction (spec: Device). A booking needs
+  // only the gateway's store, not the device.
+  if (strategy === "LOCAL_WAKEUP" && device.sleep_state === "DEEP_SLEEP" && !isBookingCommand(name)) {
     return refuse(
       "ERRORS.DEVICE_ASLEEP",
       "The device is in deep sleep and wakes only on a physical interaction",

@@ -4,9 +4,11 @@ import type { Command, CommandRequest } from "../../shared/api/command.ts";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
+import { checkLocationAccess } from "../access-lists/location-access.ts";
 import type { Principal } from "../auth/principal.ts";
 import { type DeviceRecord, deviceRepository } from "../devices/device-repository.ts";
 import type { GatewayPublisher } from "../ports.ts";
+import { openSessionFor } from "../sessions/session-recorder.ts";
 import type { Db } from "../store/db.ts";
 import { advanceCommand } from "./advance-command.ts";
 import { publishCommand } from "./command-delivery.ts";
@@ -45,7 +47,8 @@ export function createCommandService(deps: CommandServiceDeps) {
         const { code, message, context, headers } = decision.refusal;
         throw new AppError(code, message, context, headers);
       }
-      if (await write(device, decision, now)) return { device, command: decision.command };
+      await checkLocationAccess(db, principal, device, body, now);
+      if (await write(principal, device, decision, now)) return { device, command: decision.command };
     }
     throw new AppError(
       "ERRORS.SERVICE_UNAVAILABLE",
@@ -59,7 +62,12 @@ export function createCommandService(deps: CommandServiceDeps) {
    * One transaction: the device (only if nobody wrote it since it was read), the command it supersedes
    * (which ends now, not at its deadline) and the new command. False when the device had changed.
    */
-  function write(device: DeviceRecord, accepted: CommandAcceptance, now: Date): Promise<boolean> {
+  function write(
+    principal: Principal,
+    device: DeviceRecord,
+    accepted: CommandAcceptance,
+    now: Date,
+  ): Promise<boolean> {
     return db.transaction().execute(async (trx) => {
       if (!(await deviceRepository(trx).compareAndSet(device, accepted.device, now))) return false;
       const superseded = accepted.supersedes;
@@ -73,6 +81,8 @@ export function createCommandService(deps: CommandServiceDeps) {
         });
       }
       await commandRepository(trx).insert(accepted.command);
+      // A rider's lock or book opens (or continues) a session, within max_user_sessions.
+      await openSessionFor(trx, { principal, device, command: accepted.command, now });
       return true;
     });
   }
@@ -108,7 +118,9 @@ export function createCommandService(deps: CommandServiceDeps) {
 
     async get(principal: Principal, id: string): Promise<Command> {
       const command = await commands.findForOperator(principal.operatorId, id);
-      if (!command) throw new AppError("ERRORS.NOT_FOUND", `Command ${id} not found`);
+      // A rider sees only the commands they sent; another's is "not found" like another tenant's.
+      const hidden = principal.kind === "user" && command?.requested_by !== principal.id;
+      if (!command || hidden) throw new AppError("ERRORS.NOT_FOUND", `Command ${id} not found`);
       return presentCommand(command);
     },
   };

@@ -14,7 +14,6 @@ import {
   commandsFor,
   DEVICE_TYPES,
   familyOf,
-  isCloudOnlyCommand,
   isThrottled,
   POWER_SAVE_STRATEGIES,
   SLEEP_STATES,
@@ -124,27 +123,42 @@ describe("decideCommand: acceptance", () => {
     expect(d.command.state.timeout_at).toBe(iso(LIMITS.deliveryMs + LIMITS.wakeupExtraMs));
   });
 
-  it("a booking settles at once in the cloud: SUCCESS, no wire request, the booker recorded", () => {
-    const d = accepted(decide(aLocker(), APP, { command: "book", timeout_at: iso(HOUR / 2) }));
+  it("a booking travels to the gateway: the locker is held ALLOCATED for the booker, the wire names holder and end", () => {
+    const d = accepted(decide(aLocker(), APP, { command: "book", timeout_at: "2026-03-02T11:30:00+02:00" }));
+    const delivery = iso(LIMITS.deliveryMs);
     expect(d.device).toEqual({
-      state: { value: "BOOKED", changed_at: iso(0), timeout_at: iso(HOUR / 2), restore: null },
-      command_id: null,
+      state: {
+        value: "ALLOCATED",
+        changed_at: iso(0),
+        timeout_at: delivery,
+        restore: { value: "UNLOCKED", timeout_at: null },
+      },
+      command_id: COMMAND_ID,
       booked_by: "app",
     });
-    expect(d.command.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
-    expect(d.command.events.map((e) => e.name)).toEqual(["REQUEST_INITIATED", "STATE_BOOKED"]);
-    expect(d.command.wire_request).toBeNull();
+    expect(d.command.state).toEqual({ value: "NOT_SENT", reason: "", timeout_at: delivery });
+    expect(d.command.events.map((e) => e.name)).toEqual(["REQUEST_INITIATED"]);
+    expect(d.command.wire_request).toEqual({
+      command_id: COMMAND_ID,
+      device_id: DEVICE_ID,
+      name: "book",
+      params: { booking: { holder: "app", until: iso(HOUR / 2) } },
+      issued_at: iso(0),
+      expires_at: delivery,
+    });
   });
 
-  it("cancelling one's own booking frees the locker and forgets the booker and occupant", () => {
+  it("a booking without timeout_at ends one hour after the command", () => {
+    const d = accepted(decide(aLocker(), APP, { command: "book" }));
+    expect(d.command.wire_request?.params.booking).toEqual({ holder: "app", until: iso(HOUR) });
+  });
+
+  it("cancelling one's own booking changes nothing until the gateway confirms it", () => {
     const booked = aLocker({ state: state("BOOKED", iso(HOUR)), booked_by: "app" });
     const d = accepted(decide(booked, APP, { command: "cancel-booking" }));
-    expect(d.device).toEqual({
-      state: { value: "UNLOCKED", changed_at: iso(0), timeout_at: null, restore: null },
-      command_id: null,
-      booked_by: null,
-      user_id: null,
-    });
+    expect(d.device).toEqual({});
+    expect(d.command.wire_request).toMatchObject({ name: "cancel-booking", params: {} });
+    expect(d.supersedes).toBeNull();
   });
 
   it("a force command takes over the command in flight and names it on the wire", () => {
@@ -221,7 +235,7 @@ describe("decideCommand: refusals, in the order a caller would fix them", () => 
     accepted(decide(aLocker(), ADMIN, { ...short, comment: "stuck chain" }));
   });
 
-  it("a LOCAL_WAKEUP device in deep sleep takes only what the cloud settles itself", () => {
+  it("a LOCAL_WAKEUP device in deep sleep takes only bookings, which need the gateway alone", () => {
     const asleep = aLocker({ power_save_strategy: "LOCAL_WAKEUP", sleep_state: "DEEP_SLEEP" });
     expect(refusal(decide(asleep, APP, { command: "lock" })).code).toBe("ERRORS.DEVICE_ASLEEP");
     accepted(decide(asleep, APP, { command: "book" }));
@@ -353,11 +367,10 @@ describe("decideCommand properties", () => {
   it("an accepted device state is the state machine's transition, and only then does the state change", () => {
     check(({ device, body, d }) => {
       if (!d.accepted) return;
-      const bookingUntil = body.timeout_at ? new Date(body.timeout_at).toISOString() : undefined;
       const tr = transitionDevice(
         familyOf(device.type),
         device.state,
-        { kind: "command", name: body.command, bookingUntil },
+        { kind: "command", name: body.command },
         NOW,
         timeoutsFor(LIMITS, device.power_save_strategy),
       );
@@ -366,7 +379,7 @@ describe("decideCommand properties", () => {
     });
   });
 
-  it("a command that moves the latch holds the device in an interim state under its own id", () => {
+  it("a command that moves the latch, or a book, holds the device in an interim state under its own id", () => {
     check(({ body, d }) => {
       if (!d.accepted) return;
       if (drivesDeviceState(body.command)) {
@@ -378,19 +391,17 @@ describe("decideCommand properties", () => {
     });
   });
 
-  it("cloud-only commands settle at once without a wire request; the rest go out NOT_SENT until their deadline", () => {
+  it("every command goes out NOT_SENT until its deadline, bookings too, and only a book carries a booking", () => {
     check(({ body, d }) => {
       if (!d.accepted) return;
       const { state: s, wire_request: wire } = d.command;
-      if (isCloudOnlyCommand(body.command)) {
-        expect(wire).toBeNull();
-        expect(s.value).toBe("SUCCESS");
-      } else {
-        expect(s.value).toBe("NOT_SENT");
-        expect(wire?.expires_at).toBe(s.timeout_at);
-        expect(Date.parse(s.timeout_at ?? "")).toBeGreaterThan(NOW.getTime());
-      }
-      expect(d.command.events[0]).toEqual({ name: "REQUEST_INITIATED", timestamp: iso(0) });
+      expect(s.value).toBe("NOT_SENT");
+      expect(wire?.expires_at).toBe(s.timeout_at);
+      expect(Date.parse(s.timeout_at ?? "")).toBeGreaterThan(NOW.getTime());
+      expect(d.command.events).toEqual([{ name: "REQUEST_INITIATED", timestamp: iso(0) }]);
+      const booking = wire?.params.booking;
+      if (body.command !== "book") expect(booking).toBeUndefined();
+      else expect(Date.parse(booking?.until ?? "")).toBeGreaterThan(NOW.getTime());
     });
   });
 

@@ -1,11 +1,11 @@
 import type { CommandEvent, CommandRequest } from "../../shared/api/command.ts";
 import { type CommandState, initialCommandState } from "../../shared/domain/command-machine.ts";
 import { isInterim, transitionDevice } from "../../shared/domain/device-machine.ts";
-import { familyOf, isCloudOnlyCommand, isThrottled } from "../../shared/domain/device-types.ts";
+import { familyOf, isThrottled } from "../../shared/domain/device-types.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { DeviceChanges, DeviceRecord } from "../devices/device-repository.ts";
-import { drivesDeviceState, successEventFor } from "./command-events.ts";
+import { drivesDeviceState } from "./command-events.ts";
 import type { CommandRecord } from "./command-repository.ts";
 import { type CommandRefusal, checkCommandRequest, checkDeviceAdmits, refuse } from "./command-rules.ts";
 import { type CommandTimeoutConfig, timeoutsFor } from "./timeouts.ts";
@@ -31,7 +31,7 @@ export type CommandAcceptance = {
   accepted: true;
   /** What changes on the device; written only if the device is still as it was read. */
   device: DeviceChanges;
-  /** The new command as stored: its initial state and events, and the wire request (null when cloud-only). */
+  /** The new command as stored: its initial state and events, and the wire request. */
   command: CommandRecord;
   /** The command in flight this one takes over; it ends now with this reason (REQUEST_SUPERSEDED). */
   supersedes: { id: string; reason: string } | null;
@@ -60,14 +60,7 @@ export function decideCommand(
   if (refusal) return { accepted: false, refusal };
 
   const t = timeoutsFor(limits, device.power_save_strategy);
-  const bookingUntil = body.timeout_at ? new Date(body.timeout_at).toISOString() : undefined;
-  const tr = transitionDevice(
-    familyOf(device.type),
-    device.state,
-    { kind: "command", name, bookingUntil },
-    now,
-    t,
-  );
+  const tr = transitionDevice(familyOf(device.type), device.state, { kind: "command", name }, now, t);
   if (tr.refused) {
     return {
       accepted: false,
@@ -77,31 +70,34 @@ export function decideCommand(
 
   const ts = now.toISOString();
   const events: CommandEvent[] = [{ name: "REQUEST_INITIATED", timestamp: ts }];
-  let state: CommandState = initialCommandState(now, t);
-  if (isCloudOnlyCommand(name)) {
-    // Bookings are the cloud's own records: they settle at once (docs/decisions.md).
-    state = { value: "SUCCESS", reason: "", timeout_at: null };
-    events.push({ name: successEventFor(name), timestamp: ts });
-  }
+  const state: CommandState = initialCommandState(now, t);
   // A force command takes over the command in flight, on the gateway too (it names what it supersedes).
   const supersedes = drivesDeviceState(name) && device.command_id ? device.command_id : null;
-  const wire: WireCommand | null = isCloudOnlyCommand(name)
-    ? null
-    : {
-        command_id: id,
-        device_id: device.id,
-        name,
-        params: { power_cycle: body.power_cycle, reason: body.reason, comment: body.comment },
-        issued_at: ts,
-        expires_at: state.timeout_at ?? ts,
-        ...(supersedes ? { supersedes } : {}),
-      };
+  // A booking ends at timeout_at, by default one hour from the command (spec: Limits); the gateway records
+  // it, and the device is BOOKED once the gateway has confirmed.
+  const booking =
+    name === "book"
+      ? {
+          holder: principal.id,
+          until: new Date(body.timeout_at ?? now.getTime() + t.bookingMs).toISOString(),
+        }
+      : undefined;
+  const wire: WireCommand = {
+    command_id: id,
+    device_id: device.id,
+    name,
+    params: { power_cycle: body.power_cycle, reason: body.reason, comment: body.comment, booking },
+    issued_at: ts,
+    expires_at: state.timeout_at ?? ts,
+    ...(supersedes ? { supersedes } : {}),
+  };
 
   const changes: DeviceChanges = tr.changed ? { state: tr.state } : {};
   if (drivesDeviceState(name)) changes.command_id = id;
   else if (tr.changed && !isInterim(tr.state.value)) changes.command_id = null;
   if (isThrottled(name)) changes.last_lock_command_at = ts;
-  if (name === "lock") changes.user_id = body.user_id ?? null;
+  // A rider's lock without user_id targets the caller: they are the occupant.
+  if (name === "lock") changes.user_id = body.user_id ?? (principal.kind === "user" ? principal.id : null);
   if (name === "book") changes.booked_by = principal.id;
   if (tr.changed && tr.state.value === "UNLOCKED") {
     changes.booked_by = null;

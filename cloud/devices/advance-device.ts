@@ -6,6 +6,7 @@ import {
 } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
 import { type CommandTimeoutConfig, timeoutsFor } from "../commands/timeouts.ts";
+import { sessionsFollowDevice } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 import {
   type DeviceChanges,
@@ -70,7 +71,9 @@ export function stepDevice(
       changes.user_id = null;
       changes.user_access_key = null;
     }
-    if (state.value !== "BOOKED") changes.booked_by = null;
+    // The booker is kept while a command in flight may yet leave the device BOOKED (a book, or a lock
+    // that falls back to the booking).
+    if (state.value !== "BOOKED" && !isInterim(state.value)) changes.booked_by = null;
   }
   return { changes, changed };
 }
@@ -85,7 +88,10 @@ export async function advanceDevice(tx: Executor, step: DeviceStep): Promise<Dev
     const { changes, changed } = stepDevice(device, step);
     if (!changed && Object.keys(changes).length === 0) return { device, changed: false, from };
     const written = await devices.compareAndSet(device, changes, step.now);
-    if (written) return { device: written, changed, from };
+    if (!written) continue;
+    // Sessions follow the device: one settled free or locked holds no active session or booking it had.
+    if (changed) await sessionsFollowDevice(tx, written, step.now);
+    return { device: written, changed, from };
   }
   throw new Error(`device ${step.deviceId}: too much contention`);
 }

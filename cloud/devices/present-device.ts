@@ -2,6 +2,7 @@ import type { Device } from "../../shared/api/device.ts";
 import { commandsFor } from "../../shared/domain/device-types.ts";
 import { deriveHealth, type HealthView, legacyHealth } from "../../shared/domain/health.ts";
 import { can, type Principal } from "../auth/principal.ts";
+import { priceListUri } from "../sessions/price-lists.ts";
 import type { DeviceRecord, DeviceSummary } from "./device-repository.ts";
 
 export const deviceUri = (id: string) => `/device/v1/devices/${id}`;
@@ -56,7 +57,7 @@ export function presentDevice(row: DeviceRecord, now: Date, principal: Principal
     has_subscription: attrs.has_subscription,
     has_camera: row.has_camera,
     price_list: attrs.price_list_id
-      ? { id: attrs.price_list_id, uri: `/price-lists/v1/price-lists/${attrs.price_list_id}` }
+      ? { id: attrs.price_list_id, uri: priceListUri(attrs.price_list_id) }
       : null,
     location: { id: row.location_id, uri: locationUri(row.location_id) },
     tags: attrs.tags,

@@ -3,7 +3,7 @@ import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { misfitDevices } from "../../shared/domain/location-devices.ts";
 import { AppError } from "../../shared/errors.ts";
-import { can, type Principal } from "../auth/principal.ts";
+import { can, type Principal, requireClient } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
 import type { LocationsTable } from "../store/schema.ts";
@@ -110,6 +110,7 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
      * A location moved between tenants is a manifest action, so organization ids here are data only.
      */
     async patch(principal: Principal, id: string, patch: LocationPatch) {
+      requireClient(principal, "PATCH location");
       const forbidden = Object.keys(patch).filter((field) => {
         const needed = PATCH_PERMISSIONS[field];
         return needed !== null && needed !== undefined && !can(principal, needed);

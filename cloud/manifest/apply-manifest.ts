@@ -2,11 +2,14 @@ import { v5 as uuidv5 } from "uuid";
 import type { Clock } from "../../shared/clock.ts";
 import { readyState } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
+import { declareAccessLists } from "../access-lists/declare-access-lists.ts";
 import { hashSecret, verifySecret } from "../auth/secrets.ts";
 import { DeviceAttrs } from "../devices/device-attrs.ts";
 import { recordMapVersions } from "../gateway-link/device-map.ts";
 import { LocationAttrs } from "../locations/location-attrs.ts";
+import { declarePriceLists } from "../sessions/price-lists.ts";
 import type { Db } from "../store/db.ts";
+import { declareRiders } from "../users/declare-riders.ts";
 import { crossReferences, describePath } from "./manifest-problems.ts";
 import type { SiteManifest } from "./manifest-schema.ts";
 
@@ -115,6 +118,9 @@ export async function applyManifest(
 
     for (const op of m.operators) {
       await upsert("operators", { id: op.id }, { created_at: ts }, { name: op.name });
+      const riders = await declareRiders(trx, { operatorId: op.id, ts, derive: derivedId }, op);
+      summary.created += riders.created;
+      summary.updated += riders.updated;
       for (const c of op.clients) {
         await upsert(
           "api_clients",
@@ -128,6 +134,13 @@ export async function applyManifest(
           },
         );
       }
+      const priceLists = await declarePriceLists(
+        trx,
+        { operatorId: op.id, ts, idOf: (code) => derivedId(op.id, "price-list", code) },
+        op.price_lists,
+      );
+      summary.created += priceLists.created;
+      summary.updated += priceLists.updated;
       const locationIds = new Map<string, string>();
       for (const loc of op.locations) {
         const locationId = loc.id ?? derivedId(op.id, "location", loc.code);
@@ -140,7 +153,15 @@ export async function applyManifest(
         const previous = stored
           ? (JSON.parse(stored.attrs) as Record<string, unknown>)
           : { operator_id: op.id };
-        const attrs = LocationAttrs.parse({ ...previous, ...loc.attrs });
+        // The lists the manifest declares are the ones in force (cloud/access-lists/declare-access-lists.ts).
+        const accessListIds = loc.access_lists.map((l) => l.id);
+        const hasAccessLists = accessListIds.length > 0;
+        const attrs = LocationAttrs.parse({
+          ...previous,
+          ...loc.attrs,
+          has_access_lists: hasAccessLists,
+          access_list_ids: accessListIds,
+        });
         await upsert(
           "locations",
           { id: locationId },
@@ -215,13 +236,31 @@ export async function applyManifest(
                 has_camera: dev.camera ? 1 : 0,
                 power_save_strategy: d?.power_save_strategy ?? "NONE",
                 attrs: JSON.stringify(
-                  DeviceAttrs.parse({ tags: d?.tags ?? [], comment: d?.comment ?? "", bus: d?.bus ?? null }),
+                  DeviceAttrs.parse({
+                    tags: d?.tags ?? [],
+                    comment: d?.comment ?? "",
+                    bus: d?.bus ?? null,
+                    has_access_lists: hasAccessLists,
+                    // What the device's sessions cost: its own price list, else its location's.
+                    price_list_id: d
+                      ? (priceLists.ids.get(d.price_list ?? loc.price_list ?? "") ?? null)
+                      : null,
+                  }),
                 ),
                 updated_at: ts,
               },
             );
           }
         }
+      }
+      for (const loc of op.locations) {
+        const declared = await declareAccessLists(
+          trx,
+          { operatorId: op.id, locationId: locationIds.get(loc.code) as string, ts },
+          loc.access_lists,
+        );
+        summary.created += declared.created;
+        summary.updated += declared.updated;
       }
       for (const pa of op.public_areas) {
         await upsert("public_areas", { id: pa.id }, {}, { operator_id: op.id, name: pa.name });

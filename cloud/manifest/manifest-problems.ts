@@ -77,11 +77,21 @@ function unknownKeys(data: unknown, checked: Set<string>): RawProblem[] {
     arr(op.public_areas).forEach((pa, j) => {
       check(pa, [...opPath, "public_areas", j], "public_area");
     });
+    check(op.external_users, [...opPath, "external_users"], "external_users");
+    arr(op.price_lists).forEach((pl, j) => {
+      check(pl, [...opPath, "price_lists", j], "price_list");
+    });
+    arr(op.riders).forEach((r, j) => {
+      check(r, [...opPath, "riders", j], "rider");
+    });
     arr(op.locations).forEach((loc, j) => {
       const locPath = [...opPath, "locations", j];
       check(loc, locPath, "location");
       if (!isObj(loc)) return;
       check(loc.attrs, [...locPath, "attrs"], "attrs");
+      arr(loc.access_lists).forEach((al, k) => {
+        check(al, [...locPath, "access_lists", k], "access_list");
+      });
       arr(loc.gateways).forEach((gw, k) => {
         const gwPath = [...locPath, "gateways", k];
         check(gw, gwPath, "gateway");
@@ -149,6 +159,8 @@ export function crossReferences(data: unknown): RawProblem[] {
   const firstClient = new Map<string, ManifestPath>();
   const firstGateway = new Map<string, ManifestPath>();
   const firstArea = new Map<string, ManifestPath>();
+  const firstAccessList = new Map<string, ManifestPath>();
+  const firstRiderId = new Map<string, ManifestPath>();
   const unique = (
     seen: Map<string, ManifestPath>,
     value: unknown,
@@ -173,6 +185,10 @@ export function crossReferences(data: unknown): RawProblem[] {
       if (!isObj(loc)) return;
       const locPath = [...opPath, "locations", j];
       unique(codes, loc.code, [...locPath, "code"], "location code", " in this operator");
+      arr(loc.access_lists).forEach((al, k) => {
+        if (isObj(al))
+          unique(firstAccessList, al.id, [...locPath, "access_lists", k, "id"], "access list id");
+      });
       const aliases = new Map<string, ManifestPath>();
       arr(loc.gateways).forEach((gw, k) => {
         if (!isObj(gw)) return;
@@ -183,6 +199,16 @@ export function crossReferences(data: unknown): RawProblem[] {
             unique(aliases, d.alias, [...gwPath, "devices", n, "alias"], "device alias", " in this location");
         });
       });
+    });
+    out.push(...priceListReferences(op, opPath));
+    const riderUserIds = new Map<string, ManifestPath>();
+    arr(op.riders).forEach((r, j) => {
+      if (!isObj(r)) return;
+      const rPath = [...opPath, "riders", j];
+      unique(riderUserIds, r.user_id, [...rPath, "user_id"], "rider user_id", " in this operator");
+      const id = str(r.service_user_id);
+      if (id !== null)
+        unique(firstRiderId, id.toLowerCase(), [...rPath, "service_user_id"], "service_user_id");
     });
     arr(op.public_areas).forEach((pa, j) => {
       if (!isObj(pa)) return;
@@ -195,6 +221,45 @@ export function crossReferences(data: unknown): RawProblem[] {
             path: [...paPath, "locations", n],
             message: `no location with code ${c} in this operator${didYouMean(c, codes.keys())}`,
           });
+      });
+    });
+  });
+  return out;
+}
+
+/** Price list codes are unique per operator, and every location's or device's `price_list` names one. */
+function priceListReferences(op: Obj, opPath: ManifestPath): RawProblem[] {
+  const out: RawProblem[] = [];
+  const codes = new Map<string, ManifestPath>();
+  arr(op.price_lists).forEach((pl, j) => {
+    const code = isObj(pl) ? str(pl.code) : null;
+    if (code === null) return;
+    const path = [...opPath, "price_lists", j, "code"];
+    const first = codes.get(code);
+    if (first)
+      out.push({
+        path,
+        message: `duplicate price list code ${JSON.stringify(code)} in this operator`,
+        related: first,
+      });
+    else codes.set(code, path);
+  });
+  const named = (value: unknown, path: ManifestPath) => {
+    const code = str(value);
+    if (code !== null && !codes.has(code))
+      out.push({
+        path,
+        message: `no price list with code ${code} in this operator${didYouMean(code, codes.keys())}`,
+      });
+  };
+  arr(op.locations).forEach((loc, j) => {
+    if (!isObj(loc)) return;
+    const locPath = [...opPath, "locations", j];
+    named(loc.price_list, [...locPath, "price_list"]);
+    arr(loc.gateways).forEach((gw, k) => {
+      if (!isObj(gw)) return;
+      arr(gw.devices).forEach((d, n) => {
+        if (isObj(d)) named(d.price_list, [...locPath, "gateways", k, "devices", n, "price_list"]);
       });
     });
   });
@@ -242,6 +307,9 @@ const NAMED: Record<string, { noun: string; key: string; alt?: string }> = {
   locations: { noun: "location", key: "code" },
   gateways: { noun: "gateway", key: "id" },
   devices: { noun: "device", key: "alias" },
+  price_lists: { noun: "price list", key: "code" },
+  riders: { noun: "rider", key: "user_id" },
+  access_lists: { noun: "access list", key: "name", alt: "id" },
 };
 
 function nameOf(v: unknown, index: number): string {

@@ -3,8 +3,11 @@ import { LocationStatus, LocationType } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
 import { Uuid } from "../../shared/api/uuid.ts";
 import { DEVICE_TYPES, POWER_SAVE_STRATEGIES } from "../../shared/domain/device-types.ts";
+import { ACCESS_LIST_KINDS } from "../../shared/domain/membership.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { LocationAttrsPatch } from "../locations/location-attrs.ts";
+import { ManifestPriceList } from "../sessions/price-lists.ts";
+import { ExternalUsers, ExternalUsersFields, Rider } from "../users/rider-manifest.ts";
 
 /**
  * The service operator's site manifest: a declarative description of operators, API clients, public
@@ -50,6 +53,10 @@ const Device = z.strictObject({
   bus: Bus.optional(),
   tags: z.array(z.string()).default([]),
   comment: z.string().default(""),
+  price_list: z
+    .string()
+    .optional()
+    .describe("Code of one of the operator's price_lists; overrides the location's"),
 });
 
 const GatewayFields = z.strictObject({
@@ -63,6 +70,13 @@ const GatewayFields = z.strictObject({
 });
 const Gateway = z.intersection(GatewayFields, Secret);
 
+/** Only members of a location's access lists may lock or book there; integrators manage the members. */
+const AccessList = z.strictObject({
+  id: Uuid.describe("Fixed id: integrators address the list by it"),
+  kind: z.enum(ACCESS_LIST_KINDS).describe("paid lists have payment periods; closed and password lists not"),
+  name: z.string().min(1),
+});
+
 const Location = z.strictObject({
   id: Uuid.optional().describe("Stable id; derived from the operator and code when omitted"),
   code: z.string().min(1).max(32),
@@ -74,6 +88,14 @@ const Location = z.strictObject({
   tags: z.array(z.string()).default([]),
   attrs: LocationAttrsPatch.default({}),
   gateways: z.array(Gateway).default([]),
+  price_list: z
+    .string()
+    .optional()
+    .describe("Code of one of the operator's price_lists: what its devices' sessions cost"),
+  access_lists: z
+    .array(AccessList)
+    .default([])
+    .describe("A list left out when re-applied is kept with its members but no longer enforced"),
 });
 
 const PublicArea = z.strictObject({
@@ -91,6 +113,11 @@ const Operator = z.strictObject({
   clients: z.array(Client).default([]),
   public_areas: z.array(PublicArea).default([]),
   locations: z.array(Location).default([]),
+  price_lists: z.array(ManifestPriceList).default([]).describe("Named by code from locations and devices"),
+  external_users: ExternalUsers.optional().describe(
+    "Where sign-up and sign-in verification callbacks go; without it the operator has no external users",
+  ),
+  riders: z.array(Rider).default([]).describe("External users created without a sign-up (demo, tests)"),
 });
 
 export const SiteManifest = z
@@ -119,6 +146,10 @@ export const MANIFEST_KEYS = {
   gateway: Object.keys(GatewayFields.shape),
   device: Object.keys(Device.shape),
   bus: Object.keys(Bus.shape),
+  price_list: Object.keys(ManifestPriceList.shape),
+  external_users: Object.keys(ExternalUsersFields.shape),
+  rider: Object.keys(Rider.shape),
+  access_list: Object.keys(AccessList.shape),
 } as const;
 export type ManifestObjectKind = keyof typeof MANIFEST_KEYS;
 export type ManifestInput = z.input<typeof SiteManifest>;

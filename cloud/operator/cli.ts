@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { CliExit, runSubcommands } from "../../shared/command-line.ts";
 import { EXIT } from "../../shared/exit-codes.ts";
 import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { registerSessionCommands } from "../sessions/operator-commands.ts";
 import { type Db, openDb } from "../store/db.ts";
 import { registerRiderCommands } from "../users/rider-commands.ts";
 
@@ -40,5 +41,6 @@ const program = new Command("operator")
 
 // Feature commands are registered here, one line each: registerXCommands(program);
 registerRiderCommands(program, withStore);
+registerSessionCommands(program, withStore);
 
 runSubcommands(program);

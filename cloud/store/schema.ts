@@ -134,7 +134,7 @@ export interface CommandsTable {
   params: Json<CommandRequest>;
   requested_by: string;
   events: Json<CommandEvent[]>;
-  /** The wire request as published, so it can be delivered again after a reconnect; null for cloud-only commands. */
+  /** The wire request as published, so it can be delivered again after a reconnect (null on bookings from before they travelled). */
   wire_request: Json<WireCommand> | null;
   created_at: string;
   updated_at: string;

@@ -10,6 +10,33 @@ export interface ExternalUsersTable {
   created_at: string;
 }
 
+/** A refresh token of a rider: only its SHA-256 is kept, bound to the rider and the rider's operator. */
+export interface ExternalUserRefreshTokensTable {
+  id: string;
+  operator_id: string;
+  /** service_user_id of the rider */
+  user_id: string;
+  /** SHA-256 of the token, hex */
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  /** Set by the operator (npm run operator -- revoke-rider-tokens) or when newer sign-ins push it out */
+  revoked_at: string | null;
+}
+
+/** Where an operator's verification callbacks go (the site manifest's `external_users`). */
+export interface ExternalUserCallbacksTable {
+  operator_id: string;
+  sign_up_url: string;
+  sign_in_url: string;
+  /** 1: callbacks may reach loopback, private and link-local addresses (local demos, tests) */
+  allow_private_addresses: number;
+  updated_at: string;
+}
+
 export interface UserTables {
   external_users: ExternalUsersTable;
+  external_user_refresh_tokens: ExternalUserRefreshTokensTable;
+  external_user_callbacks: ExternalUserCallbacksTable;
 }

@@ -43,6 +43,8 @@ export type DeviceView = {
     /** Why it failed (or what it found); empty on a plain success. */
     reason?: string;
   } | null;
+  /** The booking the gateway holds for the device (who, until when), honoured by local access. */
+  booking?: { holder: string; until: string } | null;
 };
 
 export type ActuationResult = {

@@ -42,7 +42,7 @@ export type ControlDeps = {
   actuator: Actuator;
   /** Reads a device's sensors now; a change it finds goes to the cloud like any other. */
   readDevice(device: MappedDevice, cause: SensorCause): Promise<void>;
-  store: Pick<GatewayStore, "outbox" | "commandLog" | "localActions" | "checkIntegrity">;
+  store: Pick<GatewayStore, "outbox" | "commandLog" | "bookings" | "localActions" | "checkIntegrity">;
   broker: Pick<BrokerLink, "connected" | "connectedSince">;
   buses: readonly ControlBus[];
   readers: readonly ControlReader[];
@@ -62,6 +62,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
     const bus = d.bus ? g.buses.find((b) => b.boards.includes(d.bus?.board ?? -1)) : undefined;
     const last = commandLog.lastFor(d.device_id);
     const live = g.sensors.get(d.device_id);
+    const booking = g.store.bookings.active(d.device_id, now());
     return {
       device_id: d.device_id,
       alias: d.alias,
@@ -83,6 +84,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
             reason: last.reason,
           }
         : null,
+      booking: booking ? { holder: booking.holder, until: booking.until } : null,
     };
   }
 

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { isBookingCommand } from "../../shared/domain/device-types.ts";
 import type { CommandRequest } from "../../shared/wire/messages.ts";
 import type {
   Action,
@@ -14,8 +15,8 @@ import type {
 } from "../ports.ts";
 
 export type ExecutorDeps = {
-  /** The command log and the outbox, and the transactions that tie a log entry to its report. */
-  store: Pick<GatewayStore, "commandLog" | "outbox" | "atomically">;
+  /** The command log, the outbox and the bookings, and the transactions that tie them to a report. */
+  store: Pick<GatewayStore, "commandLog" | "outbox" | "bookings" | "atomically">;
   registry: DeviceDirectory;
   actuator: Actuator;
   camera: Camera | null;
@@ -24,7 +25,14 @@ export type ExecutorDeps = {
   clock: Clock;
   log: Logger;
   onFinished?: (name: string, ok: boolean) => void;
+  /** A booking was recorded or ended (the expiry timer looks again). */
+  onBookingsChanged?: () => void;
 };
+
+/** An outcome, and what it writes to the store: committed with the report of its success, never without it. */
+type Performed = Outcome & { commit?: () => void };
+
+const failed = (reason: string): Performed => ({ ok: false, reason, lockState: null, sensors: null });
 
 const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
   lock: "lock",
@@ -44,7 +52,7 @@ const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
  * is refused when it does; if it already ran, its outcome is reported as it happened.
  */
 export function createCommandExecutor(d: ExecutorDeps) {
-  const { commandLog, outbox } = d.store;
+  const { commandLog, outbox, bookings } = d.store;
   const inFlight = new Set<string>();
   /** The tail of each device's queue of commands. */
   const queues = new Map<string, Promise<void>>();
@@ -68,9 +76,10 @@ export function createCommandExecutor(d: ExecutorDeps) {
     });
   }
 
-  const finish = (req: LoggedCommand, o: Outcome, known: boolean) =>
+  const finish = (req: LoggedCommand, o: Performed, known: boolean) =>
     d.store.atomically(() => {
       const at = d.clock.now().toISOString();
+      if (o.ok && o.commit) o.commit();
       const device = d.registry.get(req.device_id);
       if (device && o.sensors) {
         // A sync-device reading goes up as a reading; a movement's latch travels in the command's own report.
@@ -123,17 +132,43 @@ export function createCommandExecutor(d: ExecutorDeps) {
       }
     });
 
-  async function perform(req: CommandRequest): Promise<Outcome> {
+  /**
+   * A booking is recorded, or ended, in the gateway's store for local access; the hardware does not move.
+   * The write commits with the report of its SUCCESS.
+   */
+  function performBooking(req: CommandRequest): Performed {
+    const deviceId = req.device_id;
+    const now = d.clock.now();
+    if (req.name === "book") {
+      const booking = req.params.booking;
+      if (!booking) return failed("book without a booking (holder and end)");
+      if (Date.parse(booking.until) <= now.getTime())
+        return failed("the booking had already ended when it reached the gateway");
+      const { holder, until } = booking;
+      const at = now.toISOString();
+      const commit = () =>
+        bookings.put({ device_id: deviceId, holder, until, command_id: req.command_id, booked_at: at });
+      return { ok: true, reason: "", lockState: null, sensors: null, commit };
+    }
+    const held = bookings.active(deviceId, now) !== undefined;
+    const commit = () => void bookings.clear(deviceId);
+    return { ok: true, reason: held ? "" : "no booking was held", lockState: null, sensors: null, commit };
+  }
+
+  async function perform(req: CommandRequest): Promise<Performed> {
     const device = d.registry.get(req.device_id);
     if (!device)
-      return {
-        ok: false,
-        reason: `device ${req.device_id} is not driven by this gateway (device map ${d.registry.version ?? "none"})`,
-        lockState: null,
-        sensors: null,
-      };
+      return failed(
+        `device ${req.device_id} is not driven by this gateway (device map ${d.registry.version ?? "none"})`,
+      );
+    if (isBookingCommand(req.name)) return performBooking(req);
     const action = ACTION_OF[req.name];
-    if (action) return d.actuator.run(device, action);
+    if (action) {
+      const o = await d.actuator.run(device, action);
+      // A device locked is in use: its booking is over (as in the cloud's device machine).
+      if (o.ok && action === "lock") return { ...o, commit: () => void bookings.clear(device.device_id) };
+      return o;
+    }
     if (req.name === "sync-device")
       return d.actuator.run(device, req.params.power_cycle ? "power_cycle" : "status");
     if (req.name === "take-photo") {
@@ -152,7 +187,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
   }
 
   /** Waits for the device's earlier commands, then runs this one unless it was superseded meanwhile. */
-  async function runInTurn(req: CommandRequest): Promise<Outcome> {
+  async function runInTurn(req: CommandRequest): Promise<Performed> {
     const before = queues.get(req.device_id) ?? Promise.resolve();
     let done = () => {};
     const mine = new Promise<void>((r) => (done = r));
@@ -203,7 +238,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
       try {
         if (req.supersedes) supersede(req.supersedes, req);
         take(req);
-        let outcome: Outcome;
+        let outcome: Performed;
         try {
           outcome = await runInTurn(req);
         } catch (err) {
@@ -215,6 +250,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
           };
         }
         finish(req, outcome, true);
+        if (outcome.ok && outcome.commit) d.onBookingsChanged?.();
         d.onFinished?.(req.name, outcome.ok);
         d.log.info(
           { command_id: req.command_id, name: req.name, ok: outcome.ok, reason: outcome.reason },

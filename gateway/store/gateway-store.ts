@@ -1,4 +1,5 @@
 import type { Clock, GatewayStore } from "../ports.ts";
+import { SqliteBookings } from "./bookings.ts";
 import { SqliteCommandLog } from "./command-log.ts";
 import { SqliteDeviceMapStore } from "./device-map-store.ts";
 import { SqliteLocalActions } from "./local-actions.ts";
@@ -15,6 +16,7 @@ export function openGatewayStore(stateDir: string, o: { gatewayId: string; clock
   return {
     outbox: new SqliteOutbox(db, o.gatewayId, o.clock),
     commandLog: new SqliteCommandLog(db),
+    bookings: new SqliteBookings(db),
     deviceMaps: new SqliteDeviceMapStore(db),
     localActions: new SqliteLocalActions(db),
     // better-sqlite3 turns a nested transaction into a savepoint, so callers may nest freely.

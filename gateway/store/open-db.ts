@@ -35,6 +35,15 @@ const MIGRATIONS: string[] = [
      action TEXT NOT NULL,
      result TEXT NOT NULL
    );`,
+  // One booking per device, as the cloud's book command made it; local access honours it until \`until\`.
+  `CREATE TABLE bookings (
+     device_id TEXT PRIMARY KEY,
+     holder TEXT NOT NULL,
+     until TEXT NOT NULL,                    -- RFC 3339 UTC with milliseconds, so it compares as text
+     command_id TEXT NOT NULL,
+     booked_at TEXT NOT NULL
+   );
+   CREATE INDEX bookings_until ON bookings (until);`,
 ];
 
 /**

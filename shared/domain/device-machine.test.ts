@@ -34,8 +34,9 @@ const stable = (value: DeviceStateValue, timeout_at: string | null = null): Stab
   value,
   timeout_at,
 });
-const cmd = (name: CommandName, bookingUntil?: string): DeviceInput => ({
-  kind: "command",
+const cmd = (name: CommandName): DeviceInput => ({ kind: "command", name });
+const confirmed = (name: CommandName, bookingUntil?: string): DeviceInput => ({
+  kind: "confirmed",
   name,
   bookingUntil,
 });
@@ -53,14 +54,45 @@ const next = (family: DeviceFamily, s: DeviceState, input: DeviceInput, ms: numb
   apply(family, s, input, ms).state;
 
 describe("device state: bookings", () => {
-  it("a booking makes an available device BOOKED for one hour by default", () => {
-    expect(next(L, state("UNLOCKED"), cmd("book"), 1_000)).toEqual(
-      state("BOOKED", iso(1_000 + HOUR), null, 1_000),
+  const booking = (from = state("UNLOCKED")) => next(L, from, cmd("book"), 1_000);
+
+  it("a book holds an available device as ALLOCATED until the delivery deadline", () => {
+    expect(booking()).toEqual(state("ALLOCATED", iso(1_000 + T.deliveryMs), stable("UNLOCKED"), 1_000));
+  });
+
+  it("the gateway taking a book keeps it ALLOCATED with the confirmation window", () => {
+    expect(next(L, booking(), { kind: "received", name: "book" }, 2_000)).toEqual(
+      state("ALLOCATED", iso(2_000 + T.hardwareMs), stable("UNLOCKED"), 2_000),
     );
   });
 
-  it("a booking with an explicit end expires at that time", () => {
-    expect(next(L, state("UNLOCKED"), cmd("book", iso(90_000)), 0).timeout_at).toBe(iso(90_000));
+  it("once the gateway recorded it the device is BOOKED until the booking's end", () => {
+    expect(next(L, booking(), confirmed("book", iso(90_000)), 3_000)).toEqual(
+      state("BOOKED", iso(90_000), null, 3_000),
+    );
+  });
+
+  it("a confirmed book without an end is BOOKED for one hour by default", () => {
+    expect(next(L, booking(), confirmed("book"), 3_000).timeout_at).toBe(iso(3_000 + HOUR));
+  });
+
+  it("a booking end written with a UTC offset is kept as the same instant", () => {
+    expect(next(L, booking(), confirmed("book", "2024-05-01T13:30:00+02:00"), 3_000).timeout_at).toBe(
+      "2024-05-01T11:30:00.000Z",
+    );
+  });
+
+  it("a booking that ended before the gateway confirmed it leaves the device UNLOCKED", () => {
+    expect(next(L, booking(), confirmed("book", iso(2_000)), 3_000)).toEqual(
+      state("UNLOCKED", null, null, 3_000),
+    );
+  });
+
+  it("a book that fails or misses its deadline returns the device to UNLOCKED", () => {
+    expect(next(L, booking(), FAILED, 2_000)).toEqual(state("UNLOCKED", null, null, 2_000));
+    expect(next(L, booking(), EXPIRED, 1_000 + T.deliveryMs)).toEqual(
+      state("UNLOCKED", null, null, 1_000 + T.deliveryMs),
+    );
   });
 
   it("a booking returns the device to UNLOCKED when it expires", () => {
@@ -70,25 +102,27 @@ describe("device state: bookings", () => {
   });
 
   it.each(["cancel-booking", "force-cancel-booking"] as const)(
-    "%s ends a booking and makes the device UNLOCKED",
+    "%s is accepted without a change; the booking ends when the gateway confirms",
     (name) => {
-      expect(next(L, state("BOOKED", iso(HOUR)), cmd(name), 5)).toEqual(state("UNLOCKED", null, null, 5));
+      const booked = state("BOOKED", iso(HOUR));
+      expect(apply(L, booked, cmd(name), 5)).toEqual({ refused: false, changed: false, state: booked });
+      expect(next(L, booked, confirmed(name), 6)).toEqual(state("UNLOCKED", null, null, 6));
+      // A failed cancel keeps the booking.
+      expect(apply(L, booked, FAILED, 7).changed).toBe(false);
     },
   );
 
   it("force-cancel-booking bypasses the state checks: without a booking it changes nothing", () => {
     for (const s of [state("UNLOCKED"), state("LOCKED"), state("UNLOCKING", iso(HOUR), stable("LOCKED"))]) {
-      expect(apply(L, s, cmd("force-cancel-booking"), 5)).toEqual({
-        refused: false,
-        changed: false,
-        state: s,
-      });
+      for (const input of [cmd("force-cancel-booking"), confirmed("force-cancel-booking")]) {
+        expect(apply(L, s, input, 5)).toEqual({ refused: false, changed: false, state: s });
+      }
     }
   });
 
-  it("force-cancel-booking under a lock in flight cancels the booking the lock would return to", () => {
+  it("a booking ended under a lock in flight drops the booking the lock would return to", () => {
     const allocated = next(L, state("BOOKED", iso(HOUR)), cmd("lock"), 0);
-    const r = apply(L, allocated, cmd("force-cancel-booking"), 5);
+    const r = apply(L, allocated, confirmed("force-cancel-booking"), 5);
     expect(r.state).toEqual({ ...allocated, restore: stable("UNLOCKED") });
     expect(next(L, r.state, FAILED, 6)).toEqual(state("UNLOCKED", null, null, 6));
   });
@@ -344,9 +378,15 @@ describe("device state properties", () => {
     let now = 0;
     for (const { input, dt, bookAfterMs } of steps) {
       now += dt;
-      const book = input.kind === "command" && input.name === "book" && bookAfterMs !== null;
       const snapshot = structuredClone(s);
-      const r = transitionDevice(family, s, book ? cmd("book", iso(now + bookAfterMs)) : input, at(now), T);
+      const booked = input.kind === "confirmed" && input.name === "book" && bookAfterMs !== null;
+      const r = transitionDevice(
+        family,
+        s,
+        booked ? confirmed("book", iso(now + bookAfterMs)) : input,
+        at(now),
+        T,
+      );
       visit({ family, prev: s, r, now, snapshot });
       if (!r.refused) s = r.state;
     }

@@ -4,6 +4,8 @@
  *
  * Stable states: UNLOCKED, BOOKED, LOCKED. Interim states: ALLOCATED, LOCKING, UNLOCKING; each carries a
  * deadline in `timeout_at` and remembers in `restore` the stable state to return to if its command fails.
+ * A book holds the device ALLOCATED until its gateway has recorded the booking, then it is BOOKED;
+ * cancel-booking and force-cancel-booking end a booking when their gateway confirms it ended.
  * Doors use inverted logic: LOCKED is their ready state; UNLOCKED is the released lock, which re-locks
  * when its `timeout_at` passes.
  *
@@ -47,12 +49,15 @@ export type DeviceTimeouts = {
 };
 
 export type DeviceInput =
-  /** A command was accepted: move into its interim (or final, for cloud-only commands) state. */
-  | { kind: "command"; name: CommandName; bookingUntil?: string }
+  /** A command was accepted: move into its interim state (or stay, for a command that ends a booking). */
+  | { kind: "command"; name: CommandName }
   /** The gateway took the command to the hardware: the delivery window becomes the hardware window. */
   | { kind: "received"; name: CommandName }
-  /** The hardware confirmed the command. */
-  | { kind: "confirmed"; name: CommandName }
+  /**
+   * The hardware confirmed the command (for a booking command: the gateway recorded it). `bookingUntil`
+   * is when the booking a confirmed book made ends; without it, `bookingMs` from now.
+   */
+  | { kind: "confirmed"; name: CommandName; bookingUntil?: string }
   /** The command ended in ERROR: go back to the remembered stable state. */
   | { kind: "failed" }
   /**
@@ -124,12 +129,18 @@ export function transitionDevice(
 ): Transition | Refusal {
   switch (input.kind) {
     case "command":
-      return onCommand(family, s, input.name, now, t, input.bookingUntil);
-    case "received":
-      // The delivery deadline is replaced by the hardware confirmation window (ALLOCATED → LOCKING).
+      return onCommand(family, s, input.name, now, t);
+    case "received": {
+      // The delivery deadline is replaced by the hardware confirmation window (ALLOCATED → LOCKING); a
+      // book stays ALLOCATED until its gateway confirms.
       if (!isInterim(s.value)) return stay(s);
-      return move(s.value === "ALLOCATED" ? "LOCKING" : s.value, now, at(now, t.hardwareMs), s.restore);
+      const locking = s.value === "ALLOCATED" && input.name !== "book";
+      return move(locking ? "LOCKING" : s.value, now, at(now, t.hardwareMs), s.restore);
+    }
     case "confirmed":
+      if (input.name === "book") return onBooked(s, now, input.bookingUntil ?? at(now, t.bookingMs));
+      if (input.name === "cancel-booking" || input.name === "force-cancel-booking")
+        return onBookingEnded(s, now);
       if (s.value === "LOCKING" || s.value === "ALLOCATED") return move("LOCKED", now, null, null);
       if (s.value === "UNLOCKING") {
         // A released door re-locks after its window; a locker or dock is simply available again.
@@ -144,6 +155,24 @@ export function transitionDevice(
     case "sensed":
       return onSensed(family, s, input.lockState, now);
   }
+}
+
+/** The gateway recorded a booking: the device held for it is BOOKED until the booking ends. */
+function onBooked(s: DeviceState, now: Date, until: string): Transition {
+  if (s.value !== "ALLOCATED") return stay(s);
+  // A booking that ended before its gateway confirmed it leaves the device available.
+  if (Date.parse(until) <= now.getTime()) return move("UNLOCKED", now, null, null);
+  return move("BOOKED", now, new Date(until).toISOString(), null);
+}
+
+/**
+ * The gateway ended a booking: a BOOKED device is available again; under a lock in flight the booking
+ * the lock would fall back to is dropped. Without a booking nothing changes.
+ */
+function onBookingEnded(s: DeviceState, now: Date): Transition {
+  if (s.value === "BOOKED") return move("UNLOCKED", now, null, null);
+  if (s.restore?.value === "BOOKED") return amend(s, { restore: { value: "UNLOCKED", timeout_at: null } });
+  return stay(s);
 }
 
 /**
@@ -184,7 +213,6 @@ function onCommand(
   name: CommandName,
   now: Date,
   t: DeviceTimeouts,
-  bookingUntil: string | undefined,
 ): Transition | Refusal {
   const delivery = at(now, t.deliveryMs);
   // LOCKING/UNLOCKING carry the hardware confirmation window (spec): before the gateway has taken the
@@ -192,16 +220,16 @@ function onCommand(
   const confirmation = at(now, t.deliveryMs + t.hardwareMs);
   switch (name) {
     case "book":
+      // Held for the booker, like a lock (spec: ALLOCATED prevents other users from claiming it), until
+      // the gateway has recorded the booking (then BOOKED) or the command fails (back to UNLOCKED).
       if (s.value !== "UNLOCKED") return refuse(name, s);
-      return move("BOOKED", now, bookingUntil ?? at(now, t.bookingMs), null);
+      return move("ALLOCATED", now, delivery, stableOf(s));
     case "cancel-booking":
+      // The booking stays until the gateway confirms it ended (`confirmed`); a failed cancel keeps it.
       if (s.value !== "BOOKED") return refuse(name, s);
-      return move("UNLOCKED", now, null, null);
+      return stay(s);
     case "force-cancel-booking":
-      // Bypasses the state checks (spec): cancels a booking wherever it is, even under a lock in flight.
-      if (s.value === "BOOKED") return move("UNLOCKED", now, null, null);
-      if (s.restore?.value === "BOOKED")
-        return amend(s, { restore: { value: "UNLOCKED", timeout_at: null } });
+      // Bypasses the state checks (spec); it ends whatever booking there is when the gateway confirms.
       return stay(s);
     case "lock":
       // The lock first holds the device as ALLOCATED so no one else can claim it (spec: Device state).

@@ -62,7 +62,7 @@ export function isLockingDevice(type: DeviceType): boolean {
 /** Locking devices take every command but take-photo (only a GUARD has a camera). */
 const LOCKING_COMMANDS: readonly CommandName[] = COMMAND_NAMES.filter((c) => c !== "take-photo");
 
-/** Bookings: the cloud's own records, which never reach the hardware. */
+/** Bookings: recorded by the cloud and by the device's gateway (for local access); they never move the hardware. */
 const BOOKING_COMMANDS: ReadonlySet<CommandName> = new Set([
   "book",
   "cancel-booking",
@@ -89,8 +89,11 @@ export function commandsFor(type: DeviceType, hasCamera: boolean): readonly Comm
   }
 }
 
-/** Commands the cloud settles itself; the others travel to the gateway. */
-export function isCloudOnlyCommand(name: CommandName): boolean {
+/**
+ * Booking commands travel to the gateway like every command, but only its store records them: a device
+ * asleep need not wake for one, and they are not throttled.
+ */
+export function isBookingCommand(name: CommandName): boolean {
   return BOOKING_COMMANDS.has(name);
 }
 

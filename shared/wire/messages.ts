@@ -17,6 +17,11 @@ export const CommandRequest = z.object({
       power_cycle: z.boolean().optional(),
       reason: z.string().optional(),
       comment: z.string().optional(),
+      /**
+       * book only: who holds the booking (the API caller's id) and when it ends. The gateway keeps it in
+       * its store so local access can honour it; cancel-booking and force-cancel-booking end it.
+       */
+      booking: z.object({ holder: z.string().min(1).max(200), until: Timestamp }).optional(),
     })
     .default({}),
   issued_at: Timestamp,

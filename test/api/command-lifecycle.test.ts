@@ -97,6 +97,14 @@ async function lockedLocker(deviceId = LOCKER, gatewayId = "gw-a1") {
   h.clock.advance(THROTTLE_MS);
 }
 
+/** Books a locker and plays its gateway recording the booking; the locker is then BOOKED. */
+async function bookedLocker(body: Record<string, unknown> = {}, as: string = CLIENTS.admin) {
+  const cmd = await post(LOCKER, { command: "book", ...body }, as);
+  expect(await progress("gw-a1", cmd, "SUCCESS")).toBe("applied");
+  expect((await getDevice(LOCKER)).state.value).toBe("BOOKED");
+  return cmd;
+}
+
 describe("lock and unlock through the gateway", () => {
   it("answers a lock with SENT, the delivery deadline and REQUEST_INITIATED, REQUEST_SENT; the device is ALLOCATED until then", async () => {
     const t0 = nowMs();
@@ -221,7 +229,7 @@ describe("lock and unlock through the gateway", () => {
   });
 
   it("locks a BOOKED locker: the booking ends in LOCKED and an unlock makes it UNLOCKED, not BOOKED", async () => {
-    await post(LOCKER, { command: "book", timeout_at: iso(nowMs() + 10 * 60_000) });
+    await bookedLocker({ timeout_at: iso(nowMs() + 10 * 60_000) });
     const t0 = nowMs();
     const cmd = await post(LOCKER, { command: "lock" });
     expect((await getDevice(LOCKER)).state).toEqual({
@@ -284,7 +292,7 @@ describe("deadlines", () => {
 
   it("returns a locker locked from BOOKED to BOOKED with its original booking timeout when the lock times out", async () => {
     const bookedUntil = iso(nowMs() + 10 * 60_000);
-    await post(LOCKER, { command: "book", timeout_at: bookedUntil });
+    await bookedLocker({ timeout_at: bookedUntil });
     const cmd = await post(LOCKER, { command: "lock" });
     h.clock.advance(DELIVERY_MS + 1_000);
     await h.sweep();
@@ -533,22 +541,121 @@ describe("force-unlock", () => {
   });
 });
 
-describe("bookings", () => {
-  it("books without the gateway: the command is SUCCESS at once with STATE_BOOKED", async () => {
+describe("bookings travel to the gateway", () => {
+  it("answers a book with SENT and the delivery deadline; the locker is ALLOCATED until its gateway records the booking, then BOOKED", async () => {
+    const t0 = nowMs();
+    const until = iso(t0 + 20 * 60_000);
+    const cmd = await post(LOCKER, { command: "book", timeout_at: until }, CLIENTS.basic);
+    expect(cmd.state).toEqual({ value: "SENT", reason: "", timeout_at: iso(t0 + DELIVERY_MS) });
+    expect(names(cmd)).toEqual(["REQUEST_INITIATED", "REQUEST_SENT"]);
+    // The gateway is told who holds the booking and until when, so local access can honour it.
+    const wire = WireCommandRequest.parse(h.gateways.last().request);
+    expect(h.gateways.last().gatewayId).toBe("gw-a1");
+    expect(wire).toMatchObject({
+      command_id: cmd.id,
+      device_id: LOCKER,
+      name: "book",
+      params: { booking: { holder: CLIENTS.basic, until } },
+      expires_at: iso(t0 + DELIVERY_MS),
+    });
+    expect((await getDevice(LOCKER)).state).toEqual({
+      value: "ALLOCATED",
+      changed_at: iso(t0),
+      timeout_at: iso(t0 + DELIVERY_MS),
+    });
+
+    h.clock.advance(1_000);
+    await progress("gw-a1", cmd, "RECEIVED");
+    expect((await getDevice(LOCKER)).state).toMatchObject({
+      value: "ALLOCATED",
+      timeout_at: iso(nowMs() + HARDWARE_MS),
+    });
+    await progress("gw-a1", cmd, "SUCCESS");
+    const done = await getCommand(cmd.id);
+    expect(done.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
+    expect(names(done)).toEqual([
+      "REQUEST_INITIATED",
+      "REQUEST_SENT",
+      "RESPONSE_COMMAND_RECEIVED",
+      "STATE_BOOKED",
+    ]);
+    expect((await getDevice(LOCKER)).state).toEqual({
+      value: "BOOKED",
+      changed_at: iso(nowMs()),
+      timeout_at: until,
+    });
+  });
+
+  it("holds the locker for the booker while the book is in flight: no one else books or locks it", async () => {
+    await post(LOCKER, { command: "book" }, CLIENTS.basic);
+    for (const command of ["book", "lock"]) {
+      const res = await h.call(CLIENTS.admin, {
+        method: "POST",
+        url: `/device/v1/devices/${LOCKER}/commands`,
+        payload: { command },
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error_code: "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE" });
+    }
+  });
+
+  it("ends a book its gateway never acknowledges in ERROR at the delivery deadline; the locker is available again", async () => {
     const t0 = nowMs();
     const cmd = await post(LOCKER, { command: "book" });
-    expect(cmd.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
-    expect(cmd.events).toEqual([
-      { name: "REQUEST_INITIATED", timestamp: iso(t0) },
-      { name: "STATE_BOOKED", timestamp: iso(t0) },
-    ]);
-    expect(h.gateways.commands).toHaveLength(0);
-    expect(await getCommand(cmd.id)).toEqual(cmd);
+    h.clock.advance(DELIVERY_MS);
+    expect(await h.sweep()).toBeGreaterThanOrEqual(1);
+    const failed = await getCommand(cmd.id);
+    expect(failed.state.value).toBe("ERROR");
+    expect(names(failed)).toEqual(["REQUEST_INITIATED", "REQUEST_SENT", "REQUEST_TIMED_OUT"]);
+    expect((await getDevice(LOCKER)).state).toEqual({
+      value: "UNLOCKED",
+      changed_at: iso(t0 + DELIVERY_MS),
+      timeout_at: null,
+    });
+    // A late SUCCESS changes nothing: the booking was never made as far as the API is concerned.
+    await progress("gw-a1", cmd, "SUCCESS");
+    expect((await getCommand(cmd.id)).state.value).toBe("ERROR");
+    expect((await getDevice(LOCKER)).state.value).toBe("UNLOCKED");
+  });
+
+  it("returns the locker to UNLOCKED and forgets the booker when the gateway refuses the book", async () => {
+    const cmd = await post(LOCKER, { command: "book" }, CLIENTS.basic);
+    await progress("gw-a1", cmd, "ERROR", { reason: "the booking had already ended" });
+    expect((await getCommand(cmd.id)).state).toMatchObject({
+      value: "ERROR",
+      reason: "the booking had already ended",
+    });
+    expect((await getDevice(LOCKER)).state).toMatchObject({ value: "UNLOCKED", timeout_at: null });
+    const row = await h.db
+      .selectFrom("devices")
+      .select("booked_by")
+      .where("id", "=", LOCKER)
+      .executeTakeFirst();
+    expect(row?.booked_by).toBeNull();
+  });
+
+  it("leaves the locker UNLOCKED when the booking ended before its gateway confirmed it", async () => {
+    const cmd = await post(LOCKER, { command: "book", timeout_at: iso(nowMs() + 5_000) });
+    h.clock.advance(5_000);
+    await progress("gw-a1", cmd, "SUCCESS");
+    expect((await getCommand(cmd.id)).state.value).toBe("SUCCESS");
+    expect((await getDevice(LOCKER)).state).toMatchObject({ value: "UNLOCKED", timeout_at: null });
+  });
+
+  it("a force command supersedes a book in flight, on the wire too", async () => {
+    const book = await post(LOCKER, { command: "book" });
+    const force = await post(LOCKER, { command: "force-lock" });
+    expect(h.gateways.last().request.supersedes).toBe(book.id);
+    const superseded = await getCommand(book.id);
+    expect(superseded.state.value).toBe("ERROR");
+    expect(names(superseded).at(-1)).toBe("REQUEST_SUPERSEDED");
+    await progress("gw-a1", force, "SUCCESS", { lock_state: "LOCKED" });
+    expect((await getDevice(LOCKER)).state.value).toBe("LOCKED");
   });
 
   it("expires a booking when its timeout_at passes and the sweeper runs", async () => {
     const until = nowMs() + 2 * 60_000;
-    await post(LOCKER, { command: "book", timeout_at: iso(until) });
+    await bookedLocker({ timeout_at: iso(until) });
     h.clock.advance(60_000);
     await h.sweep();
     expect((await getDevice(LOCKER)).state).toMatchObject({ value: "BOOKED", timeout_at: iso(until) });
@@ -560,13 +667,15 @@ describe("bookings", () => {
       timeout_at: null,
     });
     // The locker is free for the next booking.
-    await post(LOCKER, { command: "book" });
+    await bookedLocker();
   });
 
-  it("expires a default booking one hour after it was made", async () => {
+  it("expires a default booking one hour after the command, not after its gateway confirmed it", async () => {
     const t0 = nowMs();
-    await post(LOCKER, { command: "book" });
-    h.clock.advance(60 * 60 * 1000);
+    const cmd = await post(LOCKER, { command: "book" });
+    h.clock.advance(5_000);
+    await progress("gw-a1", cmd, "SUCCESS");
+    h.clock.advance(60 * 60 * 1000 - 5_000);
     await h.sweep();
     // Tokens live one hour on the fake clock too, so read the store directly.
     const row = await h.db
@@ -582,25 +691,45 @@ describe("bookings", () => {
     });
   });
 
-  it("cancels a booking: SUCCESS at once with STATE_BOOKING_CANCELLED, the device UNLOCKED", async () => {
-    await post(LOCKER, { command: "book" }, CLIENTS.basic);
+  it("cancels a booking through the gateway: BOOKED until it confirms, then UNLOCKED with STATE_BOOKING_CANCELLED", async () => {
+    await bookedLocker({}, CLIENTS.basic);
     h.clock.advance(1_000);
+    const t0 = nowMs();
     const cmd = await post(LOCKER, { command: "cancel-booking" }, CLIENTS.basic);
-    expect(cmd.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
-    expect(names(cmd)).toEqual(["REQUEST_INITIATED", "STATE_BOOKING_CANCELLED"]);
+    expect(cmd.state).toEqual({ value: "SENT", reason: "", timeout_at: iso(t0 + DELIVERY_MS) });
+    expect(h.gateways.last().request).toMatchObject({ name: "cancel-booking", command_id: cmd.id });
+    expect((await getDevice(LOCKER)).state.value).toBe("BOOKED");
+    h.clock.advance(1_000);
+    await progress("gw-a1", cmd, "SUCCESS");
+    const done = await getCommand(cmd.id);
+    expect(done.state.value).toBe("SUCCESS");
+    expect(names(done)).toEqual(["REQUEST_INITIATED", "REQUEST_SENT", "STATE_BOOKING_CANCELLED"]);
     expect((await getDevice(LOCKER)).state).toEqual({
       value: "UNLOCKED",
       changed_at: iso(nowMs()),
       timeout_at: null,
     });
-    expect(h.gateways.commands).toHaveLength(0);
+  });
+
+  it("keeps the booking when a cancel fails, so the booker can cancel again", async () => {
+    await bookedLocker({}, CLIENTS.basic);
+    const cmd = await post(LOCKER, { command: "cancel-booking" }, CLIENTS.basic);
+    h.clock.advance(DELIVERY_MS);
+    await h.sweep();
+    expect((await getCommand(cmd.id)).state.value).toBe("ERROR");
+    expect((await getDevice(LOCKER)).state.value).toBe("BOOKED");
+    const again = await post(LOCKER, { command: "cancel-booking" }, CLIENTS.basic);
+    await progress("gw-a1", again, "SUCCESS");
+    expect((await getDevice(LOCKER)).state.value).toBe("UNLOCKED");
   });
 
   it("lets an admin force-cancel another caller's booking", async () => {
-    await post(LOCKER, { command: "book" }, CLIENTS.basic);
+    await bookedLocker({}, CLIENTS.basic);
     const cmd = await post(LOCKER, { command: "force-cancel-booking" }, CLIENTS.admin);
-    expect(cmd.state.value).toBe("SUCCESS");
-    expect(names(cmd)).toEqual(["REQUEST_INITIATED", "STATE_BOOKING_CANCELLED"]);
+    expect(cmd.state.value).toBe("SENT");
+    expect(h.gateways.last().request).toMatchObject({ name: "force-cancel-booking", command_id: cmd.id });
+    await progress("gw-a1", cmd, "SUCCESS");
+    expect(names(await getCommand(cmd.id))).toContain("STATE_BOOKING_CANCELLED");
     expect((await getDevice(LOCKER)).state).toMatchObject({ value: "UNLOCKED", timeout_at: null });
     // Nothing is left of the booking: the old booker cannot cancel it again.
     const again = await h.call(CLIENTS.basic, {
@@ -610,6 +739,18 @@ describe("bookings", () => {
     });
     expect(again.statusCode).toBe(400);
     expect(again.json().error_code).toBe("ERRORS.COMMAND_NOT_ALLOWED_IN_STATE");
+  });
+
+  it("a force-cancel confirmed under a lock in flight drops the booking the lock would fall back to", async () => {
+    await bookedLocker({}, CLIENTS.basic);
+    const lock = await post(LOCKER, { command: "lock" }, CLIENTS.basic);
+    const cancel = await post(LOCKER, { command: "force-cancel-booking" }, CLIENTS.admin);
+    // It does not take the device from the lock.
+    expect(h.gateways.last().request.supersedes).toBeUndefined();
+    await progress("gw-a1", cancel, "SUCCESS");
+    expect((await getDevice(LOCKER)).state.value).toBe("ALLOCATED");
+    await progress("gw-a1", lock, "ERROR", { reason: "latch jammed", lock_state: "UNLOCKED" });
+    expect((await getDevice(LOCKER)).state).toMatchObject({ value: "UNLOCKED", timeout_at: null });
   });
 });
 

@@ -70,6 +70,14 @@ async function lockThroughGateway(deviceId: string, gatewayId = "gw-a1") {
   expect((await getDevice(deviceId)).state.value).toBe("LOCKED");
 }
 
+/** Books a locker through the gateway (it records the booking): the device ends BOOKED. */
+async function bookThroughGateway(deviceId: string, body: Body = {}, as: string = CLIENTS.admin) {
+  const cmd = await accepted(deviceId, { command: "book", ...body }, as);
+  await confirm("gw-a1", cmd);
+  expect((await getDevice(deviceId)).state.value).toBe("BOOKED");
+  return cmd;
+}
+
 /** Everything a refused command could have touched: every device row, every command row, the wire. */
 async function snapshot() {
   return {
@@ -139,9 +147,9 @@ describe("command request body", () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it("refuses a device id that is not a uuid with 400", async () => {
+  it("answers a device id that is not a uuid like an unknown device: 404, and sends nothing", async () => {
     const res = await post("locker-1", { command: "lock" });
-    expectError(res, 400, "ERRORS.VALIDATION_FAILED");
+    expectError(res, 404, "ERRORS.NOT_FOUND");
     expect(h.gateways.commands).toHaveLength(0);
   });
 
@@ -202,13 +210,16 @@ describe("commands the device's state does not allow", () => {
     await refused(LOCKER, { command: "cancel-booking" }, 400, "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE");
     const before = await getDevice(LOCKER);
     const forced = await accepted(LOCKER, { command: "force-cancel-booking" });
-    expect(forced.state.value).toBe("SUCCESS");
+    expect(forced.state.value).toBe("SENT");
+    await confirm("gw-a1", forced);
     expect((await getDevice(LOCKER)).state).toEqual(before.state);
   });
 
-  it("refuses book on a locker that is already booked", async () => {
+  it("refuses book on a locker that is already booked, or whose book is still in flight", async () => {
     await accepted(LOCKER, { command: "book" });
     await refused(LOCKER, { command: "book" }, 400, "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE");
+    await bookThroughGateway(REMOTE_WAKEUP_LOCKER);
+    await refused(REMOTE_WAKEUP_LOCKER, { command: "book" }, 400, "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE");
   });
 
   it("refuses lock and book on a LOCKED locker", async () => {
@@ -241,24 +252,25 @@ describe("book and timeout_at", () => {
 
   it("books for exactly one hour after now when timeout_at is omitted", async () => {
     const now = h.clock.now();
-    const cmd = await accepted(LOCKER, { command: "book" });
+    const until = new Date(now.getTime() + 60 * 60 * 1000).toISOString();
+    const cmd = await bookThroughGateway(LOCKER);
     expect(cmd.name).toBe("book");
-    expect(cmd.state.value).toBe("SUCCESS");
+    expect(cmd.state.value).toBe("SENT");
     const d = await getDevice(LOCKER);
-    expect(d.state.value).toBe("BOOKED");
-    expect(d.state.timeout_at).toBe(new Date(now.getTime() + 60 * 60 * 1000).toISOString());
+    expect(d.state.timeout_at).toBe(until);
     expect(d.state.changed_at).toBe(now.toISOString());
-    // A booking is the cloud's own record: nothing goes to the gateway.
-    expect(h.gateways.commands).toHaveLength(0);
+    // The gateway records the booking with its end, for local access.
+    expect(h.gateways.last().request.params.booking).toEqual({ holder: CLIENTS.admin, until });
   });
 
   it("books until a future timeout_at given in UTC", async () => {
-    await accepted(LOCKER, { command: "book", timeout_at: "2026-01-15T10:45:00Z" });
+    await bookThroughGateway(LOCKER, { timeout_at: "2026-01-15T10:45:00Z" });
     expect((await getDevice(LOCKER)).state.timeout_at).toBe("2026-01-15T10:45:00.000Z");
   });
 
   it("books until the same instant when timeout_at carries a +02:00 offset", async () => {
-    await accepted(LOCKER, { command: "book", timeout_at: "2026-01-15T12:30:00+02:00" });
+    await bookThroughGateway(LOCKER, { timeout_at: "2026-01-15T12:30:00+02:00" });
+    expect(h.gateways.last().request.params.booking?.until).toBe("2026-01-15T10:30:00.000Z");
     const d = await getDevice(LOCKER);
     expect(d.state.value).toBe("BOOKED");
     expect(d.state.timeout_at).toBe("2026-01-15T10:30:00.000Z");
@@ -371,19 +383,19 @@ describe("permissions (S17, S18)", () => {
   });
 
   it("refuses force-cancel-booking of a booked locker without DEVICE_ADMIN", async () => {
-    await accepted(LOCKER, { command: "book" }, CLIENTS.basic);
+    await bookThroughGateway(LOCKER, {}, CLIENTS.basic);
     await refused(LOCKER, { command: "force-cancel-booking" }, 403, "ERRORS.FORBIDDEN", CLIENTS.basic);
     expect((await getDevice(LOCKER)).state.value).toBe("BOOKED");
   });
 
   it("refuses cancel-booking of another caller's booking with 403", async () => {
-    await accepted(LOCKER, { command: "book" }, CLIENTS.basic);
+    await bookThroughGateway(LOCKER, {}, CLIENTS.basic);
     await refused(LOCKER, { command: "cancel-booking" }, 403, "ERRORS.FORBIDDEN", CLIENTS.admin);
   });
 
   it("lets a caller without extra permissions lock, unlock, book and cancel its own booking", async () => {
-    await accepted(LOCKER, { command: "book" }, CLIENTS.basic);
-    await accepted(LOCKER, { command: "cancel-booking" }, CLIENTS.basic);
+    await bookThroughGateway(LOCKER, {}, CLIENTS.basic);
+    await confirm("gw-a1", await accepted(LOCKER, { command: "cancel-booking" }, CLIENTS.basic));
     const lock = await accepted(LOCKER, { command: "lock" }, CLIENTS.basic);
     await confirm("gw-a1", lock, "LOCKED");
     h.clock.advance(3_000);
@@ -446,10 +458,11 @@ describe("lock/unlock throttle", () => {
   });
 
   it("does not throttle bookings, which never reach the hardware", async () => {
-    await accepted(LOCKER, { command: "book" });
-    await accepted(LOCKER, { command: "cancel-booking" });
-    await accepted(LOCKER, { command: "book" });
-    await accepted(LOCKER, { command: "force-cancel-booking" });
+    await bookThroughGateway(LOCKER);
+    await confirm("gw-a1", await accepted(LOCKER, { command: "cancel-booking" }));
+    await bookThroughGateway(LOCKER);
+    await confirm("gw-a1", await accepted(LOCKER, { command: "force-cancel-booking" }));
+    expect((await getDevice(LOCKER)).state.value).toBe("UNLOCKED");
   });
 });
 
@@ -467,15 +480,14 @@ describe("sleeping devices", () => {
     await refused(LOCAL_WAKEUP_LOCKER, { command: "sync-device" }, 400, "ERRORS.DEVICE_ASLEEP");
   });
 
-  it("still books a sleeping LOCAL_WAKEUP locker: a booking never travels to the device", async () => {
+  it("still books a sleeping LOCAL_WAKEUP locker: a booking needs its gateway, not the device", async () => {
     await h.db
       .updateTable("devices")
       .set({ sleep_state: "DEEP_SLEEP" })
       .where("id", "=", LOCAL_WAKEUP_LOCKER)
       .execute();
-    await accepted(LOCAL_WAKEUP_LOCKER, { command: "book" });
-    expect((await getDevice(LOCAL_WAKEUP_LOCKER)).state.value).toBe("BOOKED");
-    expect(h.gateways.commands).toHaveLength(0);
+    await bookThroughGateway(LOCAL_WAKEUP_LOCKER);
+    expect(h.gateways.commands.map((c) => c.request.name)).toEqual(["book"]);
   });
 
   it("accepts lock on an awake LOCAL_WAKEUP locker", async () => {
@@ -524,8 +536,8 @@ describe("tenancy of commands (S12)", () => {
     expect(own.statusCode).toBe(200);
   });
 
-  it("answers 400 to a GET of a command id that is not a uuid", async () => {
+  it("answers a command id that is not a uuid like an unknown command: 404", async () => {
     const res = await h.call(CLIENTS.admin, { method: "GET", url: "/device/v1/commands/abc" });
-    expectError(res, 400, "ERRORS.VALIDATION_FAILED");
+    expectError(res, 404, "ERRORS.NOT_FOUND");
   });
 });

@@ -204,10 +204,10 @@ describe("error paths", () => {
       expect(body.error_message).toContain("lat_lng");
     });
 
-    it("names the path parameter when an id is malformed", async () => {
+    it("answers a malformed location id like an unknown one: 404, as the location table says", async () => {
       const res = await h.call(CLIENTS.admin, { method: "GET", url: "/location/v1/locations/not-a-uuid" });
-      const body = expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
-      expect(body.error_message).toContain("id");
+      const body = expectSpecError(res, 404, "ERRORS.NOT_FOUND");
+      expect(body.error_message).toContain("not-a-uuid");
     });
   });
 
@@ -306,12 +306,12 @@ describe("error paths", () => {
       },
     );
 
-    it("still routes a path parameter of exactly 100 characters (and validates it)", async () => {
+    it("still routes a path parameter of exactly 100 characters (an id that names nothing: 404)", async () => {
       const res = await h.call(CLIENTS.admin, {
         method: "GET",
         url: `/device/v1/devices/${"a".repeat(100)}`,
       });
-      expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED");
+      expectSpecError(res, 404, "ERRORS.NOT_FOUND");
     });
   });
 

@@ -107,7 +107,8 @@ describe("the cloud's state follows the sensors outside a command in flight", ()
   });
 
   it("a booked locker found locked is LOCKED: the booking is over", async () => {
-    await post(LOCKER, { command: "book" });
+    await progress(await post(LOCKER, { command: "book" }), "SUCCESS");
+    expect((await device(LOCKER)).state.value).toBe("BOOKED");
     await sensed(LOCKER, { lock_state: "LOCKED" });
     expect((await device(LOCKER)).state).toMatchObject({ value: "LOCKED", timeout_at: null });
   });

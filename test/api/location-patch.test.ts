@@ -384,7 +384,7 @@ describe("PATCH /location/v1/locations/:id that is refused", () => {
     });
   });
 
-  it("answers 404 for an unknown location and 400 for an id that is not a uuid", async () => {
+  it("answers 404 for an unknown location and for an id that is not a uuid (no such location)", async () => {
     expectSpecError(
       await patch(CLIENTS.admin, { label: "x" }, `/location/v1/locations/${randomUUID()}`),
       404,
@@ -392,8 +392,8 @@ describe("PATCH /location/v1/locations/:id that is refused", () => {
     );
     expectSpecError(
       await patch(CLIENTS.admin, { label: "x" }, "/location/v1/locations/L1"),
-      400,
-      "ERRORS.VALIDATION_FAILED",
+      404,
+      "ERRORS.NOT_FOUND",
     );
   });
 

@@ -206,8 +206,19 @@ describe("GET /location/v1/locations", () => {
       expect(await codes("?lat_lng=52.36%2C%204.88&tag=station")).toEqual(["D1", "L1"]);
     });
 
-    it("ignores radius without lat_lng", async () => {
-      expect(await codes("?radius=10")).toEqual(["D1", "H1", "L1"]);
+    it.each(["10", "abc", "-5", "", "1e3", "10&radius=20"])(
+      "ignores radius without lat_lng, whatever its value (radius=%s)",
+      async (radius) => {
+        expect(await codes(`?radius=${radius}`)).toEqual(["D1", "H1", "L1"]);
+      },
+    );
+
+    it("checks radius only once lat_lng is given, and then refuses a repeated one", async () => {
+      const res = await h.call(CLIENTS.admin, {
+        method: "GET",
+        url: `${LIST_URL}?lat_lng=52.37,4.89&radius=10&radius=20`,
+      });
+      expect(expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED").error_message).toContain("radius");
     });
   });
 
@@ -319,14 +330,14 @@ describe("GET /location/v1/locations", () => {
       expectSpecError(res, 404, "ERRORS.NOT_FOUND");
     });
 
-    it("answers 400 naming the id for an id that is not a uuid", async () => {
+    it("answers an id that is not a uuid like an unknown one: 404 (spec: GET and PATCH location)", async () => {
       for (const method of ["GET", "PATCH"] as const) {
         const res = await h.call(CLIENTS.admin, {
           method,
           url: `${LIST_URL}/L1`,
           ...(method === "PATCH" ? { payload: { label: "x" } } : {}),
         });
-        expect(expectSpecError(res, 400, "ERRORS.VALIDATION_FAILED").error_message).toContain("id");
+        expect(expectSpecError(res, 404, "ERRORS.NOT_FOUND").error_message).toContain("L1");
       }
     });
   });

@@ -128,6 +128,22 @@ describe("the daemon's control API", () => {
     expect(views[1]).toMatchObject({ latch: null, reachable: true, last_command: null });
   });
 
+  it("shows the booking the gateway holds for a device until it ends on the gateway's clock", async () => {
+    const { control } = api(MAP);
+    const until = new Date(clock.now().getTime() + 60_000).toISOString();
+    store.bookings.put({
+      device_id: LOCKER,
+      holder: "rider-7",
+      until,
+      command_id: "c-2",
+      booked_at: clock.now().toISOString(),
+    });
+    expect((await control.device("1"))?.booking).toEqual({ holder: "rider-7", until });
+    expect((await control.device("north"))?.booking).toBeNull();
+    clock.advance(60_000);
+    expect((await control.device("1"))?.booking).toBeNull();
+  });
+
   it("records a technician's actuation locally and reports it to the cloud", async () => {
     const { control, actuator } = api(MAP);
     const result = await control.actuate("1", "unlock", "ana", "stuck bike");

@@ -80,6 +80,33 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       expect((await site.api("GET", `/device/v1/devices/${LOCKER}`)).json().state.value).toBe("UNLOCKED");
     });
 
+    it("books through the gateway, which records the booking; cancel-booking ends it there too", async () => {
+      const until = new Date(site.clock.now().getTime() + 30 * 60_000).toISOString();
+      const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, {
+        command: "book",
+        timeout_at: until,
+      });
+      // The gateway may answer before the POST does: the record is SENT or already further.
+      expect(["SENT", "RECEIVED", "SUCCESS"]).toContain(post.json().state.value);
+      const booked = await commandUntilSettled(site, post.json().id);
+      expect(booked.state.value).toBe("SUCCESS");
+      expect(booked.events.map((e: { name: string }) => e.name)).toContain("STATE_BOOKED");
+      expect((await site.api("GET", `/device/v1/devices/${LOCKER}`)).json().state).toMatchObject({
+        value: "BOOKED",
+        timeout_at: until,
+      });
+      // The gateway holds it for local access, as parkctl shows it; nothing moved on the bus.
+      expect((await site.gatewayDevice("1"))?.booking).toEqual({ holder: "a-admin", until });
+      expect(lockRequests(site)).toHaveLength(0);
+
+      const cancel = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, {
+        command: "cancel-booking",
+      });
+      expect((await commandUntilSettled(site, cancel.json().id)).state.value).toBe("SUCCESS");
+      expect((await site.api("GET", `/device/v1/devices/${LOCKER}`)).json().state.value).toBe("UNLOCKED");
+      expect((await site.gatewayDevice("1"))?.booking).toBeNull();
+    });
+
     it("actuates a redelivered command once", async () => {
       const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
       expect((await commandUntilSettled(site, post.json().id)).state.value).toBe("SUCCESS");

@@ -4,6 +4,7 @@ import path from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
+import { createBookingExpiry } from "../../gateway/features/booking-expiry.ts";
 import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
 import { HardwareActuator } from "../../gateway/hardware/actuator.ts";
 import { GpioDoors } from "../../gateway/hardware/gpio-doors.ts";
@@ -367,15 +368,138 @@ describe("command executor: actuating through the simulator", () => {
     expect(door.isStrikeReleased).toBe(false);
     expect(door.strikePulses).toBe(1);
   });
+});
 
-  it("a command that is not a hardware command ends in ERROR", async () => {
+describe("command executor: bookings are recorded in the gateway's store", () => {
+  const HOLDER = "rider-7";
+  const inMs = (r: { clock: FakeClock }, ms: number) => new Date(r.clock.now().getTime() + ms).toISOString();
+  const book = (
+    r: Awaited<ReturnType<typeof rig>>,
+    untilMs = 3_600_000,
+    over: Partial<CommandRequest> = {},
+  ) => r.command({ name: "book", params: { booking: { holder: HOLDER, until: inMs(r, untilMs) } }, ...over });
+
+  it("book records the holder and the end, reports SUCCESS, and sends nothing to the hardware", async () => {
     const r = await rig();
-    const cmd = r.command({ name: "book" });
-    await r.executor.handle(cmd);
-    expect(r.progress(cmd.command_id).at(-1)).toMatchObject({
-      state: "ERROR",
-      reason: "book is not a hardware command",
+    const cmd = book(r, 3_600_000, {
+      params: { booking: { holder: HOLDER, until: "2026-01-15T12:30:00+01:00" } },
     });
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).map((m) => [m.state, m.reason])).toEqual([
+      ["RECEIVED", ""],
+      ["SUCCESS", ""],
+    ]);
+    expect(r.store.bookings.active(LOCKER_1, r.clock.now())).toEqual({
+      device_id: LOCKER_1,
+      holder: HOLDER,
+      until: "2026-01-15T11:30:00.000Z",
+      command_id: cmd.command_id,
+      booked_at: r.clock.now().toISOString(),
+    });
+    expect(r.board.received).toEqual([]);
+    expect(r.finished).toEqual([["book", true]]);
+  });
+
+  it("a repeated book is reported again, not recorded again", async () => {
+    const r = await rig();
+    const cmd = book(r);
+    await r.executor.handle(cmd);
+    r.store.bookings.clear(LOCKER_1); // ended meanwhile
+    await r.executor.handle(cmd);
+    expect(r.store.bookings.active(LOCKER_1, r.clock.now())).toBeUndefined();
+    expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED", "SUCCESS", "SUCCESS"]);
+  });
+
+  it("a book whose booking already ended, or that names none, ends in ERROR and records nothing", async () => {
+    const r = await rig();
+    const late = book(r, 0);
+    await r.executor.handle(late);
+    expect(r.progress(late.command_id).at(-1)).toMatchObject({
+      state: "ERROR",
+      reason: "the booking had already ended when it reached the gateway",
+    });
+    const bare = r.command({ name: "book" });
+    await r.executor.handle(bare);
+    expect(r.progress(bare.command_id).at(-1)).toMatchObject({
+      state: "ERROR",
+      reason: expect.stringContaining("without a booking"),
+    });
+    expect(r.store.bookings.all(r.clock.now())).toEqual([]);
+  });
+
+  it("a book for a device this gateway does not drive ends in ERROR and records nothing", async () => {
+    const r = await rig();
+    const cmd = book(r, 60_000, { device_id: UNKNOWN });
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).at(-1)?.state).toBe("ERROR");
+    expect(r.store.bookings.all(r.clock.now())).toEqual([]);
+  });
+
+  it.each(["cancel-booking", "force-cancel-booking"] as const)(
+    "%s ends the device's booking and only that one",
+    async (name) => {
+      const r = await rig();
+      await r.executor.handle(book(r));
+      await r.executor.handle(book(r, 60_000, { device_id: LOCKER_2 }));
+      const cancel = r.command({ name });
+      await r.executor.handle(cancel);
+      expect(r.progress(cancel.command_id).at(-1)).toMatchObject({ state: "SUCCESS", reason: "" });
+      expect(r.store.bookings.all(r.clock.now()).map((b) => b.device_id)).toEqual([LOCKER_2]);
+      // Nothing left to cancel: still SUCCESS, saying so.
+      const again = r.command({ name });
+      await r.executor.handle(again);
+      expect(r.progress(again.command_id).at(-1)).toMatchObject({
+        state: "SUCCESS",
+        reason: "no booking was held",
+      });
+      expect(r.board.received).toEqual([]);
+    },
+  );
+
+  it("a lock that succeeds ends the device's booking (the device is in use); a failed one keeps it", async () => {
+    const run = vi
+      .fn<Actuator["run"]>()
+      .mockResolvedValueOnce({ ok: false, reason: "latch jammed", lockState: "UNLOCKED", sensors: null })
+      .mockResolvedValueOnce({ ok: true, reason: "", lockState: "LOCKED", sensors: null });
+    const r = await rig({ actuator: { run } });
+    await r.executor.handle(book(r));
+    await r.executor.handle(r.command({ name: "lock" }));
+    expect(r.store.bookings.active(LOCKER_1, r.clock.now())?.holder).toBe(HOLDER);
+    await r.executor.handle(r.command({ name: "force-lock" }));
+    expect(r.store.bookings.active(LOCKER_1, r.clock.now())).toBeUndefined();
+    expect(run.mock.calls.map((c) => c[1])).toEqual(["lock", "lock"]);
+  });
+
+  it("a book interrupted by a crash is reported ERROR at the next start and leaves no booking", async () => {
+    const r = await rig();
+    const cmd = book(r);
+    r.commandLog.record({ ...cmd, state: "RECEIVED", at: r.clock.now().toISOString() });
+    expect(r.executor.recoverInterrupted()).toBe(1);
+    expect(r.store.bookings.all(r.clock.now())).toEqual([]);
+  });
+
+  it("a booking is over at its end on the gateway's clock, and the expiry sweep clears it", async () => {
+    const r = await rig();
+    const ended: string[] = [];
+    const expiry = createBookingExpiry({
+      bookings: r.store.bookings,
+      clock: r.clock,
+      log: { info: (o: { device_id: string }) => ended.push(o.device_id), error: () => {} } as never,
+    });
+    expiry.start();
+    cleanup.push(() => expiry.stop());
+    await r.executor.handle(book(r, 90_000));
+    await r.executor.handle(book(r, 30_000, { device_id: LOCKER_2 }));
+    expiry.changed();
+    r.clock.advance(29_999);
+    expect(ended).toEqual([]);
+    expect(r.store.bookings.active(LOCKER_2, r.clock.now())).toBeDefined();
+    r.clock.advance(1);
+    expect(ended).toEqual([LOCKER_2]);
+    expect(r.store.bookings.all(r.clock.now()).map((b) => b.device_id)).toEqual([LOCKER_1]);
+    r.clock.advance(60_000);
+    expect(ended).toEqual([LOCKER_2, LOCKER_1]);
+    expect(r.store.bookings.nextEnd()).toBeNull();
   });
 });
 

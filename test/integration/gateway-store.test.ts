@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Pending } from "../../gateway/ports.ts";
+import { SqliteBookings } from "../../gateway/store/bookings.ts";
 import { SqliteCommandLog } from "../../gateway/store/command-log.ts";
 import { SqliteDeviceMapStore } from "../../gateway/store/device-map-store.ts";
 import { openGatewayStore } from "../../gateway/store/gateway-store.ts";
@@ -50,11 +51,76 @@ describe("openGatewayDb", () => {
     const db = open();
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL
-    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
     db.close();
-    // A second open does not re-run the migration (it would fail on existing tables).
+    // A second open does not re-run the migrations (they would fail on existing tables).
     const again = open();
-    expect(again.pragma("user_version", { simple: true })).toBe(1);
+    expect(again.pragma("user_version", { simple: true })).toBe(2);
+  });
+
+  it("brings a store of the first schema up to date, keeping what it holds", () => {
+    const db = open();
+    db.exec("DROP TABLE bookings");
+    db.pragma("user_version = 1");
+    db.prepare(
+      "INSERT INTO local_actions (at, who, why, device_alias, action, result) VALUES ('t', 'a', 'b', '1', 'lock', 'ok')",
+    ).run();
+    db.close();
+    const again = open();
+    expect(again.pragma("user_version", { simple: true })).toBe(2);
+    expect(again.prepare("SELECT count(*) AS n FROM bookings").get()).toEqual({ n: 0 });
+    expect(again.prepare("SELECT count(*) AS n FROM local_actions").get()).toEqual({ n: 1 });
+  });
+});
+
+describe("SqliteBookings", () => {
+  const at = (ms: number) => new Date(clock.now().getTime() + ms);
+  const booking = (deviceId: string, untilMs: number, holder = "rider-7") => ({
+    device_id: deviceId,
+    holder,
+    until: at(untilMs).toISOString(),
+    command_id: cmdId(untilMs),
+    booked_at: clock.now().toISOString(),
+  });
+
+  it("keeps one booking per device, the latest, and across a reopen", () => {
+    const db = open();
+    const bookings = new SqliteBookings(db);
+    bookings.put(booking(DEVICE, 1_000, "a"));
+    bookings.put(booking(DEVICE, 2_000, "b"));
+    expect(bookings.active(DEVICE, at(0))?.holder).toBe("b");
+    db.close();
+    expect(new SqliteBookings(open()).all(at(0))).toEqual([booking(DEVICE, 2_000, "b")]);
+  });
+
+  it("stores an end given with a UTC offset as the same instant in UTC, so it compares as text", () => {
+    const bookings = new SqliteBookings(open());
+    bookings.put({ ...booking(DEVICE, 0), until: "2026-01-15T12:00:00+01:00" });
+    expect(bookings.active(DEVICE, new Date("2026-01-15T10:59:59.999Z"))?.until).toBe(
+      "2026-01-15T11:00:00.000Z",
+    );
+    expect(bookings.active(DEVICE, new Date("2026-01-15T11:00:00.000Z"))).toBeUndefined();
+  });
+
+  it("a booking is over at its end: not active, cleared by clearExpired, which returns it", () => {
+    const bookings = new SqliteBookings(open());
+    bookings.put(booking(DEVICE, 1_000));
+    bookings.put(booking(OTHER_DEVICE, 5_000));
+    expect(bookings.nextEnd()).toBe(at(1_000).toISOString());
+    expect(bookings.active(DEVICE, at(999))).toBeDefined();
+    expect(bookings.active(DEVICE, at(1_000))).toBeUndefined();
+    expect(bookings.all(at(1_000)).map((b) => b.device_id)).toEqual([OTHER_DEVICE]);
+    expect(bookings.clearExpired(at(1_000)).map((b) => b.device_id)).toEqual([DEVICE]);
+    expect(bookings.clearExpired(at(1_000))).toEqual([]);
+    expect(bookings.nextEnd()).toBe(at(5_000).toISOString());
+  });
+
+  it("clear ends a device's booking and says whether there was one", () => {
+    const bookings = new SqliteBookings(open());
+    bookings.put(booking(DEVICE, 1_000));
+    expect(bookings.clear(DEVICE)).toBe(true);
+    expect(bookings.clear(DEVICE)).toBe(false);
+    expect(bookings.nextEnd()).toBeNull();
   });
 });
 

@@ -5,6 +5,9 @@ import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.t
 /** Every public route of the spec this service serves, and nothing undocumented besides. */
 const INVENTORY = [
   "post /oauth2/token",
+  "post /external-users-auth/v1/sign-up",
+  "post /external-users-auth/v1/sign-in",
+  "post /external-users-auth/v1/refresh",
   "get /location/v1/locations",
   "get /location/v1/locations/{id}",
   "patch /location/v1/locations/{id}",
@@ -14,6 +17,24 @@ const INVENTORY = [
   "get /device/v1/devices/{device_id}",
   "post /device/v1/devices/{device_id}/commands",
   "get /device/v1/commands/{command_id}",
+  // Read-only resources a location links to (every uri resolves).
+  "get /location/v1/locations/{id}/subscriptions",
+  "get /location/v1/locations/{id}/descriptions",
+  "get /location/v1/locations/{id}/external-devices",
+  "get /location/v1/locations/{id}/rental-devices",
+  "get /location/v1/locations/{id}/organizations",
+  "get /location/v1/locations/{id}/audit",
+  "get /whitelist/v1/locations/{location_id}/whitelists",
+  "get /session/v2/sessions",
+  "get /session/v2/users/{user_id}/sessions/{session_id}",
+  "get /session/v1/device-sessions",
+  "get /session/v1/device-sessions/{session_id}",
+  "get /session/v1/devices/{device_id}/sessions",
+  "get /session/v1/payments/{payment_id}",
+  "get /location/v1/price-lists/{price_list_id}",
+  "get /access-control/v1/mgmt/access-lists/{access_list_id}/users",
+  "post /access-control/v1/mgmt/access-lists/{access_list_id}/users",
+  "post /access-control/v1/mgmt/access-lists/{access_list_id}/remove-user",
 ].sort();
 
 type Operation = {
@@ -63,7 +84,11 @@ describe("the OpenAPI document", () => {
           `${method} ${path}`,
         ).toBe(true);
         expect(statuses, `${method} ${path}`).toContain("500");
-        if (path !== "/location/v1/public-areas/{public_area_id}/locations" && path !== "/oauth2/token") {
+        const isPublic =
+          path === "/location/v1/public-areas/{public_area_id}/locations" ||
+          path === "/oauth2/token" ||
+          path.startsWith("/external-users-auth/");
+        if (!isPublic) {
           expect(statuses, `${method} ${path}`).toContain("401");
         }
       }
@@ -80,6 +105,88 @@ describe("the OpenAPI document", () => {
         if (method === "patch" || method === "post") expect(statuses, `${method} ${path}`).toContain("413");
       }
     }
+  });
+
+  it("documents the access-list routes' own statuses: 403 for riders' tokens, 404 for lists not the caller's", () => {
+    const lists = "/access-control/v1/mgmt/access-lists/{access_list_id}";
+    const statuses = (path: string, method: string) =>
+      Object.keys(doc.paths[path]?.[method]?.responses ?? {});
+    expect(statuses(`${lists}/users`, "get")).toEqual(
+      expect.arrayContaining(["200", "400", "401", "403", "404", "500"]),
+    );
+    for (const path of [`${lists}/users`, `${lists}/remove-user`])
+      expect(statuses(path, "post")).toEqual(
+        expect.arrayContaining(["204", "400", "401", "403", "404", "409", "413", "415", "422", "500"]),
+      );
+  });
+
+  it("documents the session routes: v1 deprecated, 404 only where an id is looked up", () => {
+    const op = (path: string) => doc.paths[path]?.get as Operation & { deprecated?: boolean };
+    const v1 = [
+      "/session/v1/device-sessions",
+      "/session/v1/device-sessions/{session_id}",
+      "/session/v1/devices/{device_id}/sessions",
+    ];
+    for (const path of v1) expect(op(path)?.deprecated, path).toBe(true);
+    expect(op("/session/v2/sessions")?.deprecated).toBeFalsy();
+    for (const path of ["/session/v2/sessions", "/session/v1/device-sessions"])
+      expect(Object.keys(op(path)?.responses ?? {}), path).not.toContain("404");
+    for (const path of [
+      "/session/v2/users/{user_id}/sessions/{session_id}",
+      "/session/v1/device-sessions/{session_id}",
+      "/session/v1/devices/{device_id}/sessions",
+      "/session/v1/payments/{payment_id}",
+      "/location/v1/price-lists/{price_list_id}",
+    ])
+      expect(Object.keys(op(path)?.responses ?? {}), path).toEqual(
+        expect.arrayContaining(["200", "400", "401", "404", "414", "500"]),
+      );
+  });
+
+  it("documents the external-user routes: public, 429 and 504 where the operator is called back, no 401", () => {
+    const op = (path: string) => doc.paths[`/external-users-auth/v1/${path}`]?.post;
+    for (const path of ["sign-up", "sign-in", "refresh"]) {
+      expect(op(path)?.security, path).toEqual([]);
+      expect(Object.keys(op(path)?.responses ?? {}), path).not.toContain("401");
+    }
+    for (const path of ["sign-up", "sign-in"])
+      expect(Object.keys(op(path)?.responses ?? {}), path).toEqual(
+        expect.arrayContaining(["400", "413", "415", "429", "500", "504"]),
+      );
+    expect(Object.keys(op("sign-up")?.responses ?? {})).toContain("204");
+    expect(Object.keys(op("sign-in")?.responses ?? {})).toContain("200");
+    expect(Object.keys(op("refresh")?.responses ?? {})).toEqual(
+      expect.arrayContaining(["200", "400", "500"]),
+    );
+  });
+
+  // What each route can really answer (spec: Errors, status codes per endpoint group): no 404 on a list,
+  // and no 403 on reads, which every client of an operator may make (another tenant's object is a 404).
+  const TRANSPORT = ["400", "405", "408", "431", "500"];
+  const STATUSES: Record<string, string[]> = {
+    "get /location/v1/locations": ["200", "401"],
+    "get /location/v1/locations/{id}": ["200", "401", "404", "414"],
+    "patch /location/v1/locations/{id}": ["204", "401", "403", "404", "413", "414", "415", "503"],
+    "get /location/v1/public-areas": ["200", "401"],
+    "get /location/v1/public-areas/{public_area_id}/locations": ["200", "404", "414"],
+    "get /device/v1/locations/{location_id}/devices": ["200", "401", "414"],
+    "get /device/v1/devices/{device_id}": ["200", "401", "404", "414"],
+    "post /device/v1/devices/{device_id}/commands": [
+      ...["200", "401", "403", "404", "409", "413", "414", "415", "422", "429", "503"],
+    ],
+    "get /device/v1/commands/{command_id}": ["200", "401", "404", "414"],
+    "get /location/v1/locations/{id}/subscriptions": ["200", "401", "404", "414"],
+    "get /location/v1/locations/{id}/descriptions": ["200", "401", "404", "414"],
+    "get /location/v1/locations/{id}/external-devices": ["200", "401", "404", "414"],
+    "get /location/v1/locations/{id}/rental-devices": ["200", "401", "404", "414"],
+    "get /location/v1/locations/{id}/organizations": ["200", "401", "404", "414"],
+    "get /location/v1/locations/{id}/audit": ["200", "401", "403", "404", "414"],
+    "get /whitelist/v1/locations/{location_id}/whitelists": ["200", "401", "414"],
+  };
+  it.each(Object.entries(STATUSES))("declares exactly what %s can answer", (entry, statuses) => {
+    const [method, path] = entry.split(" ") as [string, string];
+    const declared = Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
+    expect(declared).toEqual([...TRANSPORT, ...statuses].sort());
   });
 
   it("names every error code", () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import pino from "pino";
-import { buildApp } from "../../cloud/app.ts";
+import { type AppDeps, buildApp } from "../../cloud/app.ts";
 import { hashSecret } from "../../cloud/auth/secrets.ts";
 import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
 import { type CommandTimeoutConfig, DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
@@ -78,7 +78,11 @@ export const ISSUER = "http://cloud.test";
 
 /** The cloud app on a fresh store with the fixture site applied, a fake clock and a recording gateway link. */
 export async function startCloudHarness(
-  opts: { timeouts?: Partial<CommandTimeoutConfig>; requestTimeoutMs?: number } = {},
+  opts: {
+    timeouts?: Partial<CommandTimeoutConfig>;
+    requestTimeoutMs?: number;
+    externalUsers?: AppDeps["externalUsers"];
+  } = {},
 ): Promise<CloudHarness> {
   const store = await openTestDb();
   const db = store.db;
@@ -96,6 +100,7 @@ export async function startCloudHarness(
     issuer: ISSUER,
     timeouts,
     requestTimeoutMs: opts.requestTimeoutMs,
+    externalUsers: opts.externalUsers,
   });
   await app.ready();
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log });

@@ -34,6 +34,18 @@ export function fixtureManifest(secretHash: string): ManifestInput {
           { client_id: CLIENTS.tagger, permissions: ["PUBLIC_TAG_MANAGEMENT"], ...secret },
         ],
         public_areas: [{ id: "city-a", name: "City A", locations: ["L1", "D1"] }],
+        // Lockers 2 and 3 of L1 and the docks of D1 are priced; locker 1 of L1 is not.
+        price_lists: [
+          {
+            code: "standard",
+            name: "Standard",
+            currency: "EUR",
+            free_minutes: 0,
+            period_minutes: 60,
+            price_per_period: "2.00",
+            max_fee: "10.00",
+          },
+        ],
         locations: [
           {
             code: "L1",
@@ -55,8 +67,8 @@ export function fixtureManifest(secretHash: string): ManifestInput {
                 ...secret,
                 devices: [
                   { alias: "1", type: "LOCKER", bus: { board: 1, channel: 1 } },
-                  { alias: "2", type: "LOCKER", bus: { board: 1, channel: 2 } },
-                  { alias: "3", type: "LOCKER", bus: { board: 1, channel: 3 } },
+                  { alias: "2", type: "LOCKER", bus: { board: 1, channel: 2 }, price_list: "standard" },
+                  { alias: "3", type: "LOCKER", bus: { board: 1, channel: 3 }, price_list: "standard" },
                   {
                     alias: "4",
                     type: "LOCKER",
@@ -80,6 +92,7 @@ export function fixtureManifest(secretHash: string): ManifestInput {
             latitude: 52.36,
             longitude: 4.88,
             tags: ["station"],
+            price_list: "standard",
             gateways: [
               {
                 id: "gw-a2",
@@ -134,6 +147,7 @@ export function fixtureManifest(secretHash: string): ManifestInput {
 
 /** Ids of fixture objects, derived the way applyManifest derives them. */
 export const fx = {
+  priceList: (code: string, operatorId = OP_A) => derivedId(operatorId, "price-list", code),
   location: (code: string) => derivedId(code.startsWith("B") ? OP_B : OP_A, "location", code),
   device: (locationCode: string, alias: string) => derivedId(fx.location(locationCode), "device", alias),
   guard: (gatewayId: string) => derivedId("gateway", gatewayId),

@@ -4,19 +4,19 @@ import { z } from "zod";
 import { Command, CommandRequest } from "../../../shared/api/command.ts";
 import { ErrorBody } from "../../../shared/api/common.ts";
 import { Device, DeviceList } from "../../../shared/api/device.ts";
-import { Uuid } from "../../../shared/api/uuid.ts";
 import type { CommandService } from "../../commands/command-service.ts";
 import type { DeviceService } from "../../devices/device-service.ts";
 import { principalOf } from "../authenticate.ts";
 import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";
+import { PathId } from "../path-id.ts";
 
-const errors = {
-  ...ANY_ROUTE_ERRORS,
-  ...PATH_PARAM_ERRORS,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-};
+/**
+ * Reads answer no 403 (a client sees every device and command of its operator; another operator's is not
+ * found). The device list has no 404 (spec: Errors): an unknown, foreign or malformed location id lists
+ * nothing.
+ */
+const listErrors = { ...ANY_ROUTE_ERRORS, ...PATH_PARAM_ERRORS, 401: ErrorBody };
+const errors = { ...listErrors, 404: ErrorBody };
 
 export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceService, commands: CommandService) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -25,8 +25,8 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
     schema: {
       tags: ["devices"],
       summary: "List the devices of a location",
-      params: z.object({ location_id: Uuid }),
-      response: { 200: DeviceList, ...errors },
+      params: z.object({ location_id: PathId }),
+      response: { 200: DeviceList, ...listErrors },
     },
     handler: async (request) => ({
       data: await devices.listByLocation(principalOf(request), request.params.location_id),
@@ -38,7 +38,7 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
     schema: {
       tags: ["devices"],
       summary: "Get a device",
-      params: z.object({ device_id: Uuid }),
+      params: z.object({ device_id: PathId }),
       response: { 200: Device, ...errors },
     },
     handler: (request) => devices.get(principalOf(request), request.params.device_id),
@@ -52,9 +52,9 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
       description:
         "Returns at once with the command record (normally SENT); poll GET command every 1–2 s until SUCCESS or ERROR. " +
         "A second lock or unlock on one device within 3 s (15 s with a power-save strategy) answers 429 ERRORS.LOCK_COMMAND_THROTTLED.",
-      params: z.object({ device_id: Uuid }),
+      params: z.object({ device_id: PathId }),
       body: CommandRequest,
-      response: { 200: Command, ...errors, ...BODY_ERRORS, 429: ErrorBody, 503: ErrorBody },
+      response: { 200: Command, ...errors, ...BODY_ERRORS, 403: ErrorBody, 429: ErrorBody, 503: ErrorBody },
     },
     handler: (request) => commands.create(principalOf(request), request.params.device_id, request.body),
   });
@@ -63,7 +63,7 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
     schema: {
       tags: ["commands"],
       summary: "Get a command",
-      params: z.object({ command_id: Uuid }),
+      params: z.object({ command_id: PathId }),
       response: { 200: Command, ...errors },
     },
     handler: (request) => commands.get(principalOf(request), request.params.command_id),

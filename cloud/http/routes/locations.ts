@@ -9,10 +9,11 @@ import {
   PublicAreaFeatureCollection,
   PublicAreaList,
 } from "../../../shared/api/location.ts";
-import { Uuid } from "../../../shared/api/uuid.ts";
+import { AppError } from "../../../shared/errors.ts";
 import type { LocationService } from "../../locations/location-service.ts";
 import { principalOf } from "../authenticate.ts";
 import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";
+import { PathId } from "../path-id.ts";
 
 const Include = z.enum(["resources"]).optional().describe("Supported value: resources");
 
@@ -29,16 +30,36 @@ const ListQuery = z.strictObject({
       return Math.abs(lat) <= 90 && Math.abs(lng) <= 180;
     }, "latitude must be within ±90 and longitude within ±180")
     .optional(),
+  // Checked only with lat_lng (radiusOf): without it the spec ignores radius, whatever its value.
   radius: z
-    .string()
-    .regex(/^\d+(\.\d+)?$/, "must be a non-negative number of metres")
+    .union([z.string(), z.array(z.string())])
     .optional()
-    .describe("Metres; ignored without lat_lng"),
+    .describe("Metres, a non-negative number; ignored (whatever its value) without lat_lng"),
   include: Include,
 });
 
-const IdParams = z.object({ id: Uuid });
-const errors = { ...ANY_ROUTE_ERRORS, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+const RADIUS = /^\d+(\.\d+)?$/;
+
+/** The radius in metres, read only when lat_lng is given. */
+function radiusOf(radius: string | string[] | undefined): number | undefined {
+  if (radius === undefined) return undefined;
+  if (typeof radius !== "string" || !RADIUS.test(radius)) {
+    throw new AppError(
+      "ERRORS.VALIDATION_FAILED",
+      "querystring.radius: must be a non-negative number of metres",
+      { fields: ["querystring.radius"] },
+    );
+  }
+  return Number(radius);
+}
+
+const IdParams = z.object({ id: PathId });
+/**
+ * Reads answer no 403: every client sees all of its operator's locations, and another operator's is not
+ * found. Lists answer no 404 (spec: GET locations 400, 403, 500).
+ */
+const listErrors = { ...ANY_ROUTE_ERRORS, 401: ErrorBody };
+const errors = { ...listErrors, 404: ErrorBody };
 
 export function registerLocationRoutes(app: FastifyInstance, locations: LocationService) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -48,7 +69,7 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       tags: ["locations"],
       summary: "List locations",
       querystring: ListQuery,
-      response: { 200: LocationList, ...errors },
+      response: { 200: LocationList, ...listErrors },
     },
     handler: async (request) => {
       const q = request.query;
@@ -56,7 +77,8 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       const near = q.lat_lng
         ? (() => {
             const [lat, lng] = q.lat_lng.split(",").map(Number) as [number, number];
-            return { lat, lng, ...(q.radius !== undefined ? { radiusM: Number(q.radius) } : {}) };
+            const radiusM = radiusOf(q.radius);
+            return { lat, lng, ...(radiusM !== undefined ? { radiusM } : {}) };
           })()
         : undefined;
       const data = await locations.list(principalOf(request), {
@@ -89,6 +111,7 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       response: {
         204: z.null().describe("Updated"),
         ...errors,
+        403: ErrorBody,
         ...PATH_PARAM_ERRORS,
         ...BODY_ERRORS,
         503: ErrorBody,
@@ -104,7 +127,7 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
     schema: {
       tags: ["public areas"],
       summary: "List the caller's public areas",
-      response: { 200: PublicAreaList, ...errors },
+      response: { 200: PublicAreaList, ...listErrors },
     },
     handler: async (request) => ({
       data: await locations.listPublicAreas(principalOf(request)),

@@ -44,6 +44,7 @@ export function registerDevices(program: Command, wrap: Wrap): void {
           ["door open", out.yesNo(d.door_open, false)],
           ["item present", out.yesNo(d.item_present, null)],
           ["last command", r[9] ?? "-"],
+          ["booking", d.booking ? `${d.booking.holder} until ${d.booking.until}` : "-"],
         ]);
       }),
     );

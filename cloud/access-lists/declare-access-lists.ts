@@ -1,0 +1,70 @@
+import type { AccessListKind } from "../../shared/domain/membership.ts";
+import type { Db } from "../store/db.ts";
+
+export type DeclaredAccessList = { id: string; kind: AccessListKind; name: string };
+
+/**
+ * Makes a location's access lists what the site manifest declares (inside apply's transaction). Lists
+ * are never deleted: one left out is retired (kept with its members, no longer enforced nor managed) and
+ * comes back if declared again. A list id of another operator is refused, since members belong to the
+ * operator's users. Returns how many rows were created and updated.
+ */
+export async function declareAccessLists(
+  trx: Db,
+  at: { operatorId: string; locationId: string; ts: string },
+  lists: readonly DeclaredAccessList[],
+): Promise<{ created: number; updated: number }> {
+  const { operatorId, locationId, ts } = at;
+  const count = { created: 0, updated: 0 };
+  for (const l of lists) {
+    const existing = await trx
+      .selectFrom("access_lists")
+      .selectAll()
+      .where("id", "=", l.id)
+      .executeTakeFirst();
+    if (!existing) {
+      await trx
+        .insertInto("access_lists")
+        .values({
+          id: l.id,
+          operator_id: operatorId,
+          location_id: locationId,
+          kind: l.kind,
+          name: l.name,
+          retired_at: null,
+          created_at: ts,
+          updated_at: ts,
+        })
+        .execute();
+      count.created++;
+      continue;
+    }
+    if (existing.operator_id !== operatorId)
+      throw new Error(`access list ${l.id}: the id belongs to another operator's list`);
+    const same =
+      existing.location_id === locationId &&
+      existing.kind === l.kind &&
+      existing.name === l.name &&
+      existing.retired_at === null;
+    if (same) continue;
+    await trx
+      .updateTable("access_lists")
+      .set({ location_id: locationId, kind: l.kind, name: l.name, retired_at: null, updated_at: ts })
+      .where("id", "=", l.id)
+      .execute();
+    count.updated++;
+  }
+  let retire = trx
+    .updateTable("access_lists")
+    .set({ retired_at: ts, updated_at: ts })
+    .where("location_id", "=", locationId)
+    .where("retired_at", "is", null);
+  if (lists.length > 0)
+    retire = retire.where(
+      "id",
+      "not in",
+      lists.map((l) => l.id),
+    );
+  count.updated += Number((await retire.executeTakeFirst()).numUpdatedRows);
+  return count;
+}

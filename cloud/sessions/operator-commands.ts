@@ -1,0 +1,98 @@
+import { Argument, type Command } from "commander";
+import { Uuid } from "../../shared/api/uuid.ts";
+import { type Clock, systemClock } from "../../shared/clock.ts";
+import { CliExit } from "../../shared/command-line.ts";
+import { PAYMENT_STATUSES, type PaymentStatus } from "../../shared/domain/payment-machine.ts";
+import { EXIT } from "../../shared/exit-codes.ts";
+import type { Db } from "../store/db.ts";
+import { closeSession } from "./close-session.ts";
+import { PaymentRefused, paymentRepository } from "./payments.ts";
+import { sessionRepository } from "./session-repository.ts";
+
+type Deps = { db: Db; clock: Clock };
+
+function idOf(what: string, value: string): string {
+  const parsed = Uuid.safeParse(value);
+  if (!parsed.success) throw new CliExit(EXIT.usage, `${what} must be a UUID, got ${JSON.stringify(value)}`);
+  return parsed.data;
+}
+
+/**
+ * The operator's forced end of a session (spec: Session status): booked or active → ended, fee and
+ * payment as at any end; `withoutFee` makes the payment NOT_CHARGED. The device is left as it is.
+ */
+export async function endSessionByOperator(
+  deps: Deps,
+  sessionId: string,
+  opts: { withoutFee: boolean },
+): Promise<{ sessionId: string; fee: string | null; paymentId: string; payment: PaymentStatus }> {
+  const id = idOf("session_id", sessionId);
+  return await deps.db.transaction().execute(async (trx) => {
+    const session = await sessionRepository(trx).find(id);
+    if (!session) throw new CliExit(EXIT.notFound, `session ${id} not found`);
+    if (session.status === "ended") throw new CliExit(EXIT.checkFailed, `session ${id} has already ended`);
+    if (session.status === "pending")
+      throw new CliExit(
+        EXIT.checkFailed,
+        `session ${id} is pending (its lock or book never succeeded): there is nothing to end; it expires after 30 days`,
+      );
+    const ended = await closeSession(trx, session, deps.clock.now(), "operator", opts);
+    if (!ended) throw new CliExit(EXIT.checkFailed, `session ${id} changed meanwhile; look again`);
+    const payment = (await paymentRepository(trx).ofSessions([id])).get(id);
+    if (!payment) throw new Error(`session ${id} ended without a payment`);
+    const fee = ended.fee_currency && ended.fee_value ? `${ended.fee_currency} ${ended.fee_value}` : null;
+    return { sessionId: id, fee, paymentId: payment.id, payment: payment.status };
+  });
+}
+
+/** Moves a payment of the built-in provider to `status`, when the payment machine allows it. */
+export async function markPaymentByOperator(
+  deps: Deps,
+  paymentId: string,
+  status: string,
+): Promise<{ paymentId: string; from: PaymentStatus; to: PaymentStatus }> {
+  const id = idOf("payment_id", paymentId);
+  const to = status.toUpperCase() as PaymentStatus;
+  if (!PAYMENT_STATUSES.includes(to))
+    throw new CliExit(EXIT.usage, `status must be one of ${PAYMENT_STATUSES.join(", ")}; got ${status}`);
+  return await deps.db.transaction().execute(async (trx) => {
+    const payments = paymentRepository(trx);
+    if (!(await payments.find(id))) throw new CliExit(EXIT.notFound, `payment ${id} not found`);
+    try {
+      const { from } = await payments.move(id, to, "operator", deps.clock.now());
+      return { paymentId: id, from, to };
+    } catch (err) {
+      if (err instanceof PaymentRefused) throw new CliExit(EXIT.checkFailed, `payment ${id}: ${err.message}`);
+      throw err;
+    }
+  });
+}
+
+/** `end-session` and `mark-payment` of `npm run operator`. */
+export function registerSessionCommands(
+  program: Command,
+  withStore: <T>(fn: (db: Db) => Promise<T>) => Promise<T>,
+): void {
+  program
+    .command("end-session")
+    .description(
+      "End a booked or active session now (forced end); its fee and payment are settled as at any end",
+    )
+    .argument("<session_id>", "the session's id")
+    .option("--without-fee", "make its payment NOT_CHARGED whatever it would cost", false)
+    .action(async (sessionId: string, opts: { withoutFee: boolean }) => {
+      const r = await withStore((db) => endSessionByOperator({ db, clock: systemClock }, sessionId, opts));
+      console.log(
+        `session ${r.sessionId} ended; fee ${r.fee ?? "none"}; payment ${r.paymentId} ${r.payment}`,
+      );
+    });
+  program
+    .command("mark-payment")
+    .description("Mark a payment of the built-in provider (paid at the counter, waived, refunded...)")
+    .argument("<payment_id>", "the payment's id (a session's payment.id)")
+    .addArgument(new Argument("<status>", "the status it moves to").choices(PAYMENT_STATUSES))
+    .action(async (paymentId: string, status: string) => {
+      const r = await withStore((db) => markPaymentByOperator({ db, clock: systemClock }, paymentId, status));
+      console.log(`payment ${r.paymentId}: ${r.from} → ${r.to}`);
+    });
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from "node:crypto";
+import { isInterim } from "../../shared/domain/device-machine.ts";
+import { familyOf } from "../../shared/domain/device-types.ts";
+import type { SessionStatus } from "../../shared/domain/session-machine.ts";
+import { AppError } from "../../shared/errors.ts";
+import type { Principal } from "../auth/principal.ts";
+import type { CommandRecord } from "../commands/command-repository.ts";
+import type { DeviceRecord } from "../devices/device-repository.ts";
+import { parseLocationAttrs } from "../locations/location-attrs.ts";
+import type { Executor } from "../store/db.ts";
+import { closeSession } from "./close-session.ts";
+import { sessionRepository } from "./session-repository.ts";
+
+/**
+ * Where sessions meet commands and devices (spec: Session status, Session events):
+ *  - a rider's lock or book opens a session (pending), or a lock continues the rider's booking;
+ *  - the command's SUCCESS records the event: book → book, lock → start, unlock → end;
+ *  - a device that leaves its state with no command of the session behind it (sensors, a force command,
+ *    an expired or cancelled booking) ends the session it held.
+ */
+
+const DEFAULT_BOOKING_MS = 60 * 60 * 1000;
+
+/** Sessions are a rider's, on a device that takes them: not a GUARD or door, nor a sessionless dock. */
+function takesSessions(device: Pick<DeviceRecord, "type">): boolean {
+  return familyOf(device.type) === "locking" && device.type !== "DOCK_SESSIONLESS";
+}
+
+/**
+ * max_user_sessions of the location (0: no cap; docs/decisions.md): the rider's booked and active
+ * sessions there, and pending ones whose lock or book is under way, count.
+ */
+async function checkMaxUserSessions(tx: Executor, principal: Principal, locationId: string): Promise<void> {
+  const location = await tx
+    .selectFrom("locations")
+    .select("attrs")
+    .where("id", "=", locationId)
+    .executeTakeFirst();
+  const max = location ? parseLocationAttrs(location.attrs).max_user_sessions : 0;
+  if (max < 1) return;
+  const held = await sessionRepository(tx).countHeld(principal.operatorId, principal.id, locationId);
+  if (held >= max)
+    throw new AppError(
+      "ERRORS.MAX_USER_SESSIONS_REACHED",
+      `You already have ${held} session${held === 1 ? "" : "s"} at this location, the most it allows (max_user_sessions ${max}); end one first`,
+      { max_user_sessions: max, location_id: locationId },
+    );
+}
+
+/**
+ * In the command POST's transaction, once the command is written: a lock or book with a rider's token
+ * opens a pending session, or, for a lock, continues the rider's booked session on the device. An S2S
+ * client's command opens none (spec: sessions only under external-user authentication). Throws
+ * ERRORS.MAX_USER_SESSIONS_REACHED, rolling the command back, when the rider holds enough sessions there.
+ */
+export async function openSessionFor(
+  tx: Executor,
+  at: { principal: Principal; device: DeviceRecord; command: CommandRecord; now: Date },
+): Promise<void> {
+  const { principal, device, command, now } = at;
+  if (principal.kind !== "user" || !takesSessions(device)) return;
+  if (command.name !== "lock" && command.name !== "book") return;
+  const sessions = sessionRepository(tx);
+  if (command.name === "lock") {
+    const booked = await sessions.bookedBy(principal.id, device.id);
+    if (booked) return sessions.setCommand(booked.id, command.id, now);
+  }
+  await checkMaxUserSessions(tx, principal, device.location_id);
+  const dormant = await sessions.dormantPending(principal.id, device.id, now);
+  if (dormant) return sessions.setCommand(dormant.id, command.id, now);
+  const ts = now.toISOString();
+  await sessions.insert({
+    id: randomUUID(),
+    operator_id: principal.operatorId,
+    user_id: principal.id,
+    location_id: device.location_id,
+    device_id: device.id,
+    price_list_id: device.attrs.price_list_id,
+    status: "pending",
+    status_at: ts,
+    booked_time: null,
+    booked_until_time: null,
+    start_time: null,
+    end_time: null,
+    command_id: command.id,
+    ended_by: null,
+    fee_currency: null,
+    fee_value: null,
+    created_at: ts,
+    updated_at: ts,
+  });
+}
+
+/** Called where a command reaches SUCCESS (advanceCommand), in that transaction. */
+export async function onCommandSucceeded(tx: Executor, command: CommandRecord, now: Date): Promise<void> {
+  const sessions = sessionRepository(tx);
+  const ts = now.toISOString();
+  switch (command.name) {
+    case "book": {
+      const s = await sessions.findByCommand(command.id);
+      if (!s) return;
+      const until =
+        command.wire_request?.params.booking?.until ??
+        (command.params.timeout_at
+          ? new Date(command.params.timeout_at).toISOString()
+          : new Date(now.getTime() + DEFAULT_BOOKING_MS).toISOString());
+      await sessions.record(s.id, { name: "book", timestamp: ts, booked_until: until }, now);
+      return;
+    }
+    case "lock": {
+      const s = await sessions.findByCommand(command.id);
+      if (s) await sessions.record(s.id, { name: "start", timestamp: ts }, now);
+      return;
+    }
+    case "unlock":
+    case "force-unlock":
+      for (const s of await sessions.onDevice(command.device_id, ["active"]))
+        await closeSession(tx, s, now, command.name);
+      return;
+    case "cancel-booking":
+    case "force-cancel-booking":
+      for (const s of await sessions.onDevice(command.device_id, ["booked"]))
+        await closeSession(tx, s, now, "cancel-booking");
+      return;
+    default:
+      return;
+  }
+}
+
+/**
+ * Called whenever a device's state changes (advanceDevice), in that transaction. A device settled
+ * UNLOCKED (available) holds no session: an active one was ended by the hardware or a force command, a
+ * booked one is over. A device settled LOCKED holds no booking any more. Interim states wait for their
+ * command.
+ */
+export async function sessionsFollowDevice(tx: Executor, device: DeviceRecord, now: Date): Promise<void> {
+  if (!takesSessions(device) || isInterim(device.state.value)) return;
+  const ending: SessionStatus[] =
+    device.state.value === "UNLOCKED"
+      ? ["active", "booked"]
+      : device.state.value === "LOCKED"
+        ? ["booked"]
+        : [];
+  if (ending.length === 0) return;
+  for (const s of await sessionRepository(tx).onDevice(device.id, ending))
+    await closeSession(tx, s, now, s.status === "active" ? "hardware" : "booking-over");
+}

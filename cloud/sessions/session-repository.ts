@@ -1,0 +1,187 @@
+import {
+  applySessionEvent,
+  PENDING_LIFETIME_MS,
+  type SessionEvent,
+  type SessionStatus,
+  type SessionView,
+  statusTime,
+} from "../../shared/domain/session-machine.ts";
+import type { Executor } from "../store/db.ts";
+import type { SessionEventsTable, SessionsTable } from "./session-tables.ts";
+
+const MAX_CAS_ATTEMPTS = 5;
+const IN_FLIGHT = ["NOT_SENT", "SENT", "RECEIVED"] as const;
+
+export type SessionRow = SessionsTable;
+
+export function viewOf(row: SessionRow): SessionView {
+  const { status, booked_time, booked_until_time, start_time, end_time } = row;
+  return { status, booked_time, booked_until_time, start_time, end_time };
+}
+
+export function toEvent(e: SessionEventsTable): SessionEvent {
+  if (e.name === "book")
+    return { name: "book", timestamp: e.occurred_at, booked_until: e.booked_until ?? "" };
+  return { name: e.name, timestamp: e.occurred_at };
+}
+
+/** Creation time before which a pending session has expired (spec: Limits, 30 days). */
+export function pendingCutoff(now: Date): string {
+  return new Date(now.getTime() - PENDING_LIFETIME_MS).toISOString();
+}
+
+/** Sessions, their events and payments: only this repository reads or writes their tables. */
+export function sessionRepository(db: Executor) {
+  const find = (id: string): Promise<SessionRow | undefined> =>
+    db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
+
+  return {
+    find,
+
+    findByCommand(commandId: string): Promise<SessionRow | undefined> {
+      return db.selectFrom("sessions").selectAll().where("command_id", "=", commandId).executeTakeFirst();
+    },
+
+    /** The device's sessions in the given statuses (at most one active and one booked in practice). */
+    onDevice(deviceId: string, statuses: readonly SessionStatus[]): Promise<SessionRow[]> {
+      return db
+        .selectFrom("sessions")
+        .selectAll()
+        .where("device_id", "=", deviceId)
+        .where("status", "in", statuses)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute();
+    },
+
+    /** The rider's booked session on the device, which a lock continues. */
+    bookedBy(userId: string, deviceId: string): Promise<SessionRow | undefined> {
+      return db
+        .selectFrom("sessions")
+        .selectAll()
+        .where("device_id", "=", deviceId)
+        .where("user_id", "=", userId)
+        .where("status", "=", "booked")
+        .executeTakeFirst();
+    },
+
+    /**
+     * A pending session of the rider on the device that nothing drives any more (its lock or book failed),
+     * and that has not expired: a retry takes it up again rather than leaving one more behind.
+     */
+    async dormantPending(userId: string, deviceId: string, now: Date): Promise<SessionRow | undefined> {
+      const rows = await db
+        .selectFrom("sessions")
+        .leftJoin("commands", "commands.id", "sessions.command_id")
+        .selectAll("sessions")
+        .select("commands.state_value")
+        .where("sessions.device_id", "=", deviceId)
+        .where("sessions.user_id", "=", userId)
+        .where("sessions.status", "=", "pending")
+        .where("sessions.created_at", ">", pendingCutoff(now))
+        .orderBy("sessions.created_at", "desc")
+        .execute();
+      const dormant = rows.find((r) => r.state_value === null || !IN_FLIGHT.includes(r.state_value as never));
+      if (!dormant) return undefined;
+      const { state_value: _, ...row } = dormant;
+      return row;
+    },
+
+    /**
+     * Sessions the rider holds at the location, for max_user_sessions: booked and active ones, and pending
+     * ones whose lock or book is still under way.
+     */
+    async countHeld(operatorId: string, userId: string, locationId: string): Promise<number> {
+      const row = await db
+        .selectFrom("sessions")
+        .leftJoin("commands", "commands.id", "sessions.command_id")
+        .select((eb) => eb.fn.countAll<string | number>().as("n"))
+        .where("sessions.operator_id", "=", operatorId)
+        .where("sessions.user_id", "=", userId)
+        .where("sessions.location_id", "=", locationId)
+        .where((eb) =>
+          eb.or([
+            eb("sessions.status", "in", ["booked", "active"]),
+            eb.and([eb("sessions.status", "=", "pending"), eb("commands.state_value", "in", IN_FLIGHT)]),
+          ]),
+        )
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    async insert(row: SessionRow): Promise<void> {
+      await db.insertInto("sessions").values(row).execute();
+    },
+
+    async setCommand(id: string, commandId: string, now: Date): Promise<void> {
+      await db
+        .updateTable("sessions")
+        .set({ command_id: commandId, updated_at: now.toISOString() })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    /**
+     * Records an event: the machine decides on the session as stored, and the row's derived columns and
+     * the immutable event are written together, with a compare-and-set on the status so two writers never
+     * both record. Returns the session as written, or null when the machine refused the event.
+     */
+    async record(
+      id: string,
+      event: SessionEvent,
+      now: Date,
+      extra: Partial<Pick<SessionRow, "ended_by" | "fee_currency" | "fee_value">> = {},
+    ): Promise<SessionRow | null> {
+      for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+        const current = await find(id);
+        if (!current) return null;
+        const next = applySessionEvent(viewOf(current), event);
+        if (!next) return null;
+        const updated_at = now.toISOString();
+        const changes = { ...next, status_at: statusTime(next, current.created_at), ...extra, updated_at };
+        const res = await db
+          .updateTable("sessions")
+          .set(changes)
+          .where("id", "=", id)
+          .where("status", "=", current.status)
+          .where("updated_at", "=", current.updated_at)
+          .executeTakeFirst();
+        if (res.numUpdatedRows === 0n) continue;
+        const seq = await db
+          .selectFrom("session_events")
+          .select((eb) => eb.fn.max("seq").as("last"))
+          .where("session_id", "=", id)
+          .executeTakeFirst();
+        await db
+          .insertInto("session_events")
+          .values({
+            session_id: id,
+            seq: Number(seq?.last ?? 0) + 1,
+            name: event.name,
+            occurred_at: event.timestamp,
+            booked_until: event.name === "book" ? event.booked_until : null,
+          })
+          .execute();
+        return { ...current, ...changes };
+      }
+      throw new Error(`session ${id}: too much contention`);
+    },
+
+    /** The recorded events of each session, in order. */
+    async eventsOf(ids: readonly string[]): Promise<Map<string, SessionEvent[]>> {
+      const out = new Map<string, SessionEvent[]>(ids.map((id) => [id, []]));
+      if (ids.length === 0) return out;
+      const rows = await db
+        .selectFrom("session_events")
+        .selectAll()
+        .where("session_id", "in", ids)
+        .orderBy("session_id")
+        .orderBy("seq")
+        .execute();
+      for (const r of rows) out.get(r.session_id)?.push(toEvent(r));
+      return out;
+    },
+  };
+}
+
+export type SessionRepository = ReturnType<typeof sessionRepository>;

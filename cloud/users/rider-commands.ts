@@ -1,0 +1,67 @@
+import type { Command } from "commander";
+import { Uuid } from "../../shared/api/uuid.ts";
+import { type Clock, systemClock } from "../../shared/clock.ts";
+import { CliExit } from "../../shared/command-line.ts";
+import { EXIT } from "../../shared/exit-codes.ts";
+import type { Db } from "../store/db.ts";
+import { revokeRefreshTokens } from "./refresh-tokens.ts";
+import { type ExternalUser, userStore } from "./user-store.ts";
+
+export type RiderRef = { operatorId: string } & ({ userId: string } | { serviceUserId: string });
+
+/**
+ * Revokes every refresh token of one rider, named by the integrator's user_id or by service_user_id:
+ * the rider's apps cannot refresh any more and must sign in again; access tokens already issued run out
+ * within the hour. Null when the operator has no such rider.
+ */
+export async function revokeRiderTokens(
+  db: Db,
+  rider: RiderRef,
+  now: Date,
+): Promise<{ rider: ExternalUser; revoked: number } | null> {
+  const users = userStore(db);
+  const found =
+    "userId" in rider
+      ? await users.findByUserId(rider.operatorId, rider.userId)
+      : await users.find(rider.operatorId, rider.serviceUserId);
+  if (!found) return null;
+  const revoked = await revokeRefreshTokens(
+    db,
+    { operatorId: found.operatorId, serviceUserId: found.id },
+    now,
+  );
+  return { rider: found, revoked };
+}
+
+type WithStore = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
+
+/** `npm run operator -- revoke-rider-tokens --operator <id> (--user-id <id> | --service-user-id <id>)`. */
+export function registerRiderCommands(program: Command, withStore: WithStore, clock: Clock = systemClock) {
+  program
+    .command("revoke-rider-tokens")
+    .description(
+      "Revoke every refresh token of a rider: their apps must sign in again (access tokens end within the hour)",
+    )
+    .requiredOption("--operator <uuid>", "the rider's operator id")
+    .option("--user-id <id>", "the integrator's id of the rider (sign-up's user_id)")
+    .option("--service-user-id <uuid>", "the service's id of the rider")
+    .action(async (opts: { operator: string; userId?: string; serviceUserId?: string }) => {
+      const operatorId = Uuid.safeParse(opts.operator);
+      if (!operatorId.success) throw new CliExit(EXIT.usage, "--operator: must be a UUID");
+      if ((opts.userId === undefined) === (opts.serviceUserId === undefined))
+        throw new CliExit(EXIT.usage, "give exactly one of --user-id and --service-user-id");
+      let ref: RiderRef;
+      if (opts.userId !== undefined) ref = { operatorId: operatorId.data, userId: opts.userId };
+      else {
+        const id = Uuid.safeParse(opts.serviceUserId);
+        if (!id.success) throw new CliExit(EXIT.usage, "--service-user-id: must be a UUID");
+        ref = { operatorId: operatorId.data, serviceUserId: id.data };
+      }
+      const result = await withStore((db) => revokeRiderTokens(db, ref, clock.now()));
+      if (!result) throw new CliExit(EXIT.notFound, "no such rider of this operator");
+      const { rider, revoked } = result;
+      console.log(
+        `revoked ${revoked} refresh token${revoked === 1 ? "" : "s"} of rider ${rider.userId} (service_user_id ${rider.id})`,
+      );
+    });
+}

@@ -1,0 +1,178 @@
+import type { Logger } from "pino";
+import type { Clock } from "../../shared/clock.ts";
+import { AppError } from "../../shared/errors.ts";
+import { applyPendingInvites } from "../access-lists/invites.ts";
+import type { TokenIssuer } from "../auth/tokens.ts";
+import type { Db } from "../store/db.ts";
+import type { RefreshInput, SignInInput, SignUpInput } from "./auth-requests.ts";
+import { type CallbackLimits, createCallbackLimits, type RateLimitOptions } from "./callback-limits.ts";
+import { issueRefreshToken, redeemRefreshToken } from "./refresh-tokens.ts";
+import { readSignInAnswer } from "./sign-in-answer.ts";
+import { type ExternalUser, userStore } from "./user-store.ts";
+import { type CallbackOutcome, createCallbackClient } from "./verification-callback.ts";
+
+/** Tunables of external-user authentication; the defaults are the spec's and docs/decisions.md's. */
+export type ExternalUserOptions = {
+  /** The verification callbacks' limit (default 5 s, spec: Limits). */
+  callbackTimeoutMs?: number;
+  /** The most of a callback answer's body read (default 16 KB). */
+  callbackBodyLimitBytes?: number;
+  rateLimits?: RateLimitOptions;
+};
+
+export type UserServiceDeps = {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  tokens: TokenIssuer;
+  options?: ExternalUserOptions;
+};
+
+type Which = "sign-up" | "sign-in";
+
+/**
+ * Sign-up, sign-in and refresh of external users (spec: Authentication, External users). Sign-up and
+ * sign-in call the operator's verification endpoints; refresh needs no round trip.
+ */
+export function createUserService(deps: UserServiceDeps) {
+  const { db, clock, log, tokens } = deps;
+  const users = userStore(db);
+  const limits: CallbackLimits = createCallbackLimits(clock, deps.options?.rateLimits);
+  const callbacks = createCallbackClient({
+    clock,
+    timeoutMs: deps.options?.callbackTimeoutMs,
+    maxBodyBytes: deps.options?.callbackBodyLimitBytes,
+  });
+
+  /** A callback without an answer: none in time, an address refused, or no answer at all. */
+  function unanswered(
+    which: Which,
+    operatorId: string,
+    outcome: Exclude<CallbackOutcome, { kind: "answered" }>,
+  ): AppError {
+    if (outcome.kind === "timed-out")
+      return new AppError(
+        "ERRORS.SERVICE_TIMED_OUT",
+        `The operator's ${which} verification endpoint did not answer within ${callbacks.timeoutMs / 1000} s`,
+      );
+    // The reason (an address, a DNS answer) is the operator's business: logged, not told to the caller.
+    log.warn(
+      { operator_id: operatorId, callback: which, reason: outcome.reason },
+      "verification callback failed",
+    );
+    return new AppError(
+      "ERRORS.OPERATOR_ERROR",
+      `The operator's ${which} verification endpoint could not be reached`,
+    );
+  }
+
+  function operatorErrorStatus(which: Which, status: number): AppError {
+    return new AppError(
+      "ERRORS.OPERATOR_ERROR",
+      `The operator's ${which} verification endpoint answered ${status}`,
+      { operator_status: status },
+    );
+  }
+
+  return {
+    /**
+     * Creates the user (or finds the one this integrator id already has) and sends the sign-up
+     * verification callback; a repeated sign-up keeps the id and calls back again. The user stays created
+     * whatever the callback answers (spec: sign-up step 5).
+     */
+    async signUp(input: SignUpInput, from: string): Promise<void> {
+      const target = await users.callbacksOf(input.operatorId);
+      if (!target)
+        throw new AppError(
+          "ERRORS.FAILED_TO_SIGN_UP",
+          "Unknown operator_id, or the operator has no external users",
+        );
+      limits.admit(input.operatorId, from);
+      const user = await users.findOrCreate(input.operatorId, input.userId, clock.now());
+      const outcome = await callbacks.post({
+        url: target.signUpUrl,
+        payload: { user_id: user.userId, service_user_id: user.id, bikeep_user_id: user.id },
+        allowPrivateAddresses: target.allowPrivateAddresses,
+        readBody: false,
+      });
+      if (outcome.kind !== "answered") throw unanswered("sign-up", input.operatorId, outcome);
+      // Spec: any status below 400 accepts; a redirect is not followed and counts as the answer.
+      if (outcome.status >= 500) throw operatorErrorStatus("sign-up", outcome.status);
+      if (outcome.status >= 400)
+        throw new AppError(
+          "ERRORS.OPERATOR_REJECTION",
+          `The operator's sign-up verification endpoint rejected the user (${outcome.status})`,
+          { operator_status: outcome.status },
+        );
+    },
+
+    /**
+     * Sends the sign-in verification callback and, when the operator confirms the same service_user_id,
+     * issues an access token and a refresh token. Learns the user's phone number from the answer, then
+     * applies the access-list invites waiting for it.
+     */
+    async signIn(input: SignInInput, from: string): Promise<{ access_token: string; refresh_token: string }> {
+      const target = await users.callbacksOf(input.operatorId);
+      const user = target && (await users.find(input.operatorId, input.serviceUserId));
+      if (!target || !user) throw new AppError("ERRORS.FAILED_TO_SIGN_IN", "Unknown operator or user");
+      limits.admit(input.operatorId, from);
+      const outcome = await callbacks.post({
+        url: target.signInUrl,
+        payload: { user_id: user.userId, challenge_token: input.challengeToken },
+        allowPrivateAddresses: target.allowPrivateAddresses,
+        readBody: true,
+      });
+      if (outcome.kind !== "answered") throw unanswered("sign-in", input.operatorId, outcome);
+      // The spec leaves the code of a 5xx open: the operator's error, as for sign-up (docs/decisions.md).
+      if (outcome.status >= 500) throw operatorErrorStatus("sign-in", outcome.status);
+      const answer = readSignInAnswer(outcome);
+      if (!answer.ok) throw new AppError("ERRORS.FAILED_TO_SIGN_IN", `Sign-in not verified: ${answer.why}`);
+      if (answer.serviceUserId !== user.id)
+        throw new AppError(
+          "ERRORS.FAILED_TO_SIGN_IN",
+          "Sign-in not verified: the operator named another user",
+        );
+      if (answer.phone.kind === "invalid")
+        log.warn(
+          { operator_id: user.operatorId, service_user_id: user.id },
+          "sign-in answer holds a phone_number that is not a valid E.164 number; ignored",
+        );
+      const signedIn: ExternalUser =
+        answer.phone.kind === "set" ? { ...user, phoneNumber: answer.phone.value } : user;
+      await users.setPhoneNumber(user, signedIn.phoneNumber);
+      const now = clock.now();
+      const refresh_token = await issueRefreshToken(db, { id: user.id, operatorId: user.operatorId }, now);
+      const access_token = await tokens.issueUser({ id: user.id, operatorId: user.operatorId });
+      try {
+        await applyPendingInvites(
+          { db, clock },
+          { id: user.id, operatorId: user.operatorId, phoneNumber: signedIn.phoneNumber },
+        );
+      } catch (err) {
+        // The sign-in stands; the invites are tried again at the next one.
+        log.error({ err, service_user_id: user.id }, "applying access-list invites failed");
+      }
+      return { access_token, refresh_token };
+    },
+
+    /** A new access token for a live refresh token of this user; the refresh token stays valid. */
+    async refresh(input: RefreshInput): Promise<{ access_token: string }> {
+      const found = await redeemRefreshToken(
+        db,
+        { token: input.refreshToken, serviceUserId: input.serviceUserId, operatorId: input.operatorId },
+        clock.now(),
+      );
+      if (!found)
+        throw new AppError(
+          "ERRORS.AUTHENTICATION_FAILED",
+          "The refresh token is unknown, expired or revoked, or belongs to another user",
+        );
+      return { access_token: await tokens.issueUser({ id: found.userId, operatorId: found.operatorId }) };
+    },
+
+    /** Pooled connections to the operators' servers are dropped. */
+    close: () => callbacks.close(),
+  };
+}
+
+export type UserService = ReturnType<typeof createUserService>;

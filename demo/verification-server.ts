@@ -1,0 +1,115 @@
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Clock, systemClock } from "../shared/clock.ts";
+
+/** Spec (Limits): the suggested lifetime of a sign-in challenge nonce. */
+export const CHALLENGE_LIFETIME_MS = 60_000;
+const BODY_LIMIT = 16 * 1024;
+
+export type DemoRider = { userId: string; serviceUserId: string; phoneNumber?: string };
+
+/**
+ * The demo operator's own server, playing the integrator's side of external-user authentication
+ * (spec: External users) on 127.0.0.1:
+ *
+ * - `POST /challenges {user_id, challenge_token?}` — what the rider's app does before signing in: it
+ *   registers a nonce of its own (or gets one minted) with its operator's server; valid 60 s, once.
+ * - `POST /sign-up {user_id, service_user_id}` — the sign-up verification callback: remembers the id, 204.
+ * - `POST /sign-in {user_id, challenge_token}` — the sign-in verification callback: 200
+ *   `{service_user_id, phone_number?}` for a live nonce registered for that user, 401 otherwise.
+ *
+ * Riders of the site manifest are known from the start.
+ */
+export class DemoVerificationServer {
+  private server: Server | null = null;
+  private readonly riders = new Map<string, { serviceUserId: string; phoneNumber?: string }>();
+  private readonly challenges = new Map<string, { userId: string; until: number }>();
+  url = "";
+
+  constructor(
+    riders: DemoRider[],
+    private readonly clock: Clock = systemClock,
+  ) {
+    for (const r of riders)
+      this.riders.set(r.userId, { serviceUserId: r.serviceUserId, phoneNumber: r.phoneNumber });
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => send(res, 500, { error: "internal error" }));
+    });
+    this.server.listen(0, "127.0.0.1");
+    await once(this.server, "listening");
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.method !== "POST") return send(res, 405, { error: "POST only" });
+    const body = await readJson(req);
+    if (!body) return send(res, 400, { error: "send a JSON object" });
+    const userId = typeof body.user_id === "string" ? body.user_id : "";
+    if (!userId) return send(res, 400, { error: "user_id is required" });
+    const now = this.clock.now().getTime();
+    for (const [token, c] of this.challenges) if (c.until <= now) this.challenges.delete(token);
+
+    switch (req.url) {
+      case "/challenges": {
+        const given = typeof body.challenge_token === "string" ? body.challenge_token : "";
+        const token = given || randomBytes(16).toString("base64url");
+        this.challenges.set(token, { userId, until: now + CHALLENGE_LIFETIME_MS });
+        return send(res, 201, { challenge_token: token, expires_in: CHALLENGE_LIFETIME_MS / 1000 });
+      }
+      case "/sign-up": {
+        if (typeof body.service_user_id !== "string") return send(res, 400, { error: "no service_user_id" });
+        const known = this.riders.get(userId);
+        this.riders.set(userId, { ...known, serviceUserId: body.service_user_id });
+        return send(res, 204);
+      }
+      case "/sign-in": {
+        const token = typeof body.challenge_token === "string" ? body.challenge_token : "";
+        const challenge = this.challenges.get(token);
+        const rider = this.riders.get(userId);
+        if (!challenge || challenge.userId !== userId || !rider)
+          return send(res, 401, { error: "unknown or expired challenge token for this user" });
+        this.challenges.delete(token);
+        return send(res, 200, {
+          service_user_id: rider.serviceUserId,
+          ...(rider.phoneNumber ? { phone_number: rider.phoneNumber } : {}),
+        });
+      }
+      default:
+        return send(res, 404, { error: "POST /challenges, /sign-up or /sign-in" });
+    }
+  }
+}
+
+function send(res: ServerResponse, status: number, body?: unknown) {
+  const payload = body === undefined ? "" : JSON.stringify(body);
+  res.writeHead(status, payload ? { "content-type": "application/json" } : {}).end(payload);
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown> | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) return null;
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    const v: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

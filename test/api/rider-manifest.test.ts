@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
+import { findProblems } from "../../cloud/manifest/manifest-problems.ts";
+import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { OP_A, OP_B } from "../support/fixture-site.ts";
+import { manifestRiderId } from "../support/riders.ts";
+
+const ANN = "7d4a52e0-3c1b-4f6e-8a90-1b2c3d4e5f01";
+
+function manifest(op: Record<string, unknown>) {
+  return { version: 1, operators: [{ id: OP_A, name: "Operator A", ...op }] };
+}
+
+describe("the site manifest's external users and riders", () => {
+  let h: CloudHarness;
+  beforeAll(async () => {
+    h = await startCloudHarness();
+  });
+  afterAll(() => h.close());
+
+  const apply = (m: unknown) => applyManifest(h.db, SiteManifest.parse(m), h.clock);
+  const riders = () =>
+    h.db
+      .selectFrom("external_users")
+      .selectAll()
+      .where("operator_id", "=", OP_A)
+      .orderBy("user_id")
+      .execute();
+
+  it("creates the callbacks and riders once; re-applying writes nothing", async () => {
+    const m = manifest({
+      external_users: { sign_up_url: "https://verify.example/up", sign_in_url: "https://verify.example/in" },
+      riders: [
+        { user_id: "ann", service_user_id: ANN.toUpperCase(), phone_number: "+31612345678" },
+        { user_id: "bob" },
+      ],
+    });
+    expect(await apply(m)).toEqual({ created: 3, updated: 0 });
+    expect(await apply(m)).toEqual({ created: 0, updated: 0 });
+    expect((await riders()).map((r) => [r.user_id, r.id, r.phone_number])).toEqual([
+      ["ann", ANN, "+31612345678"],
+      ["bob", manifestRiderId(OP_A, "bob"), null],
+    ]);
+    expect(manifestRiderId(OP_A, "bob")).toBe(derivedId(OP_A, "rider", "bob"));
+    const cb = await h.db.selectFrom("external_user_callbacks").selectAll().execute();
+    expect(cb).toEqual([
+      expect.objectContaining({
+        operator_id: OP_A,
+        sign_up_url: "https://verify.example/up",
+        sign_in_url: "https://verify.example/in",
+        allow_private_addresses: 0,
+      }),
+    ]);
+  });
+
+  it("updates what changed, keeps what a manifest without the block leaves out, and never deletes", async () => {
+    const changed = manifest({
+      external_users: {
+        sign_up_url: "https://verify.example/up2",
+        sign_in_url: "https://verify.example/in",
+        allow_private_addresses: true,
+      },
+      riders: [{ user_id: "ann", phone_number: "+31687654321" }],
+    });
+    expect(await apply(changed)).toEqual({ created: 0, updated: 2 });
+    expect(await apply(manifest({}))).toEqual({ created: 0, updated: 0 });
+    expect((await riders()).map((r) => [r.user_id, r.phone_number])).toEqual([
+      ["ann", "+31687654321"],
+      ["bob", null],
+    ]);
+    const cb = await h.db.selectFrom("external_user_callbacks").selectAll().executeTakeFirstOrThrow();
+    expect(cb).toMatchObject({ sign_up_url: "https://verify.example/up2", allow_private_addresses: 1 });
+  });
+
+  it("refuses to give an existing rider another service_user_id, or to reuse one", async () => {
+    await expect(apply(manifest({ riders: [{ user_id: "ann", service_user_id: OP_B }] }))).rejects.toThrow(
+      `rider ann: already exists with service_user_id ${ANN}`,
+    );
+    await expect(apply(manifest({ riders: [{ user_id: "cid", service_user_id: ANN }] }))).rejects.toThrow(
+      `rider cid: service_user_id ${ANN} belongs to another user`,
+    );
+    expect((await riders()).map((r) => r.user_id)).toEqual(["ann", "bob"]);
+  });
+
+  it("reports misspelt keys, duplicates, bad phone numbers and insecure URLs in the manifest's words", () => {
+    const { problems } = findProblems(
+      manifest({
+        external_users: {
+          sign_up_url: "http://verify.example/up",
+          sign_in_url: "https://user:pw@verify.example/in",
+          alow_private_addresses: true,
+        },
+        riders: [
+          { user_id: "ann", servce_user_id: ANN },
+          { user_id: "ann", phone_number: "0612345678" },
+          { user_id: "bob", service_user_id: ANN },
+          { user_id: "cid", service_user_id: ANN },
+        ],
+      }),
+    );
+    const text = problems.map((p) => `${p.path.join(".")}: ${p.message}`).join("\n");
+    expect(text).toContain(
+      'external_users.alow_private_addresses: unknown key (did you mean "allow_private_addresses"?)',
+    );
+    expect(text).toContain('riders.0.servce_user_id: unknown key (did you mean "service_user_id"?)');
+    expect(text).toContain('riders.1.user_id: duplicate rider user_id "ann" in this operator');
+    expect(text).toContain("riders.1.phone_number: must be an E.164 number such as +31612345678");
+    expect(text).toContain(`riders.3.service_user_id: duplicate service_user_id "${ANN}"`);
+    expect(text).toContain("external_users.sign_in_url: must not hold credentials");
+  });
+
+  it("refuses plain http unless private addresses are allowed", () => {
+    const { problems } = findProblems(
+      manifest({
+        external_users: { sign_up_url: "http://verify.example/up", sign_in_url: "https://verify.example/in" },
+      }),
+    );
+    expect(problems.map((p) => `${p.path.join(".")}: ${p.message}`)).toContain(
+      "operators.0.external_users.sign_up_url: must be https unless allow_private_addresses is true",
+    );
+  });
+});
