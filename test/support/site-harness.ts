@@ -109,7 +109,7 @@ export async function startSite(o: SiteOptions) {
     broker: { url: brokerUrl, prefix },
     state_dir: path.join(dir, "gw-a1"),
     // A pty through socat on a busy test machine answers slower than a real RS-485 bus: allow it.
-    buses: [{ name: "bus0", path: serialPath("bus0"), boards: [1], ack_timeout_ms: 1_000 }],
+    buses: [{ name: "bus0", path: serialPath("bus0"), boards: [1], ack_timeout_ms: 3_000 }],
     readers: [{ id: "reader-1", path: serialPath("reader-1"), device_alias: "1" }],
     heartbeat_interval_s: 0.2,
     sensor_sweep: null,
