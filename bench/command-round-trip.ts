@@ -6,32 +6,28 @@
  *   npm run bench:commands            (COMMANDS=400 by default)
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Fastify from "fastify";
 import pino from "pino";
-import { buildApp } from "../cloud/app.ts";
 import { hashSecret } from "../cloud/auth/secrets.ts";
 import { createDeadlineSweeper } from "../cloud/commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
 import { startEmbeddedBroker } from "../cloud/gateway-link/embedded-broker.ts";
 import { startGatewayLink } from "../cloud/gateway-link/gateway-link.ts";
 import { connectMqtt } from "../cloud/gateway-link/mqtt-client.ts";
-import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
-import { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
-import { openDb } from "../cloud/store/db.ts";
+import { derivedId } from "../cloud/manifest/apply-manifest.ts";
 import { PtyConnector } from "../hardware-sim/links.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
 import { systemClock } from "../shared/clock.ts";
 import { topicFor } from "../shared/wire/topics.ts";
+import { benchDb, clientToken, declareOperator, listen, lockers, startCloud } from "./support.ts";
 
 const COMMANDS = Number(process.env.COMMANDS ?? 400);
 const DEVICES = 20;
 const OP = "dddddddd-0000-4000-8000-000000000004";
 const SECRET = "bench-secret-123";
 const log = pino({ level: "silent" });
-const dir = mkdtempSync(path.join(tmpdir(), "parking-bench-cmd-"));
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -44,44 +40,31 @@ const rssMb = (pid: number) => {
 };
 
 // Cloud: SQLite, embedded broker, real gateway link; no throttle so one device can be driven back to back.
-const db = await openDb({ kind: "sqlite", file: path.join(dir, "cloud.db") });
+const { dir, db } = await benchDb("parking-bench-cmd-");
 const hash = await hashSecret(SECRET);
-await applyManifest(
-  db,
-  SiteManifest.parse({
-    version: 1,
-    operators: [
-      {
-        id: OP,
-        name: "Bench",
-        clients: [{ client_id: "bench", secret_hash: hash, permissions: [] }],
-        locations: [
-          {
-            code: "BENCH",
-            label: "Bench lockers",
-            type: "BIKE_LOCKERS",
-            latitude: 52,
-            longitude: 4,
-            gateways: [
-              {
-                id: "gw-bench",
-                secret_hash: hash,
-                devices: Array.from({ length: DEVICES }, (_, i) => ({
-                  alias: String(i + 1),
-                  type: "LOCKER",
-                  bus: { board: 1, channel: i + 1 },
-                })),
-              },
-              // The far end of the MQTT floor (the broker admits each user under its own client id only).
-              { id: "gw-floor", secret_hash: hash },
-            ],
-          },
-        ],
-      },
-    ],
-  }),
-  systemClock,
-);
+await declareOperator(db, {
+  id: OP,
+  name: "Bench",
+  clients: [{ client_id: "bench", secret_hash: hash, permissions: [] }],
+  locations: [
+    {
+      code: "BENCH",
+      label: "Bench lockers",
+      type: "BIKE_LOCKERS",
+      latitude: 52,
+      longitude: 4,
+      gateways: [
+        {
+          id: "gw-bench",
+          secret_hash: hash,
+          devices: lockers(DEVICES).map((d, i) => ({ ...d, bus: { board: 1, channel: i + 1 } })),
+        },
+        // The far end of the MQTT floor (the broker admits each user under its own client id only).
+        { id: "gw-floor", secret_hash: hash },
+      ],
+    },
+  ],
+});
 const cloudMqtt = { username: "cloud", password: "bench-cloud-password" };
 const broker = await startEmbeddedBroker({ db, log, port: 0, prefix: "bench", cloud: cloudMqtt });
 const brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
@@ -90,17 +73,8 @@ const link = await startGatewayLink(
   { brokerUrl, ...cloudMqtt, clientId: cloudMqtt.username, prefix: "bench" },
   { db, clock: systemClock, log, timeouts },
 );
-const app = await buildApp({
-  db,
-  clock: systemClock,
-  log,
-  gateways: link,
-  tokenSecret: new TextEncoder().encode("bench-token-secret-of-at-least-32-bytes"),
-  issuer: "http://bench",
-  timeouts,
-});
-await app.listen({ host: "127.0.0.1", port: 0 });
-const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+const { app, port } = await startCloud(db, { log, gateways: link, timeouts });
+const base = `http://127.0.0.1:${port}`;
 const sweeper = createDeadlineSweeper({ db, clock: systemClock, timeouts, log });
 sweeper.start();
 
@@ -131,16 +105,10 @@ const gateway: ChildProcess = spawn(
 );
 const pid = gateway.pid as number;
 
-const token = (
-  (await (
-    await fetch(`${base}/oauth2/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: `grant_type=client_credentials&client_id=bench&client_secret=${SECRET}`,
-    })
-  ).json()) as { access_token: string }
-).access_token;
-const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+const auth = {
+  authorization: `Bearer ${await clientToken(app, SECRET)}`,
+  "content-type": "application/json",
+};
 const device = (i: number) => derivedId(derivedId(OP, "location", "BENCH"), "device", String(i + 1));
 
 async function roundTrip(i: number, name: "lock" | "unlock"): Promise<number> {
@@ -190,8 +158,7 @@ try {
   // The floor, on the same machine and broker: a bare HTTP round trip, and MQTT publish → receive → echo.
   const bare = Fastify();
   bare.get("/", () => ({ ok: true }));
-  await bare.listen({ host: "127.0.0.1", port: 0 });
-  const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/`;
+  const bareUrl = `http://127.0.0.1:${await listen(bare)}/`;
   const http: number[] = [];
   for (let n = 0; n < COMMANDS; n++) {
     const t0 = performance.now();

@@ -4,19 +4,10 @@
  * returning the same bytes. Prints {api, bare, token, bytes, sessions} as JSON.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import Fastify from "fastify";
-import pino from "pino";
-import { buildApp } from "../cloud/app.ts";
 import { hashSecret } from "../cloud/auth/secrets.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
-import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
-import { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
+import { derivedId } from "../cloud/manifest/apply-manifest.ts";
 import type { PaymentsTable, SessionEventsTable, SessionsTable } from "../cloud/sessions/session-tables.ts";
-import { openDb } from "../cloud/store/db.ts";
-import { systemClock } from "../shared/clock.ts";
+import { announce, benchDb, declareOperator, lockers, serveListing } from "./support.ts";
 
 const OPERATOR = "cccccccc-0000-4000-8000-000000000003";
 const RIDERS = 100;
@@ -24,44 +15,25 @@ const SESSIONS_PER_RIDER = 100;
 const DEVICES = 20;
 const CHUNK = 250;
 
-const dir = mkdtempSync(path.join(tmpdir(), "parking-bench-"));
-const db = await openDb({ kind: "sqlite", file: path.join(dir, "cloud.db") });
+const { db } = await benchDb();
 const hash = await hashSecret("bench-secret");
-await applyManifest(
-  db,
-  SiteManifest.parse({
-    version: 1,
-    operators: [
-      {
-        id: OPERATOR,
-        name: "Bench operator",
-        clients: [{ client_id: "bench", secret_hash: hash, permissions: [] }],
-        price_lists: [{ code: "std", name: "Standard", currency: "EUR", price_per_period: "2.00" }],
-        locations: [
-          {
-            code: "S1",
-            label: "Bench lockers",
-            type: "BIKE_LOCKERS",
-            latitude: 52,
-            longitude: 4,
-            price_list: "std",
-            gateways: [
-              {
-                id: "gw-bench",
-                secret_hash: hash,
-                devices: Array.from({ length: DEVICES }, (_, d) => ({
-                  alias: String(d + 1),
-                  type: "LOCKER",
-                })),
-              },
-            ],
-          },
-        ],
-      },
-    ],
-  }),
-  systemClock,
-);
+await declareOperator(db, {
+  id: OPERATOR,
+  name: "Bench operator",
+  clients: [{ client_id: "bench", secret_hash: hash, permissions: [] }],
+  price_lists: [{ code: "std", name: "Standard", currency: "EUR", price_per_period: "2.00" }],
+  locations: [
+    {
+      code: "S1",
+      label: "Bench lockers",
+      type: "BIKE_LOCKERS",
+      latitude: 52,
+      longitude: 4,
+      price_list: "std",
+      gateways: [{ id: "gw-bench", secret_hash: hash, devices: lockers(DEVICES) }],
+    },
+  ],
+});
 const locationId = derivedId(OPERATOR, "location", "S1");
 const deviceIds = Array.from({ length: DEVICES }, (_, d) => derivedId(locationId, "device", String(d + 1)));
 const riders = Array.from({ length: RIDERS }, () => randomUUID());
@@ -127,39 +99,8 @@ await db.transaction().execute(async (trx) => {
       .execute();
 });
 
-const app = await buildApp({
-  db,
-  clock: systemClock,
-  log: pino({ level: "silent" }),
-  gateways: { publishCommand: () => Promise.resolve(), ack: () => Promise.resolve() },
-  tokenSecret: new TextEncoder().encode("bench-token-secret-of-at-least-32-bytes"),
-  issuer: "http://bench",
-  timeouts: DEFAULT_COMMAND_TIMEOUTS,
-});
-await app.listen({ host: "127.0.0.1", port: 0 });
-const apiPort = (app.server.address() as { port: number }).port;
-const tokenRes = await app.inject({
-  method: "POST",
-  url: "/oauth2/token",
-  headers: { "content-type": "application/x-www-form-urlencoded" },
-  payload: "grant_type=client_credentials&client_id=bench&client_secret=bench-secret",
-});
-const token = (tokenRes.json() as { access_token: string }).access_token;
-const sample = await app.inject({
-  method: "GET",
-  url: "/session/v2/sessions?limit=100",
-  headers: { authorization: `Bearer ${token}` },
-});
+const { api, bare, token, sample } = await serveListing(db, "/session/v2/sessions?limit=100");
 if (sample.statusCode !== 200 || (sample.json() as { data: unknown[] }).data.length !== 100)
   throw new Error(`sessions list: ${sample.statusCode} ${sample.body.slice(0, 200)}`);
 
-const bare = Fastify();
-const bytes = sample.body;
-bare.get("/session/v2/sessions", (_req, reply) => reply.type("application/json; charset=utf-8").send(bytes));
-await bare.listen({ host: "127.0.0.1", port: 0 });
-const barePort = (bare.server.address() as { port: number }).port;
-
-process.stdout.write(
-  `${JSON.stringify({ api: apiPort, bare: barePort, token, bytes: Buffer.byteLength(bytes), sessions: sessions.length })}\n`,
-);
-process.on("SIGTERM", () => process.exit(0));
+announce({ api, bare, token, bytes: Buffer.byteLength(sample.body), sessions: sessions.length });

@@ -5,20 +5,11 @@
  * fixed tokens. Prints {verifier, api, bare, operatorId, riders} as JSON.
  */
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import Fastify from "fastify";
-import pino from "pino";
 import { Agent, request } from "undici";
-import { buildApp } from "../cloud/app.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
-import { applyManifest } from "../cloud/manifest/apply-manifest.ts";
-import { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
-import { openDb } from "../cloud/store/db.ts";
-import { systemClock } from "../shared/clock.ts";
+import { announce, benchDb, declareOperator, listen, startCloud } from "./support.ts";
 
 const OPERATOR = "cccccccc-0000-4000-8000-000000000003";
 const RIDERS = 1_000;
@@ -38,42 +29,24 @@ verifier.listen(0, "127.0.0.1");
 await once(verifier, "listening");
 const verifierUrl = `http://127.0.0.1:${(verifier.address() as AddressInfo).port}`;
 
-const dir = mkdtempSync(path.join(tmpdir(), "parking-bench-sign-in-"));
-const db = await openDb({ kind: "sqlite", file: path.join(dir, "cloud.db") });
-await applyManifest(
-  db,
-  SiteManifest.parse({
-    version: 1,
-    operators: [
-      {
-        id: OPERATOR,
-        name: "Bench operator",
-        external_users: {
-          sign_up_url: `${verifierUrl}/sign-up`,
-          sign_in_url: `${verifierUrl}/sign-in`,
-          allow_private_addresses: true,
-        },
-        riders: Array.from({ length: RIDERS }, (_, i) => ({
-          user_id: `rider-${i}`,
-          service_user_id: riderId(i),
-        })),
-      },
-    ],
-  }),
-  systemClock,
-);
+const { db } = await benchDb("parking-bench-sign-in-");
+await declareOperator(db, {
+  id: OPERATOR,
+  name: "Bench operator",
+  external_users: {
+    sign_up_url: `${verifierUrl}/sign-up`,
+    sign_in_url: `${verifierUrl}/sign-in`,
+    allow_private_addresses: true,
+  },
+  riders: Array.from({ length: RIDERS }, (_, i) => ({
+    user_id: `rider-${i}`,
+    service_user_id: riderId(i),
+  })),
+});
 const unlimited = { burst: 1e9, perMinute: 1e9 };
-const app = await buildApp({
-  db,
-  clock: systemClock,
-  log: pino({ level: "silent" }),
-  gateways: { publishCommand: () => Promise.resolve(), ack: () => Promise.resolve() },
-  tokenSecret: new TextEncoder().encode("bench-token-secret-of-at-least-32-bytes"),
-  issuer: "http://bench",
-  timeouts: DEFAULT_COMMAND_TIMEOUTS,
+const { port: apiPort } = await startCloud(db, {
   externalUsers: { rateLimits: { perOperator: unlimited, perAddress: unlimited } },
 });
-await app.listen({ host: "127.0.0.1", port: 0 });
 
 // The floor: the same outbound call from a bare route, nothing stored, fixed tokens.
 const agent = new Agent({ connections: 64 });
@@ -91,11 +64,7 @@ bare.post("/external-users-auth/v1/sign-in", async (req) => {
   if (answer.service_user_id !== body.service_user_id) throw new Error("mismatch");
   return { access_token: "a", refresh_token: "r" };
 });
-await bare.listen({ host: "127.0.0.1", port: 0 });
+const barePort = await listen(bare);
 
-const port = (s: { server: { address(): unknown } }) => (s.server.address() as AddressInfo).port;
-process.stdout.write(
-  `${JSON.stringify({ api: port(app), bare: port(bare), operatorId: OPERATOR, riders: RIDERS })}\n`,
-);
-process.on("SIGTERM", () => process.exit(0));
+announce({ api: apiPort, bare: barePort, operatorId: OPERATOR, riders: RIDERS });
 process.on("SIGINT", () => process.exit(0));

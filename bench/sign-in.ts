@@ -5,27 +5,18 @@
  * their event loop.
  *   npm run bench:sign-in     (DURATION=10 seconds per measurement by default)
  */
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import autocannon from "autocannon";
+import type autocannon from "autocannon";
+import { compareWithBare, DURATION, type Target, withFixture } from "./support.ts";
 
-const DURATION = Number(process.env.DURATION ?? 10);
 const PATH = "/external-users-auth/v1/sign-in";
 
-type Figures = { rps: number; p50: number; p99: number };
+type Info = { api: number; bare: number; operatorId: string; riders: number };
 
-const child = spawn(process.execPath, ["--import", "tsx", "bench/sign-in-servers.ts"], {
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const line = await new Promise<string>((resolve) =>
-  createInterface({ input: child.stdout }).once("line", resolve),
-);
-const info = JSON.parse(line) as { api: number; bare: number; operatorId: string; riders: number };
-
-async function measure(port: number, connections: number): Promise<Figures> {
-  const opts = {
+await withFixture<Info>("bench/sign-in-servers.ts", async (info) => {
+  /** Sign-ins of random riders at the server on `port`. */
+  const signIns = (port: number): Target => ({
     url: `http://127.0.0.1:${port}${PATH}`,
-    connections,
+    label: `port ${port}`,
     requests: [
       {
         method: "POST" as const,
@@ -40,30 +31,8 @@ async function measure(port: number, connections: number): Promise<Figures> {
         },
       },
     ],
-  };
-  // A short warm-up lets the JIT settle before the measured run.
-  await autocannon({ ...opts, duration: 2 });
-  const r = await autocannon({ ...opts, duration: DURATION });
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`port ${port}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
-}
+  });
 
-try {
   console.log(`POST ${PATH}: ${info.riders} riders, one verification callback each, ${DURATION} s per run`);
-  for (const connections of [1, 50]) {
-    const api = await measure(info.api, connections);
-    const bare = await measure(info.bare, connections);
-    console.log(`\n${connections} connection${connections > 1 ? "s" : ""}`);
-    console.log(
-      `  service    ${api.rps.toFixed(0).padStart(7)} req/s   p50 ${api.p50} ms   p99 ${api.p99} ms`,
-    );
-    console.log(
-      `  bare route ${bare.rps.toFixed(0).padStart(7)} req/s   p50 ${bare.p50} ms   p99 ${bare.p99} ms`,
-    );
-    console.log(
-      `  ratio      throughput ${(api.rps / bare.rps).toFixed(2)}×   p99 ${(api.p99 / Math.max(bare.p99, 1)).toFixed(1)}× of the bare route`,
-    );
-  }
-} finally {
-  child.kill("SIGTERM");
-}
+  await compareWithBare(signIns(info.api), signIns(info.bare));
+});

@@ -8,8 +8,8 @@ import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { locationUri, presentDevice } from "../devices/present-device.ts";
 import type { Db } from "../store/db.ts";
-import type { LocationsTable } from "../store/schema.ts";
 import { parseLocationAttrs } from "./location-attrs.ts";
+import { findOwnedLocation } from "./location-service.ts";
 
 /**
  * The read-only resources a location's `uri` fields point at (spec: Location), so every link the API emits
@@ -21,16 +21,7 @@ export function createLocationLinks(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   const devices = deviceRepository(db);
 
-  async function owned(principal: Principal, id: string): Promise<LocationsTable> {
-    const row = await db
-      .selectFrom("locations")
-      .selectAll()
-      .where("id", "=", id)
-      .where("operator_id", "=", principal.operatorId)
-      .executeTakeFirst();
-    if (!row) throw new AppError("ERRORS.NOT_FOUND", `Location ${id} not found`);
-    return row;
-  }
+  const owned = (principal: Principal, id: string) => findOwnedLocation(db, principal, id);
 
   return {
     /** Checks the location is the caller's; the collection itself is empty. */

@@ -29,21 +29,21 @@ export function distanceM(a: { lat: number; lng: number }, b: { lat: number; lng
   return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
+/** The caller's location; another operator's answers exactly as a missing one (BOLA: S12). */
+export async function findOwnedLocation(db: Db, principal: Principal, id: string): Promise<LocationsTable> {
+  const row = await db
+    .selectFrom("locations")
+    .selectAll()
+    .where("id", "=", id)
+    .where("operator_id", "=", principal.operatorId)
+    .executeTakeFirst();
+  if (!row) throw new AppError("ERRORS.NOT_FOUND", `Location ${id} not found`);
+  return row;
+}
+
 export function createLocationService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   const devices = deviceRepository(db);
-
-  /** Another operator's location answers exactly as a missing one (BOLA: S12). */
-  async function findOwned(principal: Principal, id: string): Promise<LocationsTable> {
-    const row = await db
-      .selectFrom("locations")
-      .selectAll()
-      .where("id", "=", id)
-      .where("operator_id", "=", principal.operatorId)
-      .executeTakeFirst();
-    if (!row) throw new AppError("ERRORS.NOT_FOUND", `Location ${id} not found`);
-    return row;
-  }
 
   /** A new type must fit the devices the location holds: a location of lockers cannot become BIKE_DOCKS. */
   async function assertHoldsFit(locationId: string, type: LocationType) {
@@ -99,7 +99,7 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
     },
 
     async get(principal: Principal, id: string, includeResources: boolean) {
-      const row = await findOwned(principal, id);
+      const row = await findOwnedLocation(db, principal, id);
       const summaries = await devices.summariesAt([row.id]);
       const agg = aggregate(summaries.get(row.id) ?? [], clock.now());
       return presentLocationDetail({ row, agg, principal, includeResources });
@@ -124,7 +124,7 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
       // read them (compare-and-swap), otherwise re-read and re-apply, so concurrent PATCHes of
       // different fields never lose each other's changes.
       for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS; attempt++) {
-        const row = await findOwned(principal, id);
+        const row = await findOwnedLocation(db, principal, id);
         if (patch.type !== undefined && patch.type !== row.type) await assertHoldsFit(row.id, patch.type);
         const attrs = parseLocationAttrs(row.attrs);
         let tags = JSON.parse(row.tags) as string[];

@@ -4,6 +4,7 @@ import { Device } from "../../shared/api/device.ts";
 import { CommandRequest as WireCommandRequest } from "../../shared/wire/messages.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { gatewayReports } from "../support/gateway-reports.ts";
 
 const LOCKER = fx.device("L1", "1");
 const REMOTE_WAKEUP_LOCKER = fx.device("L1", "4");
@@ -18,7 +19,8 @@ const THROTTLE_MS = 3_000;
 const PUBLISH_WAIT_MS = 2_000;
 
 let h: CloudHarness;
-let seq = 0;
+/** Plays the gateways: progress on a command, sensor readings no command caused. */
+const { progress, deviceState, nextSeq } = gatewayReports(() => h);
 
 beforeEach(async () => {
   h = await startCloudHarness();
@@ -51,42 +53,12 @@ async function getDevice(id: string): Promise<Device> {
   return Device.parse(res.json());
 }
 
-/** Plays a gateway reporting progress on a command; each call takes a new sequence number unless given one. */
-function progress(
-  gatewayId: string,
-  cmd: Pick<Command, "id" | "device">,
-  state: "RECEIVED" | "SUCCESS" | "ERROR",
-  opts: { reason?: string; lock_state?: "LOCKED" | "UNLOCKED"; seq?: number; device_id?: string } = {},
-) {
-  return h.report(gatewayId, {
-    type: "command_progress",
-    gateway_id: gatewayId,
-    seq: opts.seq ?? ++seq,
-    observed_at: h.clock.now().toISOString(),
-    command_id: cmd.id,
-    device_id: opts.device_id ?? cmd.device.id,
-    state,
-    reason: opts.reason ?? "",
-    ...(opts.lock_state ? { lock_state: opts.lock_state } : {}),
-  });
-}
-
-/** Plays a gateway reporting a sensor reading no command caused. */
-function sensed(
-  gatewayId: string,
-  deviceId: string,
-  lock_state: "LOCKED" | "UNLOCKED",
-  cause = "hardware_event",
-) {
-  return h.report(gatewayId, {
-    type: "device_state",
-    gateway_id: gatewayId,
-    seq: ++seq,
-    observed_at: h.clock.now().toISOString(),
-    device_id: deviceId,
-    lock_state,
-    cause: cause as "hardware_event",
-  });
+/** Plays gw-a1 completing a command: it is then SUCCESS, and its event names are returned. */
+async function succeeded(cmd: Pick<Command, "id" | "device">, lock_state?: "LOCKED" | "UNLOCKED") {
+  expect(await progress("gw-a1", cmd, "SUCCESS", { lock_state })).toBe("applied");
+  const done = await getCommand(cmd.id);
+  expect(done.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
+  return names(done);
 }
 
 /** Locks a locker through its gateway and leaves the throttle window behind. */
@@ -168,10 +140,7 @@ describe("lock and unlock through the gateway", () => {
 
     h.clock.advance(1_000);
     const tLocked = nowMs();
-    expect(await progress("gw-a1", cmd, "SUCCESS", { lock_state: "LOCKED" })).toBe("applied");
-    const done = await getCommand(cmd.id);
-    expect(done.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
-    expect(names(done)).toEqual([
+    expect(await succeeded(cmd, "LOCKED")).toEqual([
       "REQUEST_INITIATED",
       "REQUEST_SENT",
       "RESPONSE_COMMAND_RECEIVED",
@@ -202,10 +171,7 @@ describe("lock and unlock through the gateway", () => {
     expect((await getCommand(unlock.id)).state.value).toBe("RECEIVED");
 
     h.clock.advance(1_000);
-    await progress("gw-a1", unlock, "SUCCESS", { lock_state: "UNLOCKED" });
-    const unlocked = await getCommand(unlock.id);
-    expect(unlocked.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
-    expect(names(unlocked)).toEqual([
+    expect(await succeeded(unlock, "UNLOCKED")).toEqual([
       "REQUEST_INITIATED",
       "REQUEST_SENT",
       "RESPONSE_COMMAND_RECEIVED",
@@ -426,7 +392,7 @@ describe("gateway errors, repeats and strangers", () => {
 
   it("applies a repeated report (same seq) once", async () => {
     const cmd = await post(LOCKER, { command: "lock" });
-    const reportSeq = ++seq;
+    const reportSeq = nextSeq();
     expect(await progress("gw-a1", cmd, "RECEIVED", { seq: reportSeq })).toBe("applied");
     const once = await getCommand(cmd.id);
     const deviceOnce = await getDevice(LOCKER);
@@ -436,7 +402,7 @@ describe("gateway errors, repeats and strangers", () => {
     expect(await getCommand(cmd.id)).toEqual(once);
     expect((await getDevice(LOCKER)).state).toEqual(deviceOnce.state);
 
-    const successSeq = ++seq;
+    const successSeq = nextSeq();
     expect(await progress("gw-a1", cmd, "SUCCESS", { seq: successSeq, lock_state: "LOCKED" })).toBe(
       "applied",
     );
@@ -570,10 +536,7 @@ describe("bookings travel to the gateway", () => {
       value: "ALLOCATED",
       timeout_at: iso(nowMs() + HARDWARE_MS),
     });
-    await progress("gw-a1", cmd, "SUCCESS");
-    const done = await getCommand(cmd.id);
-    expect(done.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
-    expect(names(done)).toEqual([
+    expect(await succeeded(cmd)).toEqual([
       "REQUEST_INITIATED",
       "REQUEST_SENT",
       "RESPONSE_COMMAND_RECEIVED",
@@ -700,10 +663,7 @@ describe("bookings travel to the gateway", () => {
     expect(h.gateways.last().request).toMatchObject({ name: "cancel-booking", command_id: cmd.id });
     expect((await getDevice(LOCKER)).state.value).toBe("BOOKED");
     h.clock.advance(1_000);
-    await progress("gw-a1", cmd, "SUCCESS");
-    const done = await getCommand(cmd.id);
-    expect(done.state.value).toBe("SUCCESS");
-    expect(names(done)).toEqual(["REQUEST_INITIATED", "REQUEST_SENT", "STATE_BOOKING_CANCELLED"]);
+    expect(await succeeded(cmd)).toEqual(["REQUEST_INITIATED", "REQUEST_SENT", "STATE_BOOKING_CANCELLED"]);
     expect((await getDevice(LOCKER)).state).toEqual({
       value: "UNLOCKED",
       changed_at: iso(nowMs()),
@@ -807,7 +767,7 @@ describe("doors", () => {
 
       // The hardware reports the lock engaged again: the door is LOCKED.
       h.clock.advance(2_000);
-      await sensed("gw-a3", door, "LOCKED");
+      await deviceState("gw-a3", door, { lock_state: "LOCKED" });
       expect((await getDevice(door)).state).toEqual({
         value: "LOCKED",
         changed_at: iso(nowMs()),
@@ -849,10 +809,7 @@ describe("commands that do not move the device state", () => {
 
     await progress("gw-a1", cmd, "RECEIVED");
     expect((await getDevice(LOCKER)).state).toEqual(before.state);
-    await progress("gw-a1", cmd, "SUCCESS");
-    const done = await getCommand(cmd.id);
-    expect(done.state).toEqual({ value: "SUCCESS", reason: "", timeout_at: null });
-    expect(names(done)).toEqual([
+    expect(await succeeded(cmd)).toEqual([
       "REQUEST_INITIATED",
       "REQUEST_SENT",
       "RESPONSE_COMMAND_RECEIVED",
@@ -871,10 +828,7 @@ describe("commands that do not move the device state", () => {
       gatewayId: "gw-a1",
       request: { command_id: cmd.id, device_id: CAMERA_GUARD, name: "take-photo" },
     });
-    await progress("gw-a1", cmd, "SUCCESS");
-    const done = await getCommand(cmd.id);
-    expect(done.state.value).toBe("SUCCESS");
-    expect(names(done)).toEqual(["REQUEST_INITIATED", "REQUEST_SENT", "RESPONSE_PHOTO_TAKEN"]);
+    expect(await succeeded(cmd)).toEqual(["REQUEST_INITIATED", "REQUEST_SENT", "RESPONSE_PHOTO_TAKEN"]);
     expect((await getDevice(CAMERA_GUARD)).state).toEqual(before.state);
   });
 

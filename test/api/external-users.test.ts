@@ -9,7 +9,7 @@ import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { REFRESH_TOKEN_TTL_MS } from "../../cloud/users/refresh-tokens.ts";
 import { revokeRiderTokens } from "../../cloud/users/rider-commands.ts";
 import { type CloudHarness, ISSUER, startCloudHarness, TOKEN_SECRET } from "../support/cloud-harness.ts";
-import { CLIENTS, fx, OP_A, OP_B, SECRET } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
 import { declareExternalUsers, manifestRiderId } from "../support/riders.ts";
 import { VerificationServer } from "../support/verification-server.ts";
 
@@ -80,19 +80,7 @@ function harnessHelpers(getH: () => CloudHarness, server: VerificationServer) {
   const asUser = (token: string, o: InjectOptions) =>
     getH().app.inject({ ...o, headers: { ...(o.headers as Json), authorization: `Bearer ${token}` } });
   /** A fresh client token: the suite moves the clock by days, past the harness's cached ones. */
-  const clientToken = async (clientId: string) => {
-    const res = await getH().app.inject({
-      method: "POST",
-      url: "/oauth2/token",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      payload: new URLSearchParams({
-        grant_type: "client_credentials",
-        client_id: clientId,
-        client_secret: SECRET,
-      }).toString(),
-    });
-    return String((res.json() as Json).access_token);
-  };
+  const clientToken = (clientId: string) => getH().freshToken(clientId);
   const asClient = async (clientId: string, o: InjectOptions) => asUser(await clientToken(clientId), o);
   return { post, signUp, serviceIdOf, signIn, asUser, asClient, clientToken };
 }
@@ -117,6 +105,25 @@ describe("external users", () => {
     await server.stop();
   });
   afterEach(() => server.reset());
+
+  /** The callback at `path` hangs: the request settles only when the clock reaches 5 s, with 504. */
+  async function expectTimeoutAt5s(
+    path: "/sign-up" | "/sign-in",
+    send: () => Promise<LightMyRequestResponse>,
+  ) {
+    server.behave(path, "hang");
+    const arrived = server.next(path);
+    let settled = false;
+    const pending = send().finally(() => {
+      settled = true;
+    });
+    await arrived;
+    h.clock.advance(4_999);
+    await ioTurns();
+    expect(settled).toBe(false);
+    h.clock.advance(1);
+    expectSpecError(await pending, 504, "ERRORS.SERVICE_TIMED_OUT");
+  }
 
   describe("sign-up", () => {
     it("creates the user, calls the operator back with user_id and service_user_id, and answers 204", async () => {
@@ -170,18 +177,7 @@ describe("external users", () => {
     });
 
     it("answers 504 SERVICE_TIMED_OUT when the callback gets no answer within 5 s of the clock", async () => {
-      server.behave("/sign-up", "hang");
-      const arrived = server.next("/sign-up");
-      let settled = false;
-      const pending = signUp("fay").finally(() => {
-        settled = true;
-      });
-      await arrived;
-      h.clock.advance(4_999);
-      await ioTurns();
-      expect(settled).toBe(false);
-      h.clock.advance(1);
-      expectSpecError(await pending, 504, "ERRORS.SERVICE_TIMED_OUT");
+      await expectTimeoutAt5s("/sign-up", () => signUp("fay"));
       expect(await serviceIdOf("fay")).toMatch(UUID_RE);
     });
 
@@ -340,22 +336,9 @@ describe("external users", () => {
 
     it("answers 504 SERVICE_TIMED_OUT after 5 s without an answer", async () => {
       const id = await serviceIdOf("jon");
-      server.behave("/sign-in", "hang");
-      const arrived = server.next("/sign-in");
-      let settled = false;
-      const pending = post("sign-in", {
-        service_user_id: id,
-        operator_id: OP_A,
-        challenge_token: "n",
-      }).finally(() => {
-        settled = true;
-      });
-      await arrived;
-      h.clock.advance(4_999);
-      await ioTurns();
-      expect(settled).toBe(false);
-      h.clock.advance(1);
-      expectSpecError(await pending, 504, "ERRORS.SERVICE_TIMED_OUT");
+      await expectTimeoutAt5s("/sign-in", () =>
+        post("sign-in", { service_user_id: id, operator_id: OP_A, challenge_token: "n" }),
+      );
     });
 
     it.each([
@@ -771,7 +754,7 @@ describe("external users: callback addresses", () => {
 describe("external users: rate limits", () => {
   const server = new VerificationServer();
   let h: CloudHarness;
-  const { signUp } = harnessHelpers(() => h, server);
+  const { signUp, post } = harnessHelpers(() => h, server);
   const from = (remoteAddress: string) => ({ remoteAddress });
 
   beforeAll(async () => {
@@ -817,12 +800,11 @@ describe("external users: rate limits", () => {
       expectSpecError(res, 400, "ERRORS.MISSING_USER_ID");
     }
     expect((await signUp("d1", OP_A, from("198.51.100.9"))).statusCode).toBe(204);
-    const signIn = await h.app.inject({
-      method: "POST",
-      url: `${AUTH}/sign-in`,
-      payload: { service_user_id: SOME_UUID, operator_id: OP_A, challenge_token: "n" },
-      ...from("198.51.100.9"),
-    });
+    const signIn = await post(
+      "sign-in",
+      { service_user_id: SOME_UUID, operator_id: OP_A, challenge_token: "n" },
+      from("198.51.100.9"),
+    );
     expectSpecError(signIn, 400, "ERRORS.FAILED_TO_SIGN_IN");
     const id = (
       await h.db
@@ -831,12 +813,11 @@ describe("external users: rate limits", () => {
         .where("user_id", "=", "d1")
         .executeTakeFirstOrThrow()
     ).id;
-    const counted = await h.app.inject({
-      method: "POST",
-      url: `${AUTH}/sign-in`,
-      payload: { service_user_id: id, operator_id: OP_A, challenge_token: "n" },
-      ...from("198.51.100.9"),
-    });
+    const counted = await post(
+      "sign-in",
+      { service_user_id: id, operator_id: OP_A, challenge_token: "n" },
+      from("198.51.100.9"),
+    );
     expectSpecError(counted, 400, "ERRORS.FAILED_TO_SIGN_IN");
     expectSpecError(await signUp("d2", OP_A, from("198.51.100.9")), 429, "ERRORS.RATE_LIMITED");
   });

@@ -3,9 +3,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { redeliverPending } from "../../cloud/commands/command-delivery.ts";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
-import type { DeviceStateReport } from "../../shared/wire/messages.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { gatewayReports, type SensorReading } from "../support/gateway-reports.ts";
 
 const LOCKER = fx.device("L1", "1");
 const OTHER = fx.device("L1", "2");
@@ -13,7 +13,7 @@ const THROTTLE_MS = 3_000;
 const DELIVERY_MS = 30_000;
 
 let h: CloudHarness;
-let seq = 0;
+const gateway = gatewayReports(() => h);
 beforeEach(async () => {
   h = await startCloudHarness();
 });
@@ -36,36 +36,14 @@ async function device(id: string) {
 }
 
 /** Plays gw-a1 reporting what its sensors say. */
-function sensed(
-  deviceId: string,
-  fields: Partial<Pick<DeviceStateReport, "lock_state" | "door_open" | "item_present" | "cause" | "detail">>,
-  gatewayId = "gw-a1",
-) {
-  return h.report(gatewayId, {
-    type: "device_state",
-    gateway_id: gatewayId,
-    seq: ++seq,
-    observed_at: h.clock.now().toISOString(),
-    device_id: deviceId,
-    ...fields,
-  });
-}
+const sensed = (deviceId: string, reading: SensorReading, gatewayId = "gw-a1") =>
+  gateway.deviceState(gatewayId, deviceId, reading);
 
 const progress = (
   cmd: Command,
   state: "RECEIVED" | "SUCCESS" | "ERROR",
   lock_state?: "LOCKED" | "UNLOCKED",
-) =>
-  h.report("gw-a1", {
-    type: "command_progress",
-    gateway_id: "gw-a1",
-    seq: ++seq,
-    observed_at: h.clock.now().toISOString(),
-    command_id: cmd.id,
-    device_id: cmd.device.id,
-    state,
-    ...(lock_state ? { lock_state } : {}),
-  });
+) => gateway.progress("gw-a1", cmd, state, { lock_state });
 
 const changes = (id: string) =>
   h.db

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Command } from "../../shared/api/command.ts";
 import { ErrorBody } from "../../shared/api/common.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
-import { CLIENTS, fx, SECRET } from "../support/fixture-site.ts";
+import { CLIENTS, fx } from "../support/fixture-site.ts";
 
 /** S28 / U6: Idempotency-Key on the command POST. */
 
@@ -33,22 +33,6 @@ function post(
     payload: body,
     headers,
   });
-}
-
-/** A token issued at the fake clock's now (the harness caches tokens, which expire after an hour). */
-async function tokenNow(clientId: string = CLIENTS.admin): Promise<string> {
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/oauth2/token",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    payload: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: clientId,
-      client_secret: SECRET,
-    }).toString(),
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return (res.json() as { access_token: string }).access_token;
 }
 
 function commandOf(res: LightMyRequestResponse): Command {
@@ -176,7 +160,7 @@ describe("Idempotency-Key on POST command", () => {
   it("replays the first result for 24 h; after that the key is new and the old row is purged", async () => {
     const first = commandOf(await post("day", { command: "sync-device" }));
     h.clock.advance(DAY_MS - 1);
-    let token = await tokenNow();
+    let token = await h.freshToken(CLIENTS.admin);
     const within = await post("day", { command: "sync-device" }, { token });
     expect(within.headers["idempotent-replayed"]).toBe("true");
     expect(commandOf(within).id).toBe(first.id);
@@ -189,7 +173,7 @@ describe("Idempotency-Key on POST command", () => {
     commandOf(await post("other-day", { command: "sync-device" }, { token, device: OTHER_LOCKER }));
 
     h.clock.advance(DAY_MS);
-    token = await tokenNow();
+    token = await h.freshToken(CLIENTS.admin);
     commandOf(await post("next-day", { command: "sync-device" }, { token }));
     const keys = await h.db.selectFrom("idempotency_keys").select("idempotency_key").execute();
     expect(keys).toEqual([{ idempotency_key: "next-day" }]);

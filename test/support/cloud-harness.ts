@@ -64,6 +64,8 @@ export type CloudHarness = {
   sweep(): Promise<number>;
   /** A bearer token for a fixture client, fetched through POST /oauth2/token. */
   token(clientId: string): Promise<string>;
+  /** A token issued at the fake clock's now, not cached: a cached one expires an hour of the clock later. */
+  freshToken(clientId: string): Promise<string>;
   /** app.inject with a bearer token for `as` (a fixture client id), unless `as` is null. */
   call(as: string | null, opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** Plays the gateway: applies an outbox message as if it had arrived over MQTT. */
@@ -117,6 +119,11 @@ export async function startCloudHarness(
     async token(clientId) {
       const cached = tokens.get(clientId);
       if (cached) return cached;
+      const token = await h.freshToken(clientId);
+      tokens.set(clientId, token);
+      return token;
+    },
+    async freshToken(clientId) {
       const res = await app.inject({
         method: "POST",
         url: "/oauth2/token",
@@ -128,9 +135,7 @@ export async function startCloudHarness(
         }).toString(),
       });
       if (res.statusCode !== 200) throw new Error(`token for ${clientId}: ${res.statusCode} ${res.body}`);
-      const token = (res.json() as { access_token: string }).access_token;
-      tokens.set(clientId, token);
-      return token;
+      return (res.json() as { access_token: string }).access_token;
     },
     async call(as, o) {
       const headers = { ...(o.headers ?? {}) } as Record<string, string>;

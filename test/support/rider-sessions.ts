@@ -8,6 +8,7 @@ import type { Db } from "../../cloud/store/db.ts";
 import { Command } from "../../shared/api/command.ts";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import { type CloudHarness, ISSUER, TOKEN_SECRET } from "./cloud-harness.ts";
+import { gatewayReports } from "./gateway-reports.ts";
 import { riderToken } from "./riders.ts";
 
 /** Whoever calls: a fresh access token at the fake clock's now each time (tokens last an hour). */
@@ -41,7 +42,7 @@ export const THROTTLE_MS = 3_000;
  */
 export function riderFlow(h: CloudHarness) {
   // Outbox sequence numbers of this harness's gateway reports (far from other helpers' numbers).
-  let seq = 100_000;
+  const gateway = gatewayReports(() => h, 100_000);
 
   async function gatewayOf(deviceId: string): Promise<string> {
     const row = await h.db
@@ -85,33 +86,12 @@ export function riderFlow(h: CloudHarness) {
       state: "RECEIVED" | "SUCCESS" | "ERROR",
       opts: { lock_state?: "LOCKED" | "UNLOCKED"; reason?: string } = {},
     ): Promise<void> {
-      const gatewayId = await gatewayOf(cmd.device.id);
-      const applied = await h.report(gatewayId, {
-        type: "command_progress",
-        gateway_id: gatewayId,
-        seq: ++seq,
-        observed_at: h.clock.now().toISOString(),
-        command_id: cmd.id,
-        device_id: cmd.device.id,
-        state,
-        reason: opts.reason ?? "",
-        ...(opts.lock_state ? { lock_state: opts.lock_state } : {}),
-      });
-      expect(applied).toBe("applied");
+      expect(await gateway.progress(await gatewayOf(cmd.device.id), cmd, state, opts)).toBe("applied");
     },
 
     /** The gateway reports a lock reading no command caused (someone at the device, a technician). */
     async sensed(deviceId: string, lock_state: "LOCKED" | "UNLOCKED"): Promise<void> {
-      const gatewayId = await gatewayOf(deviceId);
-      await h.report(gatewayId, {
-        type: "device_state",
-        gateway_id: gatewayId,
-        seq: ++seq,
-        observed_at: h.clock.now().toISOString(),
-        device_id: deviceId,
-        lock_state,
-        cause: "hardware_event",
-      });
+      await gateway.deviceState(await gatewayOf(deviceId), deviceId, { lock_state, cause: "hardware_event" });
     },
 
     /** lock → SUCCESS (LOCKED), then the throttle window passes. */
