@@ -52,7 +52,11 @@ export async function startCloud(
     db,
     clock: systemClock,
     log: pino({ level: "silent" }),
-    gateways: { publishCommand: () => Promise.resolve(), ack: () => Promise.resolve() },
+    gateways: {
+      publishCommand: () => Promise.resolve(),
+      ack: () => Promise.resolve(),
+      keysChanged: () => {},
+    },
     tokenSecret: new TextEncoder().encode("bench-token-secret-of-at-least-32-bytes"),
     issuer: "http://bench",
     timeouts: DEFAULT_COMMAND_TIMEOUTS,

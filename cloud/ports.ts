@@ -6,4 +6,6 @@ export interface GatewayPublisher {
   publishCommand(gatewayId: string, request: CommandRequest): Promise<void>;
   /** Tells a gateway which outbox sequence numbers have been applied and may be deleted. */
   ack(gatewayId: string, seqs: number[]): Promise<void>;
+  /** The key sets of these gateways changed (whitelists): bring them up to date, without waiting. */
+  keysChanged(gatewayIds: string[]): void;
 }

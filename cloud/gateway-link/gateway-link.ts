@@ -68,6 +68,9 @@ export async function startGatewayLink(
     async ack(gatewayId, seqs) {
       await client.publishAsync(topicFor(cfg.prefix, gatewayId, "ack"), JSON.stringify({ seqs }), { qos: 1 });
     },
+    keysChanged(_gatewayIds) {
+      // Whitelist sync is wired here by cloud/key-sync (issue 9, in progress).
+    },
   };
 
   async function onUp(gatewayId: string, payload: unknown) {

@@ -116,14 +116,52 @@ export const HardwareEvent = z.object({
     "reader_back",
     "bus_lost",
     "bus_back",
+    /** A door stayed open for the gateway's door_held_open_s (5 min by default): a `status` webhook. */
+    "door_held_open",
   ]),
   /** Who caused it and why, for actions a technician took on site. */
   detail: z.string().max(500).default(""),
 });
 export type HardwareEvent = z.infer<typeof HardwareEvent>;
 
+/** A card id on the wire (spec: Whitelist entity id): lowercase hex, even length, at most 20 characters. */
+export const WireCardId = z.string().regex(/^(?:[0-9a-f]{2}){1,10}$/, "lowercase hex, even length, ≤ 20");
+
+/**
+ * What a tap on a reader led to (ARCHITECTURE flow 2), decided locally first or asked of the cloud. It goes
+ * up whatever the outcome, refusals included; the device's sensors follow as `device_state` reports.
+ */
+export const AccessDecision = z.object({
+  ...OutboxFields,
+  type: z.literal("access_decision"),
+  reader: z.string().max(100),
+  /** The device the reader serves; null when the reader is mapped to no known device. */
+  device_id: z.uuid().nullable(),
+  card_id: WireCardId,
+  granted: z.boolean(),
+  /** What the gateway did about it. */
+  action: z.enum(["unlock", "lock", "none"]),
+  /**
+   * Why, in one word: whitelisted, master_key, parked (an rfid_parking lock for this card), retrieved
+   * (the same card unlocked it), unknown_card, inactive, expired, not_targeted, occupied, booked,
+   * asleep, offline_unknown, no_device, actuation_failed.
+   */
+  reason: z.string().max(40),
+  /** The whitelist whose grant decided it (null when none did). */
+  whitelist_id: z.uuid().nullable(),
+  decided_by: z.enum(["local", "cloud"]),
+  /** The actuation's outcome when there was one (false: the hardware did not do it). */
+  actuated: z.boolean().nullable(),
+});
+export type AccessDecision = z.infer<typeof AccessDecision>;
+
 /** Up, `up` channel, QoS 1: anything from the outbox. */
-export const UpMessage = z.discriminatedUnion("type", [CommandProgress, DeviceStateReport, HardwareEvent]);
+export const UpMessage = z.discriminatedUnion("type", [
+  CommandProgress,
+  DeviceStateReport,
+  HardwareEvent,
+  AccessDecision,
+]);
 export type UpMessage = z.infer<typeof UpMessage>;
 /** An up message as written, before its schema fills in defaults. */
 export type UpMessageInput = z.input<typeof UpMessage>;
@@ -150,6 +188,8 @@ export type Heartbeat = z.infer<typeof Heartbeat>;
 /** Down, `config`, retained: the devices this gateway drives and where it reaches them. */
 export const DeviceMap = z.object({
   gateway_id: z.string(),
+  /** The location the gateway serves and what local access may do there (absent from older clouds). */
+  location: z.object({ id: z.uuid(), rfid_parking: z.boolean() }).optional(),
   /** Changes whenever the map does, so a gateway can tell a new map from a redelivery. */
   version: z.string(),
   devices: z
@@ -160,6 +200,8 @@ export const DeviceMap = z.object({
         alias: z.string(),
         bus: z.object({ board: z.number().int(), channel: z.number().int() }).nullable(),
         has_camera: z.boolean().default(false),
+        /** Absent: NONE (always on). */
+        power_save_strategy: z.enum(["NONE", "REMOTE_WAKEUP", "LOCAL_WAKEUP"]).optional(),
       }),
     )
     .max(1000),
@@ -169,3 +211,79 @@ export type DeviceMap = z.infer<typeof DeviceMap>;
 /** Up, `status`, retained; the offline form is also the Last Will. */
 export const Status = z.object({ gateway_id: z.string(), online: z.boolean(), at: Timestamp });
 export type Status = z.infer<typeof Status>;
+
+// ── Keys: the keys_only whitelist cache (ARCHITECTURE flow 4) ─────────────────────────────────────────
+
+/**
+ * One card's grant through one whitelist, reduced to what this gateway's decisions need: the whitelist's
+ * keys_only targets at the gateway's location (the location itself and/or some of its devices).
+ */
+export const Grant = z.object({
+  card_id: WireCardId,
+  whitelist_id: z.uuid(),
+  status: z.enum(["ACTIVE", "INACTIVE"]),
+  expires_at: Timestamp.nullable(),
+  is_master_key: z.boolean(),
+  /** Location ids targeted (the gateway's own location, when the whitelist targets it). */
+  location_ids: z.array(z.uuid()).max(100),
+  /** Device ids targeted, among this gateway's devices. */
+  device_ids: z.array(z.uuid()).max(1000),
+});
+export type Grant = z.infer<typeof Grant>;
+
+export const GrantKey = z.object({ card_id: WireCardId, whitelist_id: z.uuid() });
+export type GrantKey = z.infer<typeof GrantKey>;
+
+/** Grants per snapshot part: a part stays well under the broker's 256 KB packet limit. */
+export const SNAPSHOT_PART_SIZE = 1000;
+
+/**
+ * Down, `keys`, QoS 1. A delta applies only on top of `base_version` (else the gateway reports its version
+ * and gets a snapshot); a snapshot replaces the whole cache once all its parts have arrived; an answer
+ * replies to a `query` for a card the gateway does not hold.
+ */
+export const KeysDown = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("delta"),
+    gateway_id: z.string(),
+    base_version: z.number().int().nonnegative(),
+    version: z.number().int().positive(),
+    upserts: z.array(Grant).max(SNAPSHOT_PART_SIZE),
+    removals: z.array(GrantKey).max(SNAPSHOT_PART_SIZE),
+  }),
+  z.object({
+    kind: z.literal("snapshot"),
+    gateway_id: z.string(),
+    version: z.number().int().nonnegative(),
+    /** 1-based; parts of one snapshot share its version. */
+    part: z.number().int().positive(),
+    parts: z.number().int().positive(),
+    grants: z.array(Grant).max(SNAPSHOT_PART_SIZE),
+  }),
+  z.object({
+    kind: z.literal("answer"),
+    gateway_id: z.string(),
+    query_id: z.uuid(),
+    card_id: WireCardId,
+    /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
+    grants: z.array(Grant).max(100),
+  }),
+]);
+export type KeysDown = z.infer<typeof KeysDown>;
+
+/**
+ * Up, `keys_report`, QoS 1, not queued (both are worthless later and are sent again): the version the gateway
+ * holds (on connect, after applying, on a delta it cannot apply), and a question about a card it does not
+ * hold, asked while connected only.
+ */
+export const KeysUp = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("version"), gateway_id: z.string(), version: z.number().int().nonnegative() }),
+  z.object({
+    kind: z.literal("query"),
+    gateway_id: z.string(),
+    query_id: z.uuid(),
+    card_id: WireCardId,
+    device_id: z.uuid().nullable(),
+  }),
+]);
+export type KeysUp = z.infer<typeof KeysUp>;

@@ -5,9 +5,9 @@
 export const WIRE_VERSION = "v1";
 
 /** Channels the cloud publishes to a gateway. */
-export const DOWN_CHANNELS = ["cmd", "ack", "config"] as const;
+export const DOWN_CHANNELS = ["cmd", "ack", "config", "keys"] as const;
 /** Channels a gateway publishes to the cloud. */
-export const UP_CHANNELS = ["up", "hb", "status"] as const;
+export const UP_CHANNELS = ["up", "hb", "status", "keys_report"] as const;
 export type DownChannel = (typeof DOWN_CHANNELS)[number];
 export type UpChannel = (typeof UP_CHANNELS)[number];
 export type Channel = DownChannel | UpChannel;

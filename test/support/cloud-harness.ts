@@ -32,6 +32,8 @@ export const fixtureSecretHash = () => {
 export class RecordingGateways implements GatewayPublisher {
   commands: { gatewayId: string; request: CommandRequest }[] = [];
   acks: { gatewayId: string; seqs: number[] }[] = [];
+  /** Gateways told their key sets changed, one entry per call. */
+  keyChanges: string[][] = [];
   mode: "ok" | "hang" | "fail" = "ok";
 
   publishCommand(gatewayId: string, request: CommandRequest): Promise<void> {
@@ -44,6 +46,10 @@ export class RecordingGateways implements GatewayPublisher {
   ack(gatewayId: string, seqs: number[]): Promise<void> {
     this.acks.push({ gatewayId, seqs });
     return Promise.resolve();
+  }
+
+  keysChanged(gatewayIds: string[]): void {
+    this.keyChanges.push(gatewayIds);
   }
 
   last(): { gatewayId: string; request: CommandRequest } {
