@@ -51,6 +51,7 @@ for (let i = 0; i < RIDERS * SESSIONS_PER_RIDER; i++) {
     id,
     operator_id: OPERATOR,
     user_id: riders[i % RIDERS] as string,
+    access_key_id: null,
     location_id: locationId,
     device_id: deviceIds[i % DEVICES] as string,
     price_list_id: derivedId(OPERATOR, "price-list", "std"),

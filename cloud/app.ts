@@ -24,14 +24,18 @@ import { registerHealthRoutes } from "./http/routes/health.ts";
 import { registerLocationLinkRoutes } from "./http/routes/location-links.ts";
 import { registerLocationRoutes } from "./http/routes/locations.ts";
 import { registerTokenRoute } from "./http/routes/oauth-token.ts";
+import { registerPhotoRoutes } from "./http/routes/photos.ts";
 import { registerSessionRoutes } from "./http/routes/sessions.ts";
 import { registerWhitelistRoutes } from "./http/routes/whitelists.ts";
 import { createLocationLinks } from "./locations/location-links.ts";
 import { createLocationService } from "./locations/location-service.ts";
+import { createPhotoService } from "./photos/photo-service.ts";
 import type { GatewayPublisher } from "./ports.ts";
 import { createSessionService } from "./sessions/session-service.ts";
 import type { Db } from "./store/db.ts";
 import { createUserService, type ExternalUserOptions } from "./users/user-service.ts";
+import { webhooksOpenApi } from "./webhooks/webhook-openapi.ts";
+import { createWhitelistService, type WhitelistOptions } from "./whitelists/whitelist-service.ts";
 
 export type AppDeps = {
   db: Db;
@@ -47,6 +51,8 @@ export type AppDeps = {
   requestTimeoutMs?: number;
   /** External-user sign-up and sign-in: callback limit, body cap, rate limits (defaults: the spec's). */
   externalUsers?: ExternalUserOptions;
+  /** Whitelists: the read deadline (504) and the whitelists per device (defaults: 5 s, the spec's 3). */
+  whitelists?: WhitelistOptions;
 };
 
 /** A caller-supplied correlation id is kept if it is short and plain (U4); otherwise we make one. */
@@ -120,6 +126,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
       security: [{ bearer: [] }],
+      // What the service POSTs to operators (OpenAPI 3.1 `webhooks`; cloud/webhooks/).
+      webhooks: webhooksOpenApi(),
     },
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
@@ -153,8 +161,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   registerLocationRoutes(app, locations);
   registerLocationLinkRoutes(app, createLocationLinks({ db: deps.db, clock: deps.clock }));
-  registerWhitelistRoutes(app);
+  registerWhitelistRoutes(
+    app,
+    createWhitelistService({
+      db: deps.db,
+      clock: deps.clock,
+      log: deps.log,
+      gateways: deps.gateways,
+      options: deps.whitelists,
+    }),
+  );
   registerDeviceRoutes(app, devices, commands);
+  registerPhotoRoutes(app, createPhotoService({ db: deps.db }));
   registerSessionRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
   registerAccessListRoutes(app, createAccessListService({ db: deps.db, clock: deps.clock }));
   registerHealthRoutes(app, deps.isReady ?? (() => Promise.resolve(true)));

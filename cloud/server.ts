@@ -11,7 +11,9 @@ import { DEFAULT_COMMAND_TIMEOUTS } from "./commands/timeouts.ts";
 import type { CloudConfig } from "./config.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "./gateway-link/gateway-link.ts";
+import { createConnectionWatch } from "./site-events/connection-watch.ts";
 import { type Db, openDb } from "./store/db.ts";
+import { startWebhookDelivery } from "./webhooks/webhook-delivery.ts";
 
 export type RunningCloud = {
   app: FastifyInstance;
@@ -79,6 +81,11 @@ export async function startCloud(
   );
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log });
   sweeper.start();
+  // Sends the operators' webhooks from the durable queue (cloud/webhooks/); safe beside other replicas.
+  const webhooks = startWebhookDelivery({ db, clock, log });
+  // Health is derived from time: this turns its changes into connection site events (webhooks).
+  const connections = createConnectionWatch({ db, clock, log });
+  connections.start();
 
   const tokenSecret = cfg.TOKEN_SECRET ?? persistentSecret(cfg.DATA_DIR, "token-secret", 48);
   const app = await buildApp({
@@ -108,9 +115,11 @@ export async function startCloud(
     mqttUrl,
     async stop() {
       sweeper.stop();
+      connections.stop();
       await app.close();
       await link.close();
       await broker?.close();
+      await webhooks.stop();
       await db.destroy();
     },
   };

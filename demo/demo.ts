@@ -16,6 +16,12 @@ import {
   startDemoVerification,
   verificationUrlFrom,
 } from "./demo-riders.ts";
+import {
+  type DemoWebhook,
+  declareDemoWebhook,
+  demoWebhookSettings,
+  webhookBannerLines,
+} from "./demo-webhooks.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, "..");
@@ -44,6 +50,8 @@ export type DemoSettings = {
   skip: string[];
   /** Another verification server for the demo operator's riders (DEMO_VERIFICATION_URL), or null. */
   verificationUrl: string | null;
+  /** DEMO_WEBHOOK_URL and DEMO_WEBHOOK_SECRET (demo/demo-webhooks.ts). */
+  webhook: { url: string | null; secret: string | null };
 };
 
 /** Reads the demo's environment: the cloud's variables with the demo's defaults, and its own. */
@@ -70,6 +78,8 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
   const verificationUrl = verificationUrlFrom(nonEmpty(processEnv.DEMO_VERIFICATION_URL));
   if (typeof verificationUrl === "object" && verificationUrl !== null)
     throw new DemoConfigError(verificationUrl.problem);
+  const webhook = demoWebhookSettings(processEnv);
+  if ("problem" in webhook) throw new DemoConfigError(webhook.problem);
   return {
     cfg: loadCloudConfig(env),
     env,
@@ -78,6 +88,7 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
     gatewaySecret,
     skip: [...new Set(skip)],
     verificationUrl,
+    webhook,
   };
 }
 
@@ -90,6 +101,8 @@ export type RunningDemo = {
   skipped: { id: string; secretFile: string; stateDir: string }[];
   /** Where the demo operator's riders are verified. */
   verification: DemoVerification;
+  /** Where the demo operator's webhooks go (DEMO_WEBHOOK_URL), or null. */
+  webhook: DemoWebhook | null;
   stop(): Promise<void>;
 };
 
@@ -111,6 +124,7 @@ export async function startDemo(o: {
   if (client) client.client_id = settings.clientId;
   const { cfg } = settings;
   const verification = await startDemoVerification(manifest, settings.verificationUrl);
+  const webhook = declareDemoWebhook(manifest, settings.webhook);
 
   const cloud = await startCloud(cfg, {
     log: o.log,
@@ -152,6 +166,7 @@ export async function startDemo(o: {
     manifest,
     skipped,
     verification,
+    webhook,
     async stop() {
       await gateways.stop();
       await cloud.stop();
@@ -231,6 +246,7 @@ export function demoBanner(demo: RunningDemo): string {
       `    curl -s -H "Authorization: Bearer $TOKEN" ${base}/access-control/v1/mgmt/access-lists/${list.id}/users`,
     );
   lines.push(...riderBannerLines(base, demo.verification, demo.manifest));
+  lines.push(...webhookBannerLines(demo.webhook));
   lines.push(`  Gateways running on the simulator: ${running.join(", ") || "none"}`);
   for (const g of demo.gateways.gateways) {
     const id = g.config.gateway_id;

@@ -19,6 +19,7 @@ import {
   demoSettings,
   startDemo,
 } from "./demo.ts";
+import { attachDemoConsole, createDemoConsole, inBackgroundOfTerminal } from "./demo-console.ts";
 
 const program = new Command("demo")
   .description(
@@ -38,9 +39,15 @@ Environment (besides the cloud's own, README.md, Configuration):
   DEMO_SKIP_GATEWAYS    gateway ids (comma-separated) the demo leaves to a gateway daemon of your own
   DEMO_VERIFICATION_URL the demo operator's verification server (<url>/sign-up, <url>/sign-in) instead of
                         the one the demo runs on 127.0.0.1
+  DEMO_WEBHOOK_URL      the demo operator's webhook receiver (every type, direct delivery, loopback allowed)
+  DEMO_WEBHOOK_SECRET   its whsec_ signing secret (generated and printed when unset)
+
+Hardware commands on standard input (type "help" once it runs), e.g.:
+  HB-H tap door-north 04a1b2c3d4     HB-H open door-north     HB-H tamper     status
 
 Examples:
   $ npm start
+  $ printf 'status\n' | npm start                  # commands may come from a pipe too
   $ PORT=9090 MQTT_PORT=1885 npm start
   $ DEMO_SKIP_GATEWAYS=gw-cs-lockers npm start     # then drive gw-cs-lockers with npm run sim + dev:gateway
 
@@ -60,6 +67,13 @@ async function main() {
     throw new Error(explainCloudStartError(err, cfg));
   }
   process.stdout.write(demoBanner(demo));
+  // Hardware commands on stdin (a terminal or a pipe); not from the background of a terminal (`npm start &`),
+  // where reading it would stop the demo. The end of stdin ends the console, never the demo.
+  if (!(process.stdin.isTTY && inBackgroundOfTerminal())) {
+    const hardware = createDemoConsole(demo);
+    attachDemoConsole(hardware, process.stdin, process.stdout);
+    process.stdout.write(`Type "help" for hardware commands (e.g. ${hardware.example}).\n`);
+  }
   const stop = async () => {
     await demo.stop();
     process.exit(0);

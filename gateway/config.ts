@@ -80,8 +80,28 @@ export const GatewayConfig = z.strictObject({
     .refine((e) => isCronExpression(e), "not a cron expression")
     .nullable()
     .default("*/15 * * * *"),
+  /**
+   * When to delete expired grants from the key cache (node-cron syntax; null: never). A tap checks
+   * expiry itself; the sweep only keeps the cache small.
+   */
+  key_sweep: z
+    .string()
+    .refine((e) => isCronExpression(e), "not a cron expression")
+    .nullable()
+    .default("*/5 * * * *"),
+  /** How long a tap waits for the cloud's answer about a card the key cache does not hold. */
+  card_query_timeout_ms: z.number().int().min(100).max(10_000).default(1_500),
+  /**
+   * How much longer than the bus deadlines a REMOTE_WAKEUP device may take to answer: it wakes from light
+   * sleep before it acknowledges (spec: power_save_strategy, "expect extra latency").
+   */
+  remote_wakeup_ms: z.number().int().min(0).max(60_000).default(3_000),
   /** How long a door stays released after an unlock, in seconds. */
   door_release_s: z.number().int().min(1).max(255).default(10),
+  /** A door open this long is reported as held open (spec: status webhook, 5 minutes or more). */
+  door_held_open_s: z.number().positive().default(300),
+  /** How often open doors are checked against door_held_open_s. */
+  door_watch_s: z.number().positive().default(5),
   log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;

@@ -3,7 +3,7 @@ import path from "node:path";
 import pino, { type Logger } from "pino";
 import { maskCardId } from "../shared/card-id.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
-import type { DeviceMap } from "../shared/wire/messages.ts";
+import type { AccessDecision, DeviceMap } from "../shared/wire/messages.ts";
 import { MqttBrokerLink, type MqttBrokerLinkOptions } from "./adapters/broker-mqtt.ts";
 import { createMemoryGpioBank } from "./adapters/gpio-memory.ts";
 import { createOnoffGpioBank } from "./adapters/gpio-onoff.ts";
@@ -16,8 +16,12 @@ import { logTechnicianActions } from "./control/technician-log.ts";
 import { DeviceRegistry } from "./devices/device-registry.ts";
 import { doorRelocker, handleBoardEvent } from "./features/board-events.ts";
 import { createBookingExpiry } from "./features/booking-expiry.ts";
+import { createCardQueries } from "./features/card-query.ts";
+import { createDoorWatch } from "./features/door-watch.ts";
 import { createCommandExecutor } from "./features/execute-command.ts";
+import { createTapHandler } from "./features/handle-tap.ts";
 import { createHeartbeat } from "./features/heartbeat.ts";
+import { createKeySync } from "./features/key-sync.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
 import { createSensorReconciler } from "./features/reconcile-sensors.ts";
 import { HardwareActuator } from "./hardware/actuator.ts";
@@ -27,6 +31,8 @@ import { OutboxSensorBook } from "./hardware/sensor-book.ts";
 import { LockBusClient } from "./lock-bus/lock-bus-client.ts";
 import { createMetrics, serveMetrics } from "./metrics.ts";
 import type { BrokerLink, Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
+import { SleepAwareActuator } from "./power-save/sleep-aware-actuator.ts";
+import { OutboxSleepBook } from "./power-save/sleep-book.ts";
 import { ReaderPort } from "./rfid/reader.ts";
 import { openGatewayStore } from "./store/gateway-store.ts";
 import { createPhotoFiles } from "./store/photo-files.ts";
@@ -54,6 +60,8 @@ export type RunningGateway = {
   readonly control: ControlApi;
   /** Calls back on every card a reader delivers (normalised); returns the unsubscribe function. */
   onTap(listener: (reader: string, card: string) => void): () => void;
+  /** Calls back on every tap decided, with what went to the outbox; returns the unsubscribe function. */
+  onAccess(listener: (decision: AccessDecision) => void): () => void;
   /** Healthy while the store answers and every bus is open: what the systemd watchdog pings on. */
   isHealthy(): boolean;
   stop(): Promise<void>;
@@ -83,7 +91,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const registry = new DeviceRegistry();
   const stored = store.deviceMaps.load();
   if (stored) registry.replace(stored);
-  const sensors = new OutboxSensorBook(outbox, clock);
+  // A locker seen unlocked, by whatever means, is no longer parked: its parker's card opens it no more.
+  const sensors = new OutboxSensorBook(outbox, clock, (id, latch) => {
+    if (latch === "unlocked") store.parkedCards.clear(id);
+  });
+  const sleep = new OutboxSleepBook(outbox, log, cfg.remote_wakeup_ms);
   const doors = new GpioDoors(gpio, clock, cfg.door_release_s);
   doors.track(registry.all());
 
@@ -104,14 +116,28 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   });
   const busFor = (d: { bus: { board: number } | null }) =>
     buses.find((b) => d.bus && b.cfg.boards.includes(d.bus.board))?.client ?? null;
-  const actuator = new HardwareActuator(busFor, doors, clock, cfg.door_release_s);
+  // Power save: REMOTE_WAKEUP devices get longer bus deadlines; every answer (or silence) shows their sleep.
+  const actuator = new SleepAwareActuator(
+    new HardwareActuator(busFor, doors, clock, cfg.door_release_s, (d) => sleep.graceMs(d)),
+    sleep,
+    (addr) => buses.some((b) => b.monitor.isReachable(addr)),
+  );
   const reconciler = createSensorReconciler({ registry, sensors, actuator, log, sweep: cfg.sensor_sweep });
   /** A door lock engages again as soon as its door closes (spec rule 5), not only when its hold runs out. */
   const relockDoor = doorRelocker(actuator, sensors, log);
   for (const b of buses) {
     b.client.on("event", (e) =>
       handleBoardEvent(
-        { outbox, registry, sensors, log, busName: b.cfg.name, relockDoor, readBoard: reconciler.readBoard },
+        {
+          outbox,
+          registry,
+          sensors,
+          sleep,
+          log,
+          busName: b.cfg.name,
+          relockDoor,
+          readBoard: reconciler.readBoard,
+        },
         e,
       ),
     );
@@ -131,11 +157,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   doors.on("relocked", (device) => sensors.record(device, { latch: "locked" }, "door_relock"));
 
   const tapListeners = new Set<(reader: string, card: string) => void>();
+  const accessListeners = new Set<(decision: AccessDecision) => void>();
+  // Taps are decided once the broker link exists (a card the cache lacks is asked of the cloud).
+  let decideTapOn: (reader: string, alias: string, card: string) => void = () => {};
   const readers = cfg.readers.map((r) => {
     const port = new ReaderPort(r.id, r.path, { baudRate: r.baud_rate, openLink, clock, log });
     port.on("tap", (card) => {
       metrics.taps.inc({ reader: r.id });
-      log.info({ reader: r.id, card: maskCardId(card) }, "card tapped");
+      log.debug({ reader: r.id, card: maskCardId(card) }, "card tapped");
+      decideTapOn(r.id, r.device_alias, card);
       for (const l of [...tapListeners]) {
         try {
           l(r.id, card);
@@ -178,7 +208,51 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     log,
     onFinished: (name, ok) => metrics.commands.inc({ name, result: ok ? "success" : "error" }),
     onBookingsChanged: () => bookingExpiry.changed(),
+    sleep,
   });
+  const keySync = createKeySync({
+    gatewayId: cfg.gateway_id,
+    keys: store.keys,
+    broker,
+    clock,
+    log,
+    sweep: cfg.key_sweep,
+  });
+  const cardQueries = createCardQueries({
+    gatewayId: cfg.gateway_id,
+    broker,
+    clock,
+    timeoutMs: cfg.card_query_timeout_ms,
+  });
+  const taps = createTapHandler({
+    store,
+    registry,
+    sensors,
+    actuator,
+    askCloud: cardQueries.askCloud,
+    sleep,
+    clock,
+    log,
+    onDecided: (m) => {
+      metrics.accessDecisions.inc({ granted: String(m.granted), reason: m.reason, decided_by: m.decided_by });
+      for (const l of [...accessListeners]) {
+        try {
+          l(m);
+        } catch (err) {
+          log.error({ err }, "an access listener failed");
+        }
+      }
+    },
+  });
+  /** Taps being decided: a stop waits for them, so none is left half-recorded. */
+  const tapsInFlight = new Set<Promise<unknown>>();
+  decideTapOn = (reader, alias, card) => {
+    const t = taps
+      .handle(reader, alias, card)
+      .catch((err: unknown) => log.error({ err, reader }, "tap not decided"));
+    tapsInFlight.add(t);
+    void t.finally(() => tapsInFlight.delete(t));
+  };
   const pump = createOutboxPump({ outbox, broker, clock, log, resendAfterMs: cfg.outbox_resend_s * 1000 });
   const heartbeat = createHeartbeat({
     gatewayId: cfg.gateway_id,
@@ -189,6 +263,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     intervalMs: cfg.heartbeat_interval_s * 1000,
   });
 
+  const unrecorded = taps.recoverInterrupted();
+  if (unrecorded > 0)
+    log.warn(
+      { taps: unrecorded },
+      "taps interrupted by the last stop were reported with their outcome unknown",
+    );
   const recovered = executor.recoverInterrupted();
   if (recovered > 0)
     log.warn({ commands: recovered }, "commands interrupted by the last stop were reported as failed");
@@ -199,6 +279,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   for (const d of registry.all()) if (doors.has(d.device_id)) void reconciler.readDevice(d, "startup");
   reconciler.start();
   bookingExpiry.start();
+  const doorWatch = createDoorWatch({
+    registry,
+    sensors,
+    outbox,
+    clock,
+    log,
+    heldOpenS: cfg.door_held_open_s,
+    everyS: cfg.door_watch_s,
+  });
+  doorWatch.start();
 
   broker.on(
     "command",
@@ -215,8 +305,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     const fresh = map.devices.filter((d) => before.get(d.device_id) !== JSON.stringify(d));
     for (const d of before.keys()) if (!registry.get(d)) sensors.forget(d);
     for (const d of fresh) sensors.forget(d.device_id);
+    for (const d of fresh) sleep.forget(d.device_id);
     void reconciler.readAll(fresh, "device_map");
   });
+  keySync.start();
+  cardQueries.start();
   pump.start();
   heartbeat.start();
   broker.start();
@@ -226,6 +319,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     metrics.outboxPending.set(s.pending);
     metrics.outboxOldestAge.set(s.oldest ? (clock.now().getTime() - Date.parse(s.oldest)) / 1000 : 0);
     metrics.brokerConnected.set(broker.connected ? 1 : 0);
+    metrics.keysVersion.set(store.keys.version());
     for (const b of buses) {
       metrics.busOpen.set({ bus: b.cfg.name }, b.client.isOpen ? 1 : 0);
       for (const h of b.monitor.health())
@@ -252,6 +346,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       broker,
       buses: buses.map((b) => ({ ...b, name: b.cfg.name, path: b.cfg.path, boards: b.cfg.boards })),
       readers: readers.map((r) => ({ id: r.cfg.id, path: r.cfg.path, port: r.port })),
+      sleep,
     }),
     log,
   );
@@ -270,16 +365,24 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       tapListeners.add(listener);
       return () => tapListeners.delete(listener);
     },
+    onAccess(listener) {
+      accessListeners.add(listener);
+      return () => accessListeners.delete(listener);
+    },
     isHealthy: () => store.isAnswering() && buses.every((b) => b.client.isOpen),
     async stop() {
       await controlServer?.close();
       reconciler.stop();
       bookingExpiry.stop();
+      doorWatch.stop();
       heartbeat.stop();
       pump.stop();
+      keySync.stop();
+      cardQueries.stop();
       for (const b of buses) b.monitor.stop();
       await broker.stop();
       await Promise.all(readers.map((r) => r.port.stop()));
+      await Promise.allSettled([...tapsInFlight]);
       await Promise.all(buses.map((b) => b.client.stop()));
       if (metricsServer) await new Promise<void>((r) => metricsServer?.close(() => r()));
       doors.close();

@@ -3,7 +3,7 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 
 /**
  * Prometheus metrics of the daemon (U23): bounded labels only (bus, board, reader, command name,
- * result). Default Node metrics include the event-loop lag.
+ * result, access decision reason). Default Node metrics include the event-loop lag.
  */
 export function createMetrics(prefix = "parking_gateway_") {
   const registry = new Registry();
@@ -20,6 +20,18 @@ export function createMetrics(prefix = "parking_gateway_") {
       name: `${prefix}rfid_taps_total`,
       help: "Card taps read",
       labelNames: ["reader"],
+      registers: [registry],
+    }),
+    /** reason is one of the decision's fixed words (shared/domain/access-decision.ts): bounded. */
+    accessDecisions: new Counter({
+      name: `${prefix}access_decisions_total`,
+      help: "Card taps decided, by outcome and reason",
+      labelNames: ["granted", "reason", "decided_by"],
+      registers: [registry],
+    }),
+    keysVersion: new Gauge({
+      name: `${prefix}keys_version`,
+      help: "The cloud's whitelist key version the local cache holds",
       registers: [registry],
     }),
     discarded: new Counter({

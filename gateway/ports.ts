@@ -6,11 +6,16 @@
  * implementation lives.
  */
 import type { Duplex } from "node:stream";
+import type { SleepState } from "../shared/domain/device-types.ts";
 import type { LatchState } from "../shared/protocol/lock-bus/messages.ts";
 import type {
+  AccessDecision,
   CommandRequest,
   DeviceMap,
+  Grant,
   Heartbeat,
+  KeysDown,
+  KeysUp,
   SensorCause,
   UpMessage,
 } from "../shared/wire/messages.ts";
@@ -58,6 +63,8 @@ export type BrokerLinkEvents = {
   /** The cloud applied these outbox rows; `resend` asks for everything unconfirmed again. */
   ack: [seqs: number[], resend: boolean];
   deviceMap: [DeviceMap];
+  /** Whitelist sync for this gateway: a delta, a snapshot part, or the answer to a card query. */
+  keys: [KeysDown];
 };
 
 type BrokerListener<E extends keyof BrokerLinkEvents> = (...args: BrokerLinkEvents[E]) => void;
@@ -77,6 +84,11 @@ export interface BrokerLink {
   publishUp(msg: UpMessage): Promise<void>;
   /** Fire and forget, only while connected (a late heartbeat is worthless); false when not sent. */
   publishHeartbeat(hb: Heartbeat): boolean;
+  /**
+   * QoS 1, only while connected, never queued for later (a version report or a card query is worthless
+   * later, and is sent again when it matters); false when not sent.
+   */
+  publishKeysReport(msg: KeysUp): boolean;
   on<E extends keyof BrokerLinkEvents>(event: E, listener: BrokerListener<E>): unknown;
   off<E extends keyof BrokerLinkEvents>(event: E, listener: BrokerListener<E>): unknown;
 }
@@ -206,11 +218,63 @@ export interface BookingStore {
   nextEnd(): string | null;
 }
 
+export type KeysDelta = Extract<KeysDown, { kind: "delta" }>;
+export type KeysSnapshotPart = Extract<KeysDown, { kind: "snapshot" }>;
+
+/**
+ * The keys_only whitelist cache (ARCHITECTURE flow 4): the grants of the cards that may open this
+ * gateway's devices, at the cloud's key version it holds, so taps are decided while the cloud is away.
+ */
+export interface KeyCache {
+  /** The cloud's key version held (0: never synced). */
+  version(): number;
+  /** Grants held. */
+  count(): number;
+  /** One card's grants, by whitelist. */
+  grantsFor(card: string): Grant[];
+  /** Applies a delta in one transaction when its base is the held version; false (nothing changed) if not. */
+  applyDelta(delta: KeysDelta): boolean;
+  /**
+   * Stages one part of a snapshot; when every part of its version has arrived, replaces the whole cache
+   * in one transaction ("applied"). A part of another snapshot than the one staged discards the staging.
+   */
+  applySnapshotPart(part: KeysSnapshotPart): "staged" | "applied";
+  /** Deletes grants expired at `now`; returns how many. */
+  purgeExpired(now: Date): number;
+}
+
+/** Lockers and docks locked under rfid_parking, by the card that parked them. */
+export interface ParkedCardStore {
+  get(deviceId: string): string | null;
+  put(deviceId: string, card: string, at: string): void;
+  /** false when the device had no parked card. */
+  clear(deviceId: string): boolean;
+}
+
+/** An access decision before its actuation's outcome is known. */
+export type AccessDraft = Omit<AccessDecision, "gateway_id" | "seq" | "actuated">;
+
+/**
+ * Taps decided and being actuated (F2: no door opens without a record of the decision). A decision is
+ * written here before the hardware moves, and leaves when its outcome goes to the outbox.
+ */
+export interface TapJournal {
+  /** Records a decision about to be actuated; it survives a crash of the process. Returns its id. */
+  begin(draft: AccessDraft): number;
+  /** The decision's outcome is recorded (call inside that transaction). */
+  end(id: number): void;
+  /** Decisions begun and never ended: the process stopped between deciding and recording the outcome. */
+  unfinished(): { id: number; draft: AccessDraft }[];
+}
+
 /** The gateway's durable state, one database. */
 export interface GatewayStore {
   readonly outbox: Outbox;
   readonly commandLog: CommandLog;
   readonly bookings: BookingStore;
+  readonly keys: KeyCache;
+  readonly parkedCards: ParkedCardStore;
+  readonly tapJournal: TapJournal;
   readonly deviceMaps: DeviceMapStore;
   readonly localActions: LocalActionLog;
   /** Runs `work` as one transaction: what it writes commits together or not at all. Nests. */
@@ -230,6 +294,8 @@ export type MappedDevice = DeviceMap["devices"][number];
 export interface DeviceDirectory {
   /** The map's version; null before the gateway has ever had one. */
   readonly version: string | null;
+  /** The location the gateway serves and what local access may do there; null when the map has none. */
+  readonly location: NonNullable<DeviceMap["location"]> | null;
   get(deviceId: string): MappedDevice | undefined;
   byAliasName(alias: string): MappedDevice | undefined;
   all(): MappedDevice[];
@@ -277,11 +343,32 @@ export type Outcome = {
   lockState: "LOCKED" | "UNLOCKED" | null;
   /** What the hardware said about the device's sensors along the way (nothing when it did not answer). */
   sensors: Reading | null;
+  /** The device's board heard the request and said nothing at all (no ACK, or no reply). */
+  unanswered?: boolean;
 };
 
 /** Moves or reads one device's hardware, wherever it is wired. Failures are outcomes, not exceptions. */
 export interface Actuator {
   run(device: MappedDevice, action: Action): Promise<Outcome>;
+}
+
+/**
+ * Devices' sleep states (spec: Device `sleep_state` and `power_save_strategy`) as the hardware last showed
+ * them, and the one place that tells the cloud about them.
+ */
+export interface SleepBook {
+  /** "" (awake), LIGHT_SLEEP or DEEP_SLEEP; null when the hardware has not shown it since the start. */
+  get(deviceId: string): SleepState | null;
+  /** Records a sleep state the hardware showed (answering at all means awake); reports what is news. */
+  record(device: MappedDevice, state: SleepState, cause: SensorCause): void;
+  /** Counts the device's recorded changes: two counts differ when its state moved in between. */
+  changes(deviceId: string): number;
+  /** Why a command must not be sent to the device now (a LOCAL_WAKEUP device in deep sleep); else null. */
+  refusal(device: MappedDevice): string | null;
+  /** How much longer than usual the device may take to answer (a REMOTE_WAKEUP device wakes up first). */
+  graceMs(device: MappedDevice): number;
+  /** Forgets a device: its next state is reported whatever it is. */
+  forget(deviceId: string): void;
 }
 
 /** Which lock boards answer. */

@@ -17,6 +17,7 @@ import {
 import type { Behavior, BehaviorContext, Outgoing } from "./behaviors.ts";
 import { BoardFirmware } from "./board-firmware.ts";
 import type { BoardEventName, BoardHardware, ChannelState } from "./board-hardware.ts";
+import { type ChannelPower, ChannelSleep, type PowerSaveOptions, type SleepDepth } from "./channel-sleep.ts";
 import { type LinkEndpoint, writeTo } from "./links.ts";
 import { realTimers, type SimTimers, TimerSet } from "./timers.ts";
 
@@ -32,6 +33,8 @@ export type LockBoardOptions = {
   doors?: readonly number[];
   /** Where locker and dock latches are at power-up; default locked. Door locks always start locked. */
   latch?: LatchState;
+  /** Channels that sleep when idle, how deeply, and their idle and wake-up times (channel-sleep.ts). */
+  powerSave?: PowerSaveOptions;
   timers?: SimTimers;
 };
 
@@ -51,6 +54,7 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
   private sink: ((bytes: Uint8Array) => void) | null = null;
   private link: Duplex | null = null;
   private readonly builtIn: BoardFirmware = new BoardFirmware(this);
+  private readonly power: ChannelSleep;
 
   constructor(opts: LockBoardOptions) {
     const count = opts.channels ?? 8;
@@ -75,6 +79,8 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
     }));
     // Corrupt frames are dropped by the parser: a board answers nothing to them (protocol "Exchange").
     this.parser = new FrameParser((f) => this.onFrame(f));
+    this.power = new ChannelSleep(this, opts.powerSave);
+    this.power.start();
   }
 
   get channelCount(): number {
@@ -157,22 +163,48 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
     return this.timers.after(ms, fn);
   }
 
-  /** Power loss: every pending movement, hold timer and delayed reply is forgotten. */
+  /** Power loss: every pending movement, hold timer and delayed reply is forgotten; channels wake up. */
   reset(): void {
-    this.timers.cancelAll();
-    this.builtIn.reset();
+    this.powerOff();
+    this.power.start();
   }
 
   close(): void {
-    this.reset();
+    this.powerOff();
     this.detach();
   }
 
-  // Physical actions, for a test or a person at the console. Each reports itself as a board EVENT.
+  private powerOff(): void {
+    this.timers.cancelAll();
+    this.builtIn.reset();
+    this.power.reset();
+  }
+
+  // Power save (channel-sleep.ts): a test or the console puts channels to sleep and wakes them.
+
+  /** Awake, or how deeply the channel sleeps. */
+  sleepState(ch: number): ChannelPower {
+    this.channel(ch);
+    return this.power.state(ch);
+  }
+
+  /** The channel falls asleep now and says so (EVENT light_sleep / deep_sleep). */
+  sleep(ch: number, depth: SleepDepth): void {
+    this.power.sleep(ch, depth);
+  }
+
+  /** A local interaction wakes the channel (EVENT awake); returns whether it was asleep. */
+  wake(ch: number): boolean {
+    return this.power.wake(ch);
+  }
+
+  // Physical actions, for a test or a person at the console. Each reports itself as a board EVENT, and
+  // each is a local interaction: it wakes a sleeping channel first.
 
   /** Pushes the door open; a latched door stays shut (returns false). */
   openDoor(ch: number): boolean {
     const c = this.channel(ch);
+    this.power.wake(ch);
     if (c.latch === "locked" || c.doorOpen) return c.doorOpen;
     c.doorOpen = true;
     this.event(ch, "door_opened");
@@ -181,6 +213,7 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
 
   closeDoor(ch: number): void {
     const c = this.channel(ch);
+    this.power.wake(ch);
     if (!c.doorOpen) return;
     c.doorOpen = false;
     this.event(ch, "door_closed");
@@ -190,6 +223,7 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
 
   insertItem(ch: number): void {
     const c = this.channel(ch);
+    this.power.wake(ch);
     if (c.itemPresent) return;
     c.itemPresent = true;
     this.event(ch, "item_inserted");
@@ -197,6 +231,7 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
 
   removeItem(ch: number): void {
     const c = this.channel(ch);
+    this.power.wake(ch);
     if (!c.itemPresent) return;
     c.itemPresent = false;
     this.event(ch, "item_removed");
@@ -217,6 +252,7 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
   /** Someone turns the latch by hand (service key). */
   turnLatch(ch: number, latch: LatchState): void {
     const c = this.channel(ch);
+    this.power.wake(ch);
     if (c.latch === latch) return;
     c.latch = latch;
     this.event(ch, latch === "locked" ? "latch_locked" : "latch_unlocked");
@@ -237,6 +273,8 @@ export class LockBoard implements LinkEndpoint, BoardHardware {
     }
     this.received.push(req);
     for (const l of [...this.listeners]) l(req);
+    // A sleeping channel's power state comes before any behaviour: deep sleep hears nothing at all.
+    if (this.power.holds(req, () => this.dispatch(req, 0))) return;
     this.dispatch(req, 0);
   }
 

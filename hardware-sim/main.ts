@@ -36,6 +36,8 @@ const HELP = `commands:
   close <bus> <addr> <ch>        shut a channel's door
   jam <bus> <addr> <ch>          jam a latch (unjam <bus> <addr> <ch> frees it)
   brownout <bus> <addr> <ms>     the board loses power for ms, then reports reset
+  sleep <bus> <addr> <ch> <how>  a channel falls asleep; <how>: light or deep
+  wake <bus> <addr> <ch>         a local interaction wakes a sleeping channel
   unplug <reader|bus>            pull a cable (the gateway's port closes)
   plug <reader|bus>              plug it back in
   status                         print every channel's state
@@ -90,6 +92,14 @@ async function runCommand(site: SimSite, line: string): Promise<string> {
     case "brownout":
       board().use(brownout(int(a[2], "ms")));
       return "board browned out";
+    case "sleep": {
+      const depth = a[3];
+      if (depth !== "light" && depth !== "deep") return 'sleep needs a depth: "light" or "deep"';
+      board().sleep(int(a[2], "channel"), depth);
+      return `channel in ${depth} sleep`;
+    }
+    case "wake":
+      return board().wake(int(a[2], "channel")) ? "channel awake" : "channel was awake";
     case "unplug":
       await pluggable(a[0]).unplug();
       return `${a[0]} unplugged`;
@@ -116,6 +126,7 @@ function describe(site: SimSite): string {
           c.itemPresent && "item",
           c.jammed && "JAMMED",
           c.tamper && "TAMPER",
+          b.sleepState(ch) !== "awake" && `${b.sleepState(ch)} sleep`,
         ];
         out.push(`${bus.name} ${b.address}/${ch} ${c.latch} ${flags.filter(Boolean).join(" ")}`.trimEnd());
       }

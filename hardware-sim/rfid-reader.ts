@@ -27,6 +27,7 @@ export class SimReader implements LinkEndpoint {
   private connector: Connector | null = null;
   private cancelAlive: (() => void) | null = null;
   private plugged = false;
+  private readonly tapListeners = new Set<(uid: string) => void>();
 
   constructor(
     readonly name: string,
@@ -58,7 +59,15 @@ export class SimReader implements LinkEndpoint {
 
   /** A card held to the reader; `uid` in any form the protocol allows (hex, `:` or `-` separators). */
   tap(uid: string): void {
+    // The card is near the lock too: a lock with its own reader wakes from power save (site.ts `wakes`).
+    for (const l of [...this.tapListeners]) l(uid);
     this.write(readerLine({ kind: "tap", card: uid }));
+  }
+
+  /** Calls back on every tap, before the TAG line leaves; returns the unsubscribe function. */
+  onTap(listener: (uid: string) => void): () => void {
+    this.tapListeners.add(listener);
+    return () => this.tapListeners.delete(listener);
   }
 
   /** Any line at all, e.g. line noise the gateway must report as garbage. */

@@ -31,6 +31,19 @@ const BoardSpec = z.strictObject({
   moveMs: z.number().int().min(0).optional(),
   /** Where locker and dock latches are at power-up (door locks always start locked). */
   latch: z.enum(["locked", "unlocked"]).default("locked"),
+  /**
+   * Channels that save power (spec: power_save_strategy): `light` ones (REMOTE_WAKEUP) wake on a request,
+   * `deep` ones (LOCAL_WAKEUP) only on a local interaction; both doze off after `idleMs` without activity
+   * (none: only when a test or the console puts them to sleep). A request wakes a light sleeper in `wakeMs`.
+   */
+  powerSave: z
+    .strictObject({
+      light: z.array(z.number().int().min(1).max(64)).default([]),
+      deep: z.array(z.number().int().min(1).max(64)).default([]),
+      idleMs: z.number().int().positive().optional(),
+      wakeMs: z.number().int().min(0).default(800),
+    })
+    .optional(),
 });
 
 /** The scenario schema (main.ts validates YAML/JSON files with it; a bad file names the key). */
@@ -58,6 +71,14 @@ export const SimSiteSpec = z.strictObject({
         model: z.string().regex(/^\S+$/).optional(),
         firmware: z.string().regex(/^\S+$/).optional(),
         aliveMs: z.union([z.number().int().positive(), z.literal(false)]).optional(),
+        /** The lock channel this reader belongs to: a tap on it is a local interaction that wakes it. */
+        wakes: z
+          .strictObject({
+            bus: Name,
+            board: z.number().int().min(MIN_ADDRESS).max(MAX_ADDRESS),
+            channel: z.number().int().min(1).max(64),
+          })
+          .optional(),
       }),
     )
     .default({}),
@@ -118,6 +139,7 @@ export function createSimSite(input: SimSiteSpec, opts: SimSiteOptions = {}): Si
           doors: bs.doors,
           latch: bs.latch,
           moveMs: bs.moveMs ?? spec.moveMs,
+          powerSave: bs.powerSave,
           timers: opts.timers,
         }),
     );
@@ -127,9 +149,16 @@ export function createSimSite(input: SimSiteSpec, opts: SimSiteOptions = {}): Si
   }
 
   const readers = new Map<string, SimReader>();
-  for (const [name, r] of Object.entries(spec.readers)) {
+  for (const [name, { wakes, ...r }] of Object.entries(spec.readers)) {
     const reader = new SimReader(name, { ...r, timers: opts.timers });
     readers.set(name, reader);
+    if (wakes) {
+      const board = buses.get(wakes.bus)?.board(wakes.board);
+      if (!board)
+        throw new Error(`reader "${name}" wakes a channel on bus "${wakes.bus}", which this site lacks`);
+      board.channel(wakes.channel); // throws for a channel the board does not have
+      reader.onTap(() => board.wake(wakes.channel));
+    }
     plugging.push(reader.plugInto(claim(name, READER_BAUD_RATE)));
   }
 

@@ -28,6 +28,11 @@ export const ERROR_STATUS = {
   // Sessions: a rider at max_user_sessions of a location; a pagination_token not of this list.
   "ERRORS.MAX_USER_SESSIONS_REACHED": 400,
   "ERRORS.INVALID_PAGINATION_TOKEN": 400,
+  // Whitelist batches: the answer when items failed, and the codes of its error_results.
+  "ERRORS.BATCH_ITEMS_FAILED": 400,
+  "ERRORS.INVALID_CARD_ID": 400,
+  "ERRORS.UNKNOWN_TARGET": 400,
+  "ERRORS.WHITELIST_LIMIT_REACHED": 400,
   "ERRORS.INVALID_CLIENT": 401,
   "ERRORS.UNAUTHORIZED": 401,
   "ERRORS.INVALID_TOKEN": 401,

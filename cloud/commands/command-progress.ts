@@ -5,6 +5,7 @@ import type { CommandProgress } from "../../shared/wire/messages.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
 import type { GatewayReport } from "../gateway-link/gateway-reports.ts";
+import { photoUri } from "../photos/photo-uri.ts";
 import type { Executor } from "../store/db.ts";
 import { advanceCommand } from "./advance-command.ts";
 import { drivesDeviceState, endsBooking, successEventFor } from "./command-events.ts";
@@ -50,6 +51,8 @@ export async function applyCommandProgress(
       // A book's booking ends when the cloud said it would, whenever the gateway confirms it.
       deviceInput = { kind: "confirmed", name, bookingUntil: cmd.wire_request?.params.booking?.until };
       event = { name: successEventFor(name), timestamp: at };
+      // The photo's address, served once its parts have all arrived (they may come after this).
+      if (name === "take-photo") event.value = photoUri(cmd.id);
       break;
     case "ERROR":
       input = { kind: "failed", reason: msg.reason || "the gateway reported an error" };

@@ -47,6 +47,18 @@ export function commandRepository(db: Executor) {
       return row && toRecord(row);
     },
 
+    /**
+     * Holds the command's row until the transaction ends, so concurrent writers about it take turns: a
+     * write of nothing that PostgreSQL locks the row for (SQLite writes one transaction at a time anyway).
+     */
+    async hold(id: string): Promise<void> {
+      await db
+        .updateTable("commands")
+        .set((eb) => ({ updated_at: eb.ref("updated_at") }))
+        .where("id", "=", id)
+        .execute();
+    },
+
     /** The command and the gateway that drives its device (null when the device has none). */
     async findWithGateway(
       id: string,

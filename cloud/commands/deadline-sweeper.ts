@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
+import { raiseTimedOut } from "../site-events/timed-out.ts";
 import type { Db } from "../store/db.ts";
 import { commandRepository } from "./command-repository.ts";
 import { endCommand } from "./end-command.ts";
@@ -33,13 +34,17 @@ export function createDeadlineSweeper(deps: {
     let moved = 0;
     const due = await commandRepository(db).pastDeadline(ts, BATCH);
     for (const c of due) {
-      const ended = await endCommand(db, {
-        commandId: c.id,
-        input: { kind: "deadline" },
-        now,
-        cfg: timeouts,
-        events: (s) => [{ name: "REQUEST_TIMED_OUT", value: s.reason, timestamp: ts }],
-      });
+      const ended = await endCommand(
+        db,
+        {
+          commandId: c.id,
+          input: { kind: "deadline" },
+          now,
+          cfg: timeouts,
+          events: (s) => [{ name: "REQUEST_TIMED_OUT", value: s.reason, timestamp: ts }],
+        },
+        (trx, ended) => raiseTimedOut(trx, ended, now),
+      );
       if (ended) moved++;
     }
     for (const deviceId of await deviceRepository(db).idsPastDeadline(ts, BATCH)) {

@@ -53,7 +53,7 @@ const SUMMARY_COLUMNS = [
 export type DeviceSummary = Pick<DevicesTable, (typeof SUMMARY_COLUMNS)[number]>;
 
 /** How a gateway reaches a device: one entry of the gateway's device map. */
-export type DeviceWiring = Pick<DeviceRecord, "type" | "alias" | "has_camera"> & {
+export type DeviceWiring = Pick<DeviceRecord, "type" | "alias" | "has_camera" | "power_save_strategy"> & {
   device_id: string;
   bus: DeviceAttrs["bus"];
 };
@@ -188,7 +188,7 @@ export function deviceRepository(db: Executor) {
     async wiringOf(gatewayId: string): Promise<DeviceWiring[]> {
       const rows = await db
         .selectFrom("devices")
-        .select(["id", "type", "alias", "attrs", "has_camera"])
+        .select(["id", "type", "alias", "attrs", "has_camera", "power_save_strategy"])
         .where("gateway_id", "=", gatewayId)
         .orderBy("id")
         .execute();
@@ -198,6 +198,7 @@ export function deviceRepository(db: Executor) {
         alias: r.alias,
         bus: parseDeviceAttrs(r.attrs).bus,
         has_camera: r.has_camera === 1,
+        power_save_strategy: r.power_save_strategy,
       }));
     },
 

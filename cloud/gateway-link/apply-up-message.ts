@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import type { UpMessage } from "../../shared/wire/messages.ts";
 import { applyCommandProgress } from "../commands/command-progress.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
+import { applyAccessDecision } from "../key-sync/access-events.ts";
+import { applyPhotoPart } from "../photos/apply-photo-part.ts";
 import type { Db } from "../store/db.ts";
 import { applyDeviceState, applyHardwareEvent } from "./gateway-reports.ts";
 
@@ -32,6 +34,12 @@ export function applyUpMessage(
         break;
       case "hardware_event":
         await applyHardwareEvent(trx, { ...report, msg });
+        break;
+      case "access_decision":
+        await applyAccessDecision(trx, { ...report, msg });
+        break;
+      case "photo":
+        await applyPhotoPart(trx, { ...report, msg });
         break;
     }
     return "applied";

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
+import { parseLocationAttrs } from "../locations/location-attrs.ts";
 import type { Db, Executor } from "../store/db.ts";
 
 /**
@@ -11,8 +12,19 @@ import type { Db, Executor } from "../store/db.ts";
  */
 export async function deviceMapFor(db: Executor, gatewayId: string): Promise<DeviceMap> {
   const devices = await deviceRepository(db).wiringOf(gatewayId);
-  const version = createHash("sha256").update(JSON.stringify(devices)).digest("hex").slice(0, 16);
-  return { gateway_id: gatewayId, version, devices };
+  const gw = await db
+    .selectFrom("gateways")
+    .innerJoin("locations", "locations.id", "gateways.location_id")
+    .select(["locations.id", "locations.attrs"])
+    .where("gateways.id", "=", gatewayId)
+    .executeTakeFirst();
+  // What local access may do there travels with the map (rfid_parking: a tap parks on a free locker).
+  const location = gw ? { id: gw.id, rfid_parking: parseLocationAttrs(gw.attrs).rfid_parking } : undefined;
+  const version = createHash("sha256")
+    .update(JSON.stringify({ devices, location }))
+    .digest("hex")
+    .slice(0, 16);
+  return { gateway_id: gatewayId, version, ...(location ? { location } : {}), devices };
 }
 
 export async function allGatewayIds(db: Executor): Promise<string[]> {

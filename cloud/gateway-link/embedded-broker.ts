@@ -2,7 +2,7 @@ import net from "node:net";
 import { Aedes, type AuthenticateError, type Client } from "aedes";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../../shared/clock.ts";
-import { parseTopic, type UpChannel } from "../../shared/wire/topics.ts";
+import { parseTopic, UP_CHANNELS } from "../../shared/wire/topics.ts";
 import { createFailureLimiter } from "../auth/failure-limiter.ts";
 import { verifySecret } from "../auth/secrets.ts";
 import type { Db } from "../store/db.ts";
@@ -11,7 +11,8 @@ import { FrameRefused, GatedConnection } from "./mqtt-frame-gate.ts";
 
 export type EmbeddedBroker = { port: number; close(): Promise<void> };
 
-const UP: ReadonlySet<string> = new Set<UpChannel>(["up", "hb", "status"]);
+/** What a gateway may publish on (its own topics only): every up channel, `keys_report` included. */
+const UP: ReadonlySet<string> = new Set<string>(UP_CHANNELS);
 
 const REFUSALS = { 2: "identifier rejected", 4: "bad username or password", 5: "not authorized" } as const;
 

@@ -1,11 +1,12 @@
 import type { MqttClient } from "mqtt";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { Clock } from "../../shared/clock.ts";
-import { Heartbeat, Status, UpMessage } from "../../shared/wire/messages.ts";
-import { parseTopic, topicFor, wildcardFor } from "../../shared/wire/topics.ts";
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import { Heartbeat, KeysUp, Status, UpMessage } from "../../shared/wire/messages.ts";
+import { parseTopic, topicFor, UP_CHANNELS, wildcardFor } from "../../shared/wire/topics.ts";
 import { redeliverPending } from "../commands/command-delivery.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
+import { createKeySync } from "../key-sync/key-sync.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
@@ -22,7 +23,12 @@ export type GatewayLinkConfig = {
   prefix: string;
   /** How often the store is checked for changed device maps. */
   mapPollMs?: number;
+  /** How often gateways whose confirmed key version lags are brought up to date (repairs lost deltas). */
+  keySweepMs?: number;
 };
+
+/** How long a close waits for messages in flight before it ends the broker session by force. */
+const CLOSE_GRACE_MS = 2_000;
 
 /** Enough of an up message to acknowledge it when nothing else in it can be used. */
 const SeqOnly = z.object({ seq: z.number().int().positive() });
@@ -68,10 +74,19 @@ export async function startGatewayLink(
     async ack(gatewayId, seqs) {
       await client.publishAsync(topicFor(cfg.prefix, gatewayId, "ack"), JSON.stringify({ seqs }), { qos: 1 });
     },
-    keysChanged(_gatewayIds) {
-      // Whitelist sync is wired here by cloud/key-sync (issue 9, in progress).
+    keysChanged(gatewayIds) {
+      keySync.keysChanged(gatewayIds);
     },
   };
+  const keySync = createKeySync({
+    db,
+    clock,
+    log,
+    sweepMs: cfg.keySweepMs,
+    publish: async (gatewayId, msg) => {
+      await client.publishAsync(topicFor(cfg.prefix, gatewayId, "keys"), JSON.stringify(msg), { qos: 1 });
+    },
+  });
 
   async function onUp(gatewayId: string, payload: unknown) {
     const parsed = UpMessage.safeParse(payload);
@@ -130,6 +145,12 @@ export async function startGatewayLink(
           return log.warn({ topic }, "invalid status dropped");
         return onStatus(st.data);
       }
+      case "keys_report": {
+        const report = KeysUp.safeParse(payload);
+        if (!report.success || report.data.gateway_id !== t.gatewayId)
+          return log.warn({ topic }, "invalid keys report dropped");
+        return keySync.onReport(t.gatewayId, report.data);
+      }
       default:
         return;
     }
@@ -158,9 +179,7 @@ export async function startGatewayLink(
     });
   });
   await client.subscribeAsync(
-    Object.fromEntries(
-      (["up", "hb", "status"] as const).map((c) => [wildcardFor(cfg.prefix, c), { qos: 1 as const }]),
-    ),
+    Object.fromEntries(UP_CHANNELS.map((c) => [wildcardFor(cfg.prefix, c), { qos: 1 as const }])),
   );
   log.info({ broker: cfg.brokerUrl }, "gateway link connected");
 
@@ -204,14 +223,24 @@ export async function startGatewayLink(
       .catch((err: unknown) => log.warn({ err }, "could not ask gateways to resend"));
   });
 
+  keySync.start();
+
   return {
     ...publisher,
     publishDeviceMaps,
     client,
     async close() {
       watcher.stop();
-      await Promise.allSettled([...chains.values()]);
-      await client.endAsync();
+      // Messages being applied finish (their effects commit or not); a publish that waits for an absent
+      // broker does not hold the close for ever: after a grace period the client ends by force.
+      const drained = Promise.allSettled([keySync.stop(), ...chains.values()]).then(() => true);
+      let timer: TimerHandle | null = null;
+      const grace = new Promise<false>((resolve) => {
+        timer = clock.setTimer(CLOSE_GRACE_MS, () => resolve(false));
+      });
+      const clean = await Promise.race([drained, grace]);
+      if (timer) clock.clearTimer(timer);
+      await client.endAsync(!clean || !client.connected);
     },
   };
 }

@@ -3,6 +3,7 @@ import type { DeviceStateReport, HardwareEvent, Heartbeat, Status } from "../../
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import { deviceRepository, type SensorReading } from "../devices/device-repository.ts";
+import { raiseHardwareAlarm } from "../site-events/hardware-alarms.ts";
 import type { Db, Executor } from "../store/db.ts";
 
 /** One message from a gateway's outbox, with what applying it needs. */
@@ -126,4 +127,5 @@ export async function applyHardwareEvent(
       received_at: now.toISOString(),
     })
     .execute();
+  await raiseHardwareAlarm(tx, { gatewayId, deviceId, msg, now });
 }

@@ -10,6 +10,8 @@ import { LocationAttrs } from "../locations/location-attrs.ts";
 import { declarePriceLists } from "../sessions/price-lists.ts";
 import type { Db } from "../store/db.ts";
 import { declareRiders } from "../users/declare-riders.ts";
+import { declareWebhooks } from "../webhooks/declare-webhooks.ts";
+import { declareWhitelists } from "../whitelists/declare-whitelists.ts";
 import { crossReferences, describePath } from "./manifest-problems.ts";
 import type { SiteManifest } from "./manifest-schema.ts";
 
@@ -121,6 +123,9 @@ export async function applyManifest(
       const riders = await declareRiders(trx, { operatorId: op.id, ts, derive: derivedId }, op);
       summary.created += riders.created;
       summary.updated += riders.updated;
+      const webhooks = await declareWebhooks(trx, { operatorId: op.id, ts, env }, op.webhooks);
+      summary.created += webhooks.created;
+      summary.updated += webhooks.updated;
       for (const c of op.clients) {
         await upsert(
           "api_clients",
@@ -262,6 +267,14 @@ export async function applyManifest(
         summary.created += declared.created;
         summary.updated += declared.updated;
       }
+      // Key sync records the changed whitelists' new key versions here; running clouds' sweep sends them.
+      const whitelists = await declareWhitelists(
+        trx,
+        { operatorId: op.id, ts, now: clock.now(), locationIds },
+        op.whitelists,
+      );
+      summary.created += whitelists.created;
+      summary.updated += whitelists.updated;
       for (const pa of op.public_areas) {
         await upsert("public_areas", { id: pa.id }, {}, { operator_id: op.id, name: pa.name });
         for (const code of pa.locations) {

@@ -7,6 +7,7 @@
  */
 import type { z } from "zod";
 import { didYouMean } from "../../shared/did-you-mean.ts";
+import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
 import { MANIFEST_KEYS, type ManifestObjectKind, SiteManifest } from "./manifest-schema.ts";
 
 export type ManifestPath = (string | number)[];
@@ -83,6 +84,20 @@ function unknownKeys(data: unknown, checked: Set<string>): RawProblem[] {
     });
     arr(op.riders).forEach((r, j) => {
       check(r, [...opPath, "riders", j], "rider");
+    });
+    arr(op.webhooks).forEach((w, j) => {
+      check(w, [...opPath, "webhooks", j], "webhook");
+    });
+    arr(op.whitelists).forEach((wl, j) => {
+      const wlPath = [...opPath, "whitelists", j];
+      check(wl, wlPath, "whitelist");
+      if (!isObj(wl)) return;
+      arr(wl.targets).forEach((t, k) => {
+        check(t, [...wlPath, "targets", k], "whitelist_target");
+      });
+      arr(wl.entities).forEach((e, k) => {
+        check(e, [...wlPath, "entities", k], "whitelist_entity");
+      });
     });
     arr(op.locations).forEach((loc, j) => {
       const locPath = [...opPath, "locations", j];
@@ -161,6 +176,8 @@ export function crossReferences(data: unknown): RawProblem[] {
   const firstArea = new Map<string, ManifestPath>();
   const firstAccessList = new Map<string, ManifestPath>();
   const firstRiderId = new Map<string, ManifestPath>();
+  const firstWebhook = new Map<string, ManifestPath>();
+  const firstWhitelist = new Map<string, ManifestPath>();
   const unique = (
     seen: Map<string, ManifestPath>,
     value: unknown,
@@ -201,6 +218,7 @@ export function crossReferences(data: unknown): RawProblem[] {
       });
     });
     out.push(...priceListReferences(op, opPath));
+    out.push(...whitelistReferences(op, opPath, firstWhitelist));
     const riderUserIds = new Map<string, ManifestPath>();
     arr(op.riders).forEach((r, j) => {
       if (!isObj(r)) return;
@@ -209,6 +227,10 @@ export function crossReferences(data: unknown): RawProblem[] {
       const id = str(r.service_user_id);
       if (id !== null)
         unique(firstRiderId, id.toLowerCase(), [...rPath, "service_user_id"], "service_user_id");
+    });
+    arr(op.webhooks).forEach((w, j) => {
+      const id = isObj(w) ? str(w.id) : null;
+      if (id !== null) unique(firstWebhook, id.toLowerCase(), [...opPath, "webhooks", j, "id"], "webhook id");
     });
     arr(op.public_areas).forEach((pa, j) => {
       if (!isObj(pa)) return;
@@ -266,6 +288,90 @@ function priceListReferences(op: Obj, opPath: ManifestPath): RawProblem[] {
   return out;
 }
 
+/**
+ * Whitelist ids are unique in the manifest; a target names a location code of this operator and, for a
+ * device, an alias at that location (a gateway id names its GUARD); a card is declared once per whitelist;
+ * no device is the target of more whitelists than a device may have.
+ */
+function whitelistReferences(op: Obj, opPath: ManifestPath, first: Map<string, ManifestPath>): RawProblem[] {
+  const out: RawProblem[] = [];
+  const aliases = new Map<string, Set<string>>();
+  for (const loc of arr(op.locations)) {
+    const code = isObj(loc) ? str(loc.code) : null;
+    if (code === null || !isObj(loc)) continue;
+    const names = new Set<string>();
+    for (const gw of arr(loc.gateways)) {
+      if (!isObj(gw)) continue;
+      const id = str(gw.id);
+      if (id !== null) names.add(id);
+      for (const d of arr(gw.devices)) if (isObj(d) && str(d.alias) !== null) names.add(d.alias as string);
+    }
+    aliases.set(code, names);
+  }
+  const perDevice = new Map<string, Set<number>>();
+  const overLimit = new Set<string>();
+  arr(op.whitelists).forEach((wl, j) => {
+    if (!isObj(wl)) return;
+    const wlPath = [...opPath, "whitelists", j];
+    const id = str(wl.id);
+    if (id !== null) {
+      const seen = first.get(id.toLowerCase());
+      if (seen)
+        out.push({
+          path: [...wlPath, "id"],
+          message: `duplicate whitelist id ${JSON.stringify(id)}`,
+          related: seen,
+        });
+      else first.set(id.toLowerCase(), [...wlPath, "id"]);
+    }
+    arr(wl.targets).forEach((t, k) => {
+      if (!isObj(t)) return;
+      const tPath = [...wlPath, "targets", k];
+      const code = str(t.location);
+      if (code === null) return;
+      const names = aliases.get(code);
+      if (!names) {
+        out.push({
+          path: [...tPath, "location"],
+          message: `no location with code ${code} in this operator${didYouMean(code, aliases.keys())}`,
+        });
+        return;
+      }
+      const alias = str(t.device);
+      if (alias === null) return;
+      if (!names.has(alias)) {
+        out.push({
+          path: [...tPath, "device"],
+          message: `no device with alias ${alias} at location ${code}${didYouMean(alias, names)}`,
+        });
+        return;
+      }
+      const key = JSON.stringify([code, alias]);
+      const lists = perDevice.get(key) ?? new Set<number>();
+      lists.add(j);
+      perDevice.set(key, lists);
+      if (lists.size > DEFAULT_MAX_WHITELISTS_PER_DEVICE && !overLimit.has(key)) {
+        overLimit.add(key);
+        out.push({
+          path: [...tPath, "device"],
+          message: `device ${alias} at location ${code} would be the target of more than ${DEFAULT_MAX_WHITELISTS_PER_DEVICE} whitelists, the most a device can have`,
+        });
+      }
+    });
+    // Card ids stay out of the message (they are keys): the path and the first place say which.
+    const cards = new Map<string, ManifestPath>();
+    arr(wl.entities).forEach((e, k) => {
+      const card = isObj(e) ? str(e.id) : null;
+      if (card === null) return;
+      const path = [...wlPath, "entities", k, "id"];
+      const seen = cards.get(card);
+      if (seen) out.push({ path, message: "duplicate card id in this whitelist", related: seen });
+      else cards.set(card, path);
+    });
+  });
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // What apply needs from the environment.
 
@@ -285,6 +391,15 @@ function missingSecrets(data: unknown, env: Env): RawProblem[] {
     if (!isObj(op)) return;
     arr(op.clients).forEach((c, j) => {
       check(c, ["operators", i, "clients", j]);
+    });
+    arr(op.webhooks).forEach((w, j) => {
+      check(w, ["operators", i, "webhooks", j]);
+      const previous = isObj(w) ? str(w.previous_secret_env) : null;
+      if (previous && !env[previous])
+        out.push({
+          path: ["operators", i, "webhooks", j, "previous_secret_env"],
+          message: `environment variable ${previous} is not set (apply reads the secret from it)`,
+        });
     });
     arr(op.locations).forEach((loc, j) => {
       if (!isObj(loc)) return;
@@ -310,6 +425,8 @@ const NAMED: Record<string, { noun: string; key: string; alt?: string }> = {
   price_lists: { noun: "price list", key: "code" },
   riders: { noun: "rider", key: "user_id" },
   access_lists: { noun: "access list", key: "name", alt: "id" },
+  webhooks: { noun: "webhook", key: "id" },
+  whitelists: { noun: "whitelist", key: "name", alt: "id" },
 };
 
 function nameOf(v: unknown, index: number): string {

@@ -8,6 +8,12 @@ import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { LocationAttrsPatch } from "../locations/location-attrs.ts";
 import { ManifestPriceList } from "../sessions/price-lists.ts";
 import { ExternalUsers, ExternalUsersFields, Rider } from "../users/rider-manifest.ts";
+import { ManifestWebhook, WebhookFields } from "../webhooks/webhook-manifest.ts";
+import {
+  ManifestWhitelist,
+  ManifestWhitelistEntity,
+  ManifestWhitelistTarget,
+} from "../whitelists/whitelist-manifest.ts";
 
 /**
  * The service operator's site manifest: a declarative description of operators, API clients, public
@@ -118,6 +124,14 @@ const Operator = z.strictObject({
     "Where sign-up and sign-in verification callbacks go; without it the operator has no external users",
   ),
   riders: z.array(Rider).default([]).describe("External users created without a sign-up (demo, tests)"),
+  webhooks: z
+    .array(ManifestWebhook)
+    .default([])
+    .describe("Where the operator's site events are sent; an endpoint left out is disabled, not deleted"),
+  whitelists: z
+    .array(ManifestWhitelist)
+    .default([])
+    .describe("RFID whitelists and their targets; integrators manage the cards through the API"),
 });
 
 export const SiteManifest = z
@@ -150,6 +164,10 @@ export const MANIFEST_KEYS = {
   external_users: Object.keys(ExternalUsersFields.shape),
   rider: Object.keys(Rider.shape),
   access_list: Object.keys(AccessList.shape),
+  webhook: Object.keys(WebhookFields.shape),
+  whitelist: Object.keys(ManifestWhitelist.shape),
+  whitelist_target: Object.keys(ManifestWhitelistTarget.shape),
+  whitelist_entity: Object.keys(ManifestWhitelistEntity.shape),
 } as const;
 export type ManifestObjectKind = keyof typeof MANIFEST_KEYS;
 export type ManifestInput = z.input<typeof SiteManifest>;

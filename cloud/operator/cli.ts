@@ -6,6 +6,7 @@ import { PACKAGE_VERSION } from "../../shared/version.ts";
 import { registerSessionCommands } from "../sessions/operator-commands.ts";
 import { type Db, openDb } from "../store/db.ts";
 import { registerRiderCommands } from "../users/rider-commands.ts";
+import { registerWebhookCommands } from "../webhooks/operator-commands.ts";
 
 /**
  * `npm run operator -- <command>`: the service operator's day-to-day actions on a running site's store
@@ -34,7 +35,7 @@ export async function withStore<T>(fn: (db: Db) => Promise<T>): Promise<T> {
 }
 
 const program = new Command("operator")
-  .description("Operator actions on the parking cloud's store: sessions, payments, riders' tokens")
+  .description("Operator actions on the parking cloud's store: sessions, payments, riders' tokens, webhooks")
   .version(PACKAGE_VERSION, "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .showHelpAfterError("(run with --help for usage)");
@@ -42,5 +43,6 @@ const program = new Command("operator")
 // Feature commands are registered here, one line each: registerXCommands(program);
 registerRiderCommands(program, withStore);
 registerSessionCommands(program, withStore);
+registerWebhookCommands(program, withStore);
 
 runSubcommands(program);

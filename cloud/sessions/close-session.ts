@@ -40,8 +40,8 @@ export async function closeSession(
   const priceList = ended.price_list_id ? await priceListRepository(tx).find(ended.price_list_id) : undefined;
   const view = viewOf(ended);
   const bill = billSession({
-    userId: ended.user_id,
-    identifiedBy: "user",
+    userId: ended.user_id === "" ? null : ended.user_id,
+    identifiedBy: ended.access_key_id ? "rfid" : "user",
     priceList: priceList ? termsOf(priceList) : null,
     // An ended session always began: the machine ends only booked and active sessions.
     from: billedFrom(view) ?? (view.end_time as string),

@@ -4,8 +4,10 @@ import { deviceUri, locationUri } from "../devices/present-device.ts";
 import { type PaymentRow, paymentUri } from "./payments.ts";
 import type { SessionRow } from "./session-repository.ts";
 
-export const sessionV2Uri = (userId: string, id: string) => `/session/v2/users/${userId}/sessions/${id}`;
 export const sessionV1Uri = (id: string) => `/session/v1/device-sessions/${id}`;
+/** A card's session has no user to address it under: its uri is the record by id alone (v1). */
+export const sessionV2Uri = (userId: string, id: string) =>
+  userId === "" ? sessionV1Uri(id) : `/session/v2/users/${userId}/sessions/${id}`;
 
 /** A session with what its record shows besides its row: its events and its payment (once ended). */
 export type SessionParts = {
@@ -29,7 +31,7 @@ export function presentSessionV2({ row, events, payment }: SessionParts): Sessio
     id: row.id,
     uri: sessionV2Uri(row.user_id, row.id),
     user_id: row.user_id,
-    access_key_id: null,
+    access_key_id: row.access_key_id,
     status: view.status,
     booked_time: view.booked_time,
     booked_until_time: view.booked_until_time,
@@ -53,7 +55,7 @@ export function presentSessionV2({ row, events, payment }: SessionParts): Sessio
 export function presentSessionV1({ row, events, payment }: SessionParts): SessionV1 {
   const view = deriveSession(events);
   return {
-    access_key_id: null,
+    access_key_id: row.access_key_id,
     user_id: row.user_id,
     start_time: view.start_time,
     end_time: view.end_time,

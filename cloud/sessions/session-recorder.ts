@@ -22,7 +22,7 @@ import { sessionRepository } from "./session-repository.ts";
 const DEFAULT_BOOKING_MS = 60 * 60 * 1000;
 
 /** Sessions are a rider's, on a device that takes them: not a GUARD or door, nor a sessionless dock. */
-function takesSessions(device: Pick<DeviceRecord, "type">): boolean {
+export function takesSessions(device: Pick<DeviceRecord, "type">): boolean {
   return familyOf(device.type) === "locking" && device.type !== "DOCK_SESSIONLESS";
 }
 
@@ -73,6 +73,7 @@ export async function openSessionFor(
     id: randomUUID(),
     operator_id: principal.operatorId,
     user_id: principal.id,
+    access_key_id: null,
     location_id: device.location_id,
     device_id: device.id,
     price_list_id: device.attrs.price_list_id,
@@ -144,4 +145,43 @@ export async function sessionsFollowDevice(tx: Executor, device: DeviceRecord, n
   if (ending.length === 0) return;
   for (const s of await sessionRepository(tx).onDevice(device.id, ending))
     await closeSession(tx, s, now, s.status === "active" ? "hardware" : "booking-over");
+}
+
+/**
+ * A locker or dock parked with an RFID card at an rfid_parking location (a tap the gateway decided): a
+ * session identified only by the card, active from the tap, never charged (billing rule 2). It ends like
+ * any active session, when the device is found unlocked.
+ */
+export async function openCardSession(
+  tx: Executor,
+  at: { device: DeviceRecord; cardId: string; startedAt: string; now: Date },
+): Promise<void> {
+  const { device, cardId, now } = at;
+  if (!takesSessions(device)) return;
+  const sessions = sessionRepository(tx);
+  if ((await sessions.onDevice(device.id, ["active"])).length > 0) return;
+  const ts = now.toISOString();
+  const id = randomUUID();
+  await sessions.insert({
+    id,
+    operator_id: device.operator_id,
+    user_id: "",
+    access_key_id: cardId,
+    location_id: device.location_id,
+    device_id: device.id,
+    price_list_id: null,
+    status: "pending",
+    status_at: ts,
+    booked_time: null,
+    booked_until_time: null,
+    start_time: null,
+    end_time: null,
+    command_id: null,
+    ended_by: null,
+    fee_currency: null,
+    fee_value: null,
+    created_at: ts,
+    updated_at: ts,
+  });
+  await sessions.record(id, { name: "start", timestamp: at.startedAt }, now);
 }

@@ -28,8 +28,10 @@ export interface PriceListsTable {
 export interface SessionsTable {
   id: string;
   operator_id: string;
-  /** service_user_id of the rider */
+  /** service_user_id of the rider; "" for a session identified only by an RFID card */
   user_id: string;
+  /** The RFID card of an rfid_parking session (spec: access_key_id); null for a rider's */
+  access_key_id: string | null;
   location_id: string;
   device_id: string;
   /** The device's price list when the session was created; null if it had none */

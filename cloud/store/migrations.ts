@@ -2,6 +2,10 @@ import type { Kysely, Migration, MigrationProvider } from "kysely";
 import { externalUsersMigration } from "./migrations/005-external-users.ts";
 import { sessionsMigration } from "./migrations/006-sessions.ts";
 import { accessListsMigration } from "./migrations/007-access-lists.ts";
+import { whitelistsMigration } from "./migrations/008-whitelists.ts";
+import { webhooksMigration } from "./migrations/009-webhooks.ts";
+import { keySyncMigration } from "./migrations/010-key-sync.ts";
+import { photosMigration } from "./migrations/011-photos.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -206,6 +210,10 @@ const migrations: Record<string, Migration> = {
   "005-external-users": externalUsersMigration,
   "006-sessions": sessionsMigration,
   "007-access-lists": accessListsMigration,
+  "008-whitelists": whitelistsMigration,
+  "009-webhooks": webhooksMigration,
+  "010-key-sync": keySyncMigration,
+  "011-photos": photosMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -16,8 +16,13 @@ import type {
 } from "../../shared/wire/messages.ts";
 import type { AccessListTables } from "../access-lists/access-list-tables.ts";
 import type { DeviceAttrs } from "../devices/device-attrs.ts";
+import type { KeySyncTables } from "../key-sync/key-sync-tables.ts";
+import type { PhotoTables } from "../photos/photo-tables.ts";
 import type { SessionTables } from "../sessions/session-tables.ts";
+import type { SiteEventTables } from "../site-events/site-event-tables.ts";
 import type { UserTables } from "../users/user-tables.ts";
+import type { WebhookTables } from "../webhooks/webhook-tables.ts";
+import type { WhitelistTables } from "../whitelists/whitelist-tables.ts";
 import type { Json } from "./json-column.ts";
 
 /**
@@ -197,7 +202,15 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
-export interface Database extends UserTables, SessionTables, AccessListTables {
+export interface Database
+  extends UserTables,
+    SessionTables,
+    AccessListTables,
+    KeySyncTables,
+    SiteEventTables,
+    WebhookTables,
+    WhitelistTables,
+    PhotoTables {
   operators: OperatorsTable;
   api_clients: ApiClientsTable;
   public_areas: PublicAreasTable;

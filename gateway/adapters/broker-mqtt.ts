@@ -7,6 +7,8 @@ import {
   CommandRequest,
   DeviceMap,
   type Heartbeat,
+  KeysDown,
+  type KeysUp,
   type Status,
   type UpMessage,
 } from "../../shared/wire/messages.ts";
@@ -83,7 +85,12 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       this.connectedSince = this.o.clock.now().toISOString();
       this.o.log.info({ broker: this.o.url }, "broker connected");
       client.subscribe(
-        { [topic("cmd")]: { qos: 1 }, [topic("ack")]: { qos: 1 }, [topic("config")]: { qos: 1 } },
+        {
+          [topic("cmd")]: { qos: 1 },
+          [topic("ack")]: { qos: 1 },
+          [topic("config")]: { qos: 1 },
+          [topic("keys")]: { qos: 1 },
+        },
         (err) => {
           // Fails only when the connection dropped meanwhile; the next connect subscribes again.
           if (err) return this.o.log.warn({ err: err.message }, "subscription failed");
@@ -128,6 +135,12 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
         const r = DeviceMap.safeParse(data);
         return r.success ? this.emit("deviceMap", r.data) : drop(r.error.issues);
       }
+      case "keys": {
+        const r = KeysDown.safeParse(data);
+        if (!r.success) return drop(r.error.issues);
+        if (r.data.gateway_id !== this.o.gatewayId) return drop("addressed to another gateway");
+        return this.emit("keys", r.data);
+      }
       default:
         return;
     }
@@ -148,6 +161,18 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     return true;
   }
 
+  /**
+   * QoS 1, but only while connected and never queued by us: a version report or a card query is sent
+   * again when it matters (on the next connect, or not at all for a tap long decided).
+   */
+  publishKeysReport(msg: KeysUp): boolean {
+    if (!this.client?.connected) return false;
+    this.client.publish(topicFor(this.o.prefix, this.o.gatewayId, "keys_report"), JSON.stringify(msg), {
+      qos: 1,
+    });
+    return true;
+  }
+
   /** Graceful stop: announce offline ourselves (the Last Will fires only on an unclean drop). */
   async stop(): Promise<void> {
     const client = this.client;
@@ -161,6 +186,8 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
         })
         .catch(() => undefined);
     }
-    await client.endAsync();
+    // Disconnected, a graceful end would wait for in-flight publishes that cannot complete (the outbox
+    // keeps them anyway): a stop while the broker is away must not hang until systemd kills the daemon.
+    await client.endAsync(!client.connected);
   }
 }

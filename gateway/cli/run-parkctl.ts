@@ -12,6 +12,7 @@ import { registerCompletion } from "./commands/completion.ts";
 import { registerConfig } from "./commands/config.ts";
 import { registerDevices } from "./commands/devices.ts";
 import { registerDoctor } from "./commands/doctor.ts";
+import { registerKeys } from "./commands/keys.ts";
 import { registerOutbox } from "./commands/outbox.ts";
 import { registerSerial } from "./commands/serial.ts";
 import { registerStatus } from "./commands/status.ts";
@@ -95,6 +96,7 @@ Data goes to stdout, messages to stderr. Every command has --help with examples.
   registerDevices(program, wrap);
   registerActuate(program, wrap);
   registerOutbox(program, wrap);
+  registerKeys(program, wrap);
   registerSerial(program, wrap);
   registerConfig(program, wrap);
   registerDoctor(program, wrap);

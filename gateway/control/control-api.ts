@@ -20,7 +20,24 @@ export type GatewayStatus = {
   readers: { id: string; path: string; open: boolean; last_seen: string | null }[];
   outbox: { pending: number; oldest_age_s: number | null };
   devices: number;
+  /** The whitelist key cache: the cloud's version it holds (0: never synced) and how many grants. */
+  keys: { version: number; grants: number };
 };
+
+/** One of a card's grants in the key cache, and whether it opens anything here now. */
+export type CardGrantView = {
+  whitelist_id: string;
+  status: "ACTIVE" | "INACTIVE";
+  expires_at: string | null;
+  is_master_key: boolean;
+  location_ids: string[];
+  /** Aliases of the targeted devices this gateway drives (ids it does not know stay ids). */
+  devices: string[];
+  /** "valid", or why not: inactive, expired (targets are checked per device at the tap). */
+  state: "valid" | "inactive" | "expired";
+};
+
+export type CardKeysView = { card_id: string; version: number; grants: CardGrantView[] };
 
 export type DeviceView = {
   device_id: string;
@@ -45,6 +62,14 @@ export type DeviceView = {
   } | null;
   /** The booking the gateway holds for the device (who, until when), honoured by local access. */
   booking?: { holder: string; until: string } | null;
+  /**
+   * A device that saves power (spec: power_save_strategy other than NONE): its sleep state as the hardware
+   * last showed it ("" awake; null: not known since the daemon started).
+   */
+  power_save?: {
+    strategy: "REMOTE_WAKEUP" | "LOCAL_WAKEUP";
+    sleep_state: "" | "LIGHT_SLEEP" | "DEEP_SLEEP" | null;
+  };
 };
 
 export type ActuationResult = {
@@ -87,6 +112,8 @@ export interface ControlApi {
     who: string,
   ): Promise<{ alias: string; steps: (ActuationResult & { step: string })[] }>;
   outbox(): Promise<OutboxView>;
+  /** A card's grants in the key cache (the technician typed the card id). */
+  keys(card: string): Promise<CardKeysView>;
   probeSerial(): Promise<SerialProbe[]>;
   doctor(): Promise<DoctorCheck[]>;
 }
@@ -98,6 +125,7 @@ export const CONTROL_METHODS = [
   "actuate",
   "testCycle",
   "outbox",
+  "keys",
   "probeSerial",
   "doctor",
 ] as const satisfies readonly (keyof ControlApi)[];

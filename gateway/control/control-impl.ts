@@ -1,3 +1,4 @@
+import { normaliseCardId } from "../../shared/card-id.ts";
 import { PACKAGE_VERSION } from "../../shared/version.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
 import type { BusMonitor } from "../hardware/bus-monitor.ts";
@@ -11,8 +12,9 @@ import type {
   MappedDevice,
   Reading,
   SensorBook,
+  SleepBook,
 } from "../ports.ts";
-import type { ActuationResult, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
+import type { ActuationResult, CardGrantView, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
 
 /** One lock bus as the control API sees it. */
@@ -42,10 +44,15 @@ export type ControlDeps = {
   actuator: Actuator;
   /** Reads a device's sensors now; a change it finds goes to the cloud like any other. */
   readDevice(device: MappedDevice, cause: SensorCause): Promise<void>;
-  store: Pick<GatewayStore, "outbox" | "commandLog" | "bookings" | "localActions" | "checkIntegrity">;
+  store: Pick<
+    GatewayStore,
+    "outbox" | "commandLog" | "bookings" | "localActions" | "keys" | "checkIntegrity"
+  >;
   broker: Pick<BrokerLink, "connected" | "connectedSince">;
   buses: readonly ControlBus[];
   readers: readonly ControlReader[];
+  /** Devices' sleep states (power save). */
+  sleep?: Pick<SleepBook, "get">;
 };
 
 const ageS = (iso: string | null, now: Date) =>
@@ -63,6 +70,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
     const last = commandLog.lastFor(d.device_id);
     const live = g.sensors.get(d.device_id);
     const booking = g.store.bookings.active(d.device_id, now());
+    const strategy = d.power_save_strategy ?? "NONE";
     return {
       device_id: d.device_id,
       alias: d.alias,
@@ -85,6 +93,9 @@ export function createControlApi(g: ControlDeps): ControlApi {
           }
         : null,
       booking: booking ? { holder: booking.holder, until: booking.until } : null,
+      ...(strategy === "NONE"
+        ? {}
+        : { power_save: { strategy, sleep_state: g.sleep?.get(d.device_id) ?? null } }),
     };
   }
 
@@ -129,6 +140,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
         })),
         outbox: { pending: s.pending, oldest_age_s: ageS(s.oldest, now()) },
         devices: g.devices.all().length,
+        keys: { version: g.store.keys.version(), grants: g.store.keys.count() },
       });
     },
 
@@ -200,6 +212,35 @@ export function createControlApi(g: ControlDeps): ControlApi {
           .rows(50)
           .map((r) => ({ seq: r.seq, type: r.type, age_s: ageS(r.created_at, now()) ?? 0 })),
       });
+    },
+
+    keys(typed) {
+      const card = normaliseCardId(typed);
+      if (!card)
+        return Promise.reject(
+          new ControlError(
+            CONTROL_ERROR.badRequest,
+            "not a card id: hex digits (separators allowed), an even number of them, at most 20",
+          ),
+        );
+      const at = now().getTime();
+      const grants = g.store.keys.grantsFor(card).map(
+        (gr): CardGrantView => ({
+          whitelist_id: gr.whitelist_id,
+          status: gr.status,
+          expires_at: gr.expires_at,
+          is_master_key: gr.is_master_key,
+          location_ids: gr.location_ids,
+          devices: gr.device_ids.map((id) => g.devices.get(id)?.alias ?? id),
+          state:
+            gr.status !== "ACTIVE"
+              ? "inactive"
+              : gr.expires_at !== null && Date.parse(gr.expires_at) <= at
+                ? "expired"
+                : "valid",
+        }),
+      );
+      return Promise.resolve({ card_id: card, version: g.store.keys.version(), grants });
     },
 
     probeSerial() {

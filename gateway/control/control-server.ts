@@ -61,6 +61,7 @@ const ParamSchemas = {
   }),
   testCycle: z.object({ alias: Alias, who: Who }),
   outbox: z.object({}),
+  keys: z.object({ card: z.string().min(1).max(64) }),
   probeSerial: z.object({}),
   doctor: z.object({}),
 } satisfies Record<(typeof CONTROL_METHODS)[number], z.ZodType>;
@@ -117,6 +118,8 @@ function call(api: ControlApi, method: Method, p: Record<string, string>): Promi
       return api.testCycle(p.alias as string, p.who as string);
     case "outbox":
       return api.outbox();
+    case "keys":
+      return api.keys(p.card as string);
     case "probeSerial":
       return api.probeSerial();
     case "doctor":

@@ -14,6 +14,10 @@ export class DeviceRegistry implements DeviceDirectory {
     return this.map?.version ?? null;
   }
 
+  get location(): NonNullable<DeviceMap["location"]> | null {
+    return this.map?.location ?? null;
+  }
+
   replace(map: DeviceMap): void {
     this.map = map;
     this.byId = new Map(map.devices.map((d) => [d.device_id, d]));

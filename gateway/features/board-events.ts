@@ -1,7 +1,16 @@
 import type { Logger } from "pino";
+import type { SleepState } from "../../shared/domain/device-types.ts";
 import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
-import type { Actuator, DeviceDirectory, MappedDevice, Outbox, Reading, SensorBook } from "../ports.ts";
+import type {
+  Actuator,
+  DeviceDirectory,
+  MappedDevice,
+  Outbox,
+  Reading,
+  SensorBook,
+  SleepBook,
+} from "../ports.ts";
 
 type BoardEvent = Extract<BoardMessage, { kind: "event" }>;
 
@@ -14,6 +23,13 @@ const READING: Partial<Record<BoardEvent["event"], Reading>> = {
   item_removed: { item_present: false },
 };
 
+/** Power-save announcements (docs/hardware-protocol.md, "Power save"): device state, not site events. */
+const SLEEP: Partial<Record<BoardEvent["event"], SleepState>> = {
+  light_sleep: "LIGHT_SLEEP",
+  deep_sleep: "DEEP_SLEEP",
+  awake: "",
+};
+
 export const isDoor = (d: MappedDevice) => d.type === "BIKE_HOUSE_DOOR" || d.type === "DOOR";
 
 /**
@@ -21,6 +37,8 @@ export const isDoor = (d: MappedDevice) => d.type === "BIKE_HOUSE_DOOR" || d.typ
  * what it says about a device's sensors (a latch turned by hand, a door, an item) goes to the sensor
  * book, which reports the change so the cloud's state follows the hardware. A door lock is engaged again
  * as soon as its door closes; a board that reset is read again, since its channels may have changed.
+ * A channel's sleep and wake-up go to the sleep book instead (a `device_state` with `sleep_state`), and any
+ * other event from a channel shows it awake.
  */
 export function handleBoardEvent(
   o: {
@@ -31,10 +49,19 @@ export function handleBoardEvent(
     busName: string;
     relockDoor: (device: MappedDevice) => void;
     readBoard: (addr: number) => void;
+    sleep?: SleepBook;
   },
   e: BoardEvent,
 ): void {
   const device = o.registry.onChannel(e.addr, e.channel) ?? null;
+  const sleep = SLEEP[e.event];
+  if (sleep !== undefined) {
+    const where = { bus: o.busName, addr: e.addr, channel: e.channel, device: device?.alias };
+    o.log.info({ ...where, event: e.event }, "board power save");
+    if (device) o.sleep?.record(device, sleep, "hardware_event");
+    return;
+  }
+  if (device) o.sleep?.record(device, "", "hardware_event");
   o.log.info(
     { bus: o.busName, addr: e.addr, channel: e.channel, event: e.event, device: device?.alias },
     "board event",

@@ -12,7 +12,9 @@ import type {
   Outcome,
   PhotoStore,
   SensorBook,
+  SleepBook,
 } from "../ports.ts";
+import { photoParts } from "./photo-upload.ts";
 
 export type ExecutorDeps = {
   /** The command log, the outbox and the bookings, and the transactions that tie them to a report. */
@@ -27,6 +29,8 @@ export type ExecutorDeps = {
   onFinished?: (name: string, ok: boolean) => void;
   /** A booking was recorded or ended (the expiry timer looks again). */
   onBookingsChanged?: () => void;
+  /** Sleep states: a LOCAL_WAKEUP device in deep sleep takes no command (spec: power_save_strategy). */
+  sleep?: Pick<SleepBook, "refusal">;
 };
 
 /** An outcome, and what it writes to the store: committed with the report of its success, never without it. */
@@ -162,6 +166,9 @@ export function createCommandExecutor(d: ExecutorDeps) {
         `device ${req.device_id} is not driven by this gateway (device map ${d.registry.version ?? "none"})`,
       );
     if (isBookingCommand(req.name)) return performBooking(req);
+    // Bookings above need only the gateway; nothing else is sent to a device that cannot hear it.
+    const asleep = d.sleep?.refusal(device);
+    if (asleep) return failed(asleep);
     const action = ACTION_OF[req.name];
     if (action) {
       const o = await d.actuator.run(device, action);
@@ -175,12 +182,19 @@ export function createCommandExecutor(d: ExecutorDeps) {
       if (!d.camera || !device.has_camera)
         return { ok: false, reason: "no camera on this device", lockState: null, sensors: null };
       const photo = await d.camera.capture();
+      const parts = photoParts(req, photo);
+      if ("refused" in parts) return failed(parts.refused);
       d.photos.save(req.command_id, photo);
+      // The photo goes up with the SUCCESS, in the same transaction: acknowledged means on its way.
+      const commit = () => {
+        for (const p of parts) outbox.append(p);
+      };
       return {
         ok: true,
         reason: `photo taken (${photo.bytes.length} bytes)`,
         lockState: null,
         sensors: null,
+        commit,
       };
     }
     return { ok: false, reason: `${req.name} is not a hardware command`, lockState: null, sensors: null };

@@ -26,6 +26,8 @@ export class HardwareActuator implements Actuator {
     private readonly doors: GpioDoors,
     private readonly clock: Clock,
     private readonly doorReleaseS: number,
+    /** Extra time a device may take to answer (a REMOTE_WAKEUP device wakes first); none by default. */
+    private readonly graceMs: (device: MappedDevice) => number = () => 0,
   ) {}
 
   async run(device: MappedDevice, action: Action): Promise<Outcome> {
@@ -34,21 +36,25 @@ export class HardwareActuator implements Actuator {
     const bus = this.busFor(device);
     if (!bus) return failed(`no bus has lock board ${device.bus.board}`);
     const { board: addr, channel } = device.bus;
+    const grace = { graceMs: this.graceMs(device) };
     try {
       switch (action) {
         case "lock":
-          return this.result(await bus.request({ kind: "lock", addr, channel }));
+          return this.result(await bus.request({ kind: "lock", addr, channel }, grace));
         case "unlock":
           return this.result(
-            await bus.request({ kind: "unlock", addr, channel, holdS: isDoor ? this.doorReleaseS : 0 }),
+            await bus.request(
+              { kind: "unlock", addr, channel, holdS: isDoor ? this.doorReleaseS : 0 },
+              grace,
+            ),
           );
         case "status":
-          return this.result(await bus.request({ kind: "status", addr, channel }));
+          return this.result(await bus.request({ kind: "status", addr, channel }, grace));
         case "power_cycle":
-          await bus.request({ kind: "power", addr, channel, on: false });
+          await bus.request({ kind: "power", addr, channel, on: false }, grace);
           await new Promise<void>((r) => this.clock.setTimer(1_000, r));
-          await bus.request({ kind: "power", addr, channel, on: true });
-          return this.result(await bus.request({ kind: "status", addr, channel }));
+          await bus.request({ kind: "power", addr, channel, on: true }, grace);
+          return this.result(await bus.request({ kind: "status", addr, channel }, grace));
       }
     } catch (err) {
       if (!(err instanceof BusError)) throw err;
@@ -56,16 +62,21 @@ export class HardwareActuator implements Actuator {
       // report carries the truth and the cloud settles on it (a LOCK is never simply sent again).
       const unanswered = err.failure.reason === "no_ack" || err.failure.reason === "no_reply";
       if (unanswered && (action === "lock" || action === "unlock")) {
-        const reading = await this.readAfter(bus, addr, channel);
+        const reading = await this.readAfter(bus, addr, channel, grace.graceMs);
         if (reading) return { ...reading, ok: false, reason: err.message };
       }
-      return failed(err.message);
+      return { ...failed(err.message), unanswered };
     }
   }
 
-  private async readAfter(bus: LockBusClient, addr: number, channel: number): Promise<Outcome | null> {
+  private async readAfter(
+    bus: LockBusClient,
+    addr: number,
+    channel: number,
+    graceMs: number,
+  ): Promise<Outcome | null> {
     try {
-      return this.result(await bus.request({ kind: "status", addr, channel }));
+      return this.result(await bus.request({ kind: "status", addr, channel }, { graceMs }));
     } catch {
       return null;
     }

@@ -1,3 +1,4 @@
+import type { LatchState } from "../../shared/protocol/lock-bus/messages.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
 import type { Clock, MappedDevice, Outbox, Reading, SensorBook, Sensors } from "../ports.ts";
 
@@ -18,6 +19,8 @@ export class OutboxSensorBook implements SensorBook {
   constructor(
     private readonly outbox: Outbox,
     private readonly clock: Clock,
+    /** Hears every latch reading, whatever its cause (a locker seen unlocked is no longer parked). */
+    private readonly onLatch?: (deviceId: string, latch: LatchState) => void,
   ) {}
 
   get(deviceId: string): Sensors {
@@ -29,6 +32,7 @@ export class OutboxSensorBook implements SensorBook {
     for (const f of FIELDS)
       if (reading[f] !== undefined && reading[f] !== null) next[f] = reading[f] as never;
     this.live.set(deviceId, next);
+    if (reading.latch) this.onLatch?.(deviceId, reading.latch);
     return next;
   }
 

@@ -122,9 +122,12 @@ export class LockBusClient extends EventEmitter<Events> {
     await closing;
   }
 
-  /** Sends one request and resolves with the board's reply; rejects with BusError. */
-  request<R extends Request>(req: R): Promise<BoardMessage> {
-    const run = () => this.transact(req);
+  /**
+   * Sends one request and resolves with the board's reply; rejects with BusError. `graceMs` lengthens
+   * both deadlines, for a channel that wakes from light sleep before it answers (ACK included).
+   */
+  request<R extends Request>(req: R, opts: { graceMs?: number } = {}): Promise<BoardMessage> {
+    const run = () => this.transact(req, opts.graceMs ?? 0);
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
     return result;
@@ -152,14 +155,14 @@ export class LockBusClient extends EventEmitter<Events> {
     if (c.state.phase !== before) c.wake();
   }
 
-  private transact(req: Request): Promise<BoardMessage> {
+  private transact(req: Request, graceMs: number): Promise<BoardMessage> {
     const link = this.line.link;
     if (!link) return Promise.reject(new BusError({ reason: "link_closed" }, req.addr));
     this.seq = (this.seq % 255) + 1; // 1..255: SEQ 0 is reserved for events
     const full = { ...req, seq: this.seq } as HostRequest;
     const expect = { addr: req.addr, seq: this.seq, replyKind: REPLY_KIND[req.kind] };
-    const ackMs = this.o.ackTimeoutMs ?? 250;
-    const replyMs = this.o.replyTimeoutMs ?? 3_000;
+    const ackMs = (this.o.ackTimeoutMs ?? 250) + graceMs;
+    const replyMs = (this.o.replyTimeoutMs ?? 3_000) + graceMs;
     return new Promise<BoardMessage>((resolve, reject) => {
       let timer: TimerHandle | null = null;
       const arm = (ms: number) => {

@@ -2,9 +2,12 @@ import type { Clock, GatewayStore } from "../ports.ts";
 import { SqliteBookings } from "./bookings.ts";
 import { SqliteCommandLog } from "./command-log.ts";
 import { SqliteDeviceMapStore } from "./device-map-store.ts";
+import { SqliteKeyCache } from "./key-cache.ts";
 import { SqliteLocalActions } from "./local-actions.ts";
 import { openGatewayDb } from "./open-db.ts";
 import { SqliteOutbox } from "./outbox.ts";
+import { SqliteParkedCards } from "./parked-cards.ts";
+import { SqliteTapJournal } from "./tap-journal.ts";
 
 /**
  * The GatewayStore port on the gateway's SQLite file in `stateDir`: its repositories, transactions, and
@@ -17,6 +20,9 @@ export function openGatewayStore(stateDir: string, o: { gatewayId: string; clock
     outbox: new SqliteOutbox(db, o.gatewayId, o.clock),
     commandLog: new SqliteCommandLog(db),
     bookings: new SqliteBookings(db),
+    keys: new SqliteKeyCache(db),
+    parkedCards: new SqliteParkedCards(db),
+    tapJournal: new SqliteTapJournal(db),
     deviceMaps: new SqliteDeviceMapStore(db),
     localActions: new SqliteLocalActions(db),
     // better-sqlite3 turns a nested transaction into a savepoint, so callers may nest freely.

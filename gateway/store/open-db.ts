@@ -44,6 +44,45 @@ const MIGRATIONS: string[] = [
      booked_at TEXT NOT NULL
    );
    CREATE INDEX bookings_until ON bookings (until);`,
+  // The keys_only whitelist cache (ARCHITECTURE flow 4): one row per card and whitelist, clustered by card
+  // so a tap's lookup reads adjacent rows; a snapshot in parts is staged beside it and swapped in whole.
+  `CREATE TABLE key_grants (
+     card_id TEXT NOT NULL,
+     whitelist_id TEXT NOT NULL,
+     active INTEGER NOT NULL,                -- 1: ACTIVE, 0: INACTIVE
+     expires_at TEXT,                        -- RFC 3339 UTC with milliseconds, so it compares as text
+     master INTEGER NOT NULL,                -- is_master_key
+     targets TEXT NOT NULL,                  -- JSON [location_ids, device_ids]
+     PRIMARY KEY (card_id, whitelist_id)
+   ) WITHOUT ROWID;
+   CREATE TABLE key_staging (
+     card_id TEXT NOT NULL,
+     whitelist_id TEXT NOT NULL,
+     active INTEGER NOT NULL,
+     expires_at TEXT,
+     master INTEGER NOT NULL,
+     targets TEXT NOT NULL,
+     PRIMARY KEY (card_id, whitelist_id)
+   ) WITHOUT ROWID;
+   CREATE TABLE key_staging_parts (part INTEGER PRIMARY KEY);
+   CREATE TABLE key_state (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     version INTEGER NOT NULL,               -- the cloud's key version this cache holds
+     staging_version INTEGER,                -- the snapshot being staged, and its part count
+     staging_parts INTEGER
+   );
+   INSERT INTO key_state (id, version) VALUES (1, 0);
+   -- Lockers locked under rfid_parking, by the card that parked them (only that card retrieves them).
+   CREATE TABLE parked_cards (
+     device_id TEXT PRIMARY KEY,
+     card_id TEXT NOT NULL,
+     parked_at TEXT NOT NULL
+   );
+   -- Taps decided and being actuated (F2): what a crash leaves here is reported at the next start.
+   CREATE TABLE pending_taps (
+     id INTEGER PRIMARY KEY,
+     body TEXT NOT NULL                      -- the access decision, without the actuation's outcome
+   );`,
 ];
 
 /**

@@ -28,14 +28,4 @@ export const LocationAudit = z
   .meta({ id: "LocationAudit" });
 export type LocationAudit = z.infer<typeof LocationAudit>;
 
-/** Whitelist (spec: Whitelist, entity, target): name, description, id, uri. */
-export const WhitelistSummary = z.object({
-  name: z.string(),
-  description: z.string(),
-  id: z.string(),
-  uri: z.string(),
-});
-export const WhitelistList = z
-  .object({ data: z.array(WhitelistSummary), uri: z.string() })
-  .meta({ id: "WhitelistList" });
-export type WhitelistList = z.infer<typeof WhitelistList>;
+// A location's whitelists (`whitelists.uri`) are the whitelist service's: shared/api/whitelist.ts.

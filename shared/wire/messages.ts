@@ -74,6 +74,8 @@ export const SENSOR_CAUSES = [
   "technician",
   /** The gateway locked a door again because it closed or its release window ran out. */
   "door_relock",
+  /** A card tap on a reader moved the device (the `access_decision` before it says why). */
+  "tap",
 ] as const;
 export type SensorCause = (typeof SENSOR_CAUSES)[number];
 
@@ -144,16 +146,50 @@ export const AccessDecision = z.object({
   /**
    * Why, in one word: whitelisted, master_key, parked (an rfid_parking lock for this card), retrieved
    * (the same card unlocked it), unknown_card, inactive, expired, not_targeted, occupied, booked,
-   * asleep, offline_unknown, no_device, actuation_failed.
+   * no_rfid_parking (a free locker where the location has no rfid_parking), unknown_state (a locker whose
+   * latch the gateway has not read yet), asleep, offline_unknown, no_device, actuation_failed (granted, but
+   * the hardware did not do it). shared/domain/access-decision.ts decides them.
    */
   reason: z.string().max(40),
   /** The whitelist whose grant decided it (null when none did). */
   whitelist_id: z.uuid().nullable(),
   decided_by: z.enum(["local", "cloud"]),
-  /** The actuation's outcome when there was one (false: the hardware did not do it). */
+  /**
+   * The actuation's outcome when there was one (false: the hardware did not do it). Null: nothing to
+   * actuate, or, for a granted lock or unlock, the gateway stopped before it knew (F2).
+   */
   actuated: z.boolean().nullable(),
 });
 export type AccessDecision = z.infer<typeof AccessDecision>;
+
+/** Photo formats the gateway sends and the cloud serves (image types only: never anything a browser runs). */
+export const PHOTO_MIME_TYPES = ["image/jpeg", "image/png"] as const;
+/**
+ * Raw bytes per `photo` part: base64 makes it 128 KiB, so each message stays well under the broker's
+ * 256 KB packet limit (cloud/gateway-link/broker-limits.ts). A multiple of 3, so parts encode alone.
+ */
+export const PHOTO_PART_BYTES = 96 * 1024;
+/** Parts per photo at most: 64 × 96 KiB = 6 MiB, far above a snapshot camera's JPEG. */
+export const PHOTO_MAX_PARTS = 64;
+
+/**
+ * One part of the photo a take-photo command took (docs/decisions.md, Photos). All parts commit to the
+ * outbox with the command's SUCCESS; the cloud assembles the photo once every part has arrived, in
+ * whatever order, before or after the SUCCESS.
+ */
+export const PhotoPart = z.object({
+  ...OutboxFields,
+  type: z.literal("photo"),
+  command_id: z.uuid(),
+  device_id: z.uuid(),
+  /** 1-based. */
+  part: z.number().int().positive().max(PHOTO_MAX_PARTS),
+  parts: z.number().int().positive().max(PHOTO_MAX_PARTS),
+  mime: z.enum(PHOTO_MIME_TYPES),
+  /** This part's bytes, base64 (at most PHOTO_PART_BYTES of them). */
+  data: z.base64().max(Math.ceil(PHOTO_PART_BYTES / 3) * 4),
+});
+export type PhotoPart = z.infer<typeof PhotoPart>;
 
 /** Up, `up` channel, QoS 1: anything from the outbox. */
 export const UpMessage = z.discriminatedUnion("type", [
@@ -161,6 +197,7 @@ export const UpMessage = z.discriminatedUnion("type", [
   DeviceStateReport,
   HardwareEvent,
   AccessDecision,
+  PhotoPart,
 ]);
 export type UpMessage = z.infer<typeof UpMessage>;
 /** An up message as written, before its schema fills in defaults. */

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FuzzTarget, startFuzzTarget } from "../fuzz/fuzz-target.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { declareFixtureWhitelists } from "../support/fixture-whitelists.ts";
 
 /**
  * The CI-sized fuzz run (docs/decisions.md: Testing): requests generated from the served OpenAPI
@@ -16,6 +17,7 @@ describe("fuzzing the API from its OpenAPI document", () => {
   let target: FuzzTarget;
   beforeAll(async () => {
     h = await startCloudHarness();
+    await declareFixtureWhitelists(h);
     target = await startFuzzTarget(h, { socketShare: 0.1 });
   });
   afterAll(() => h.close());

@@ -141,6 +141,49 @@ describe("the cloud's state follows the sensors outside a command in flight", ()
   });
 });
 
+describe("sleep states reported by the gateway (spec: Device sleep_state)", () => {
+  const REMOTE_WAKEUP = fx.device("L1", "4");
+  const LOCAL_WAKEUP = fx.device("L1", "5");
+
+  it("a device_state with sleep_state shows in the device record, alone or beside a lock reading", async () => {
+    await sensed(REMOTE_WAKEUP, { sleep_state: "LIGHT_SLEEP" });
+    expect(await device(REMOTE_WAKEUP)).toMatchObject({
+      power_save_strategy: "REMOTE_WAKEUP",
+      sleep_state: "LIGHT_SLEEP",
+    });
+    await sensed(REMOTE_WAKEUP, { sleep_state: "", lock_state: "LOCKED" });
+    expect(await device(REMOTE_WAKEUP)).toMatchObject({
+      sleep_state: "",
+      lock_state: "LOCKED",
+      state: { value: "LOCKED" },
+    });
+    // A reading that says nothing of sleep leaves the sleep state as it was.
+    await sensed(REMOTE_WAKEUP, { sleep_state: "LIGHT_SLEEP" });
+    await sensed(REMOTE_WAKEUP, { door_open: false });
+    expect((await device(REMOTE_WAKEUP)).sleep_state).toBe("LIGHT_SLEEP");
+  });
+
+  it("a LOCAL_WAKEUP device reported in deep sleep takes no command until it is reported awake", async () => {
+    await sensed(LOCAL_WAKEUP, { sleep_state: "DEEP_SLEEP" });
+    expect((await device(LOCAL_WAKEUP)).sleep_state).toBe("DEEP_SLEEP");
+    const res = await h.call(CLIENTS.admin, {
+      method: "POST",
+      url: `/device/v1/devices/${LOCAL_WAKEUP}/commands`,
+      payload: { command: "lock" },
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toMatchObject({ error_code: "ERRORS.DEVICE_ASLEEP" });
+    await sensed(LOCAL_WAKEUP, { sleep_state: "", cause: "tap" });
+    expect((await device(LOCAL_WAKEUP)).sleep_state).toBe("");
+    expect((await post(LOCAL_WAKEUP, { command: "lock" })).state.value).toBe("SENT");
+  });
+
+  it("ignores a sleep state about a device of another gateway", async () => {
+    await sensed(LOCAL_WAKEUP, { sleep_state: "DEEP_SLEEP" }, "gw-a2");
+    expect((await device(LOCAL_WAKEUP)).sleep_state).toBe("");
+  });
+});
+
 describe("a gateway's report that overtakes the broker's acknowledgement", () => {
   it("records the hand-over (REQUEST_SENT) before what the gateway reports", async () => {
     h.gateways.mode = "fail"; // the publish is not acknowledged (yet)

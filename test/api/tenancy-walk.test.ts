@@ -22,14 +22,19 @@ import { type Caller, client, type RiderFlow, rider, riderFlow } from "../suppor
 type OpenApi = { paths: Record<string, Record<string, unknown>> };
 type Route = { method: "GET" | "POST"; path: string };
 
-/** The {id} routes of issue 8: sessions, payments, price lists, access lists, and riders' own commands. */
+/**
+ * The {id} routes of issue 8 (sessions, payments, price lists, access lists, riders' own commands) and of
+ * issue 9 (whitelists).
+ */
 const selected = (path: string) =>
   path.includes("{") &&
   (path.startsWith("/session/") ||
     path.startsWith("/access-control/") ||
     path.startsWith("/location/v1/price-lists/") ||
     path.startsWith("/session/v1/payments/") ||
-    path === "/device/v1/commands/{command_id}");
+    path.startsWith("/whitelist/v1/whitelists/") || // issue 9: a whitelist, its cards and its targets
+    path === "/device/v1/commands/{command_id}" ||
+    path === "/device/v1/commands/{command_id}/photo"); // issue 9: a take-photo's photo
 
 /** The app's OpenAPI document, read once before the suites are collected (it does not depend on the data). */
 async function walkedRoutes(): Promise<Route[]> {
@@ -56,7 +61,7 @@ const label = (r: Route) => `${r.method} ${r.path}`;
 /** Who may read what (docs/decisions.md). */
 type Family = "rider-owned" | "operator-read" | "operator-only";
 const familyOf = (path: string): Family =>
-  path.startsWith("/access-control/")
+  path.startsWith("/access-control/") || path.startsWith("/whitelist/") || path.endsWith("/photo")
     ? "operator-only" // management: 403 to any rider token, before any lookup
     : path.startsWith("/location/v1/price-lists/")
       ? "operator-read" // the operator's clients and riders read it; anyone else's is 404
@@ -64,9 +69,14 @@ const familyOf = (path: string): Family =>
 
 /** The access list at location T1 of operator A (a fixed id, as a manifest declares it). */
 const LIST = "a7a7a7a7-0000-4000-8000-0000000000a7";
+/** A whitelist of operator A targeting T1, with one card (declared in the manifest, as the operator does). */
+const WHITELIST = "a7a7a7a7-0000-4000-8000-0000000000b7";
 /** The priced locker R1 parks at, and a locker of A that nobody has a session on. */
 const PRICED = fx.device("L1", "2");
 const IDLE = fx.device("L1", "3");
+/** The GUARD of gw-a1 (it has a camera), and the photo operator A's client has it take. */
+const GUARD = fx.guard("gw-a1");
+const PHOTO = Buffer.from([0xff, 0xd8, 0xff, 0xfe, 0x00, 0x07, 0x77, 0x61, 0x6c, 0x6b, 0x00, 0xff, 0xd9]);
 const HOUR = 3_600_000;
 
 let h: CloudHarness;
@@ -81,6 +91,11 @@ let r2: Caller;
 let rb: Caller;
 /** The fixture id of every path parameter; the first value is the owner's, strangers try them all. */
 let ids: Record<string, string[]>;
+/** The take-photo command whose photo the photo route is walked with. */
+let photoCommand: string;
+/** The ids a route is walked with: a photo's command is a take-photo. */
+const idsOf = (route: Route) =>
+  route.path.endsWith("/photo") ? { ...ids, command_id: [photoCommand] } : ids;
 
 /** The values of the route's parameters: every combination of the candidates (fails on a parameter without one). */
 function fills(path: string, values: Record<string, string[]>): Record<string, string>[] {
@@ -107,6 +122,15 @@ function bodyOf(route: Route): Record<string, unknown> | undefined {
     },
     // Removes R1, the member, at once.
     "/access-control/v1/mgmt/access-lists/{access_list_id}/remove-user": { user_id: r1.id, remove_now: true },
+    // Adds a card to the whitelist, and the idle locker as a target (the owner holds SUPERADMIN).
+    "/whitelist/v1/whitelists/{whitelist_id}/entities": {
+      operation: "ADD",
+      entities: [{ id: "0a0b0c0d", id_type: "rfid", comment: "added by a stranger" }],
+    },
+    "/whitelist/v1/whitelists/{whitelist_id}/targets": {
+      operation: "ADD",
+      targets: [{ id: IDLE, type: "device", uri: `/device/v1/devices/${IDLE}` }],
+    },
   };
   const body = bodies[route.path];
   if (!body) throw new Error(`${label(route)}: no valid body for this walk: add one`);
@@ -141,6 +165,11 @@ async function snapshot(): Promise<Record<string, string[]>> {
     "access_list_invites",
     "external_users",
     "idempotency_keys",
+    "whitelists",
+    "whitelist_entities",
+    "whitelist_targets",
+    "photos",
+    "photo_parts",
   ];
   const out: Record<string, string[]> = {};
   for (const t of tables) {
@@ -187,6 +216,14 @@ beforeAll(async () => {
               access_lists: [{ id: LIST, kind: "closed", name: "Residents" }],
             },
           ],
+          whitelists: [
+            {
+              id: WHITELIST,
+              name: "Residents' cards",
+              targets: [{ location: "T1" }],
+              entities: [{ id: "0a0b" }],
+            },
+          ],
         },
       ],
     }),
@@ -213,6 +250,24 @@ beforeAll(async () => {
   const priceList = device.json().price_list?.id as string;
   expect(priceList).toBe(fx.priceList("standard"));
 
+  // A photo of the GUARD, as gw-a1 sends it: its one part, then the command's SUCCESS.
+  const photo = await f.command(adminA, GUARD, { command: "take-photo" });
+  const kept = await h.report("gw-a1", {
+    type: "photo",
+    gateway_id: "gw-a1",
+    seq: 900_000,
+    observed_at: h.clock.now().toISOString(),
+    command_id: photo.id,
+    device_id: GUARD,
+    part: 1,
+    parts: 1,
+    mime: "image/jpeg",
+    data: PHOTO.toString("base64"),
+  });
+  expect(kept).toBe("applied");
+  await f.report(photo, "SUCCESS");
+  photoCommand = photo.id;
+
   ids = {
     user_id: [r1.id, r2.id, rb.id],
     session_id: [session?.id as string],
@@ -220,6 +275,7 @@ beforeAll(async () => {
     device_id: [PRICED],
     price_list_id: [priceList],
     access_list_id: [LIST],
+    whitelist_id: [WHITELIST],
     command_id: [lock.id],
   };
   expect(await membersOfList()).toMatchObject({
@@ -240,12 +296,18 @@ describe("the walk", () => {
         "GET /access-control/v1/mgmt/access-lists/{access_list_id}/users",
         "POST /access-control/v1/mgmt/access-lists/{access_list_id}/users",
         "POST /access-control/v1/mgmt/access-lists/{access_list_id}/remove-user",
+        "GET /whitelist/v1/whitelists/{whitelist_id}",
+        "GET /whitelist/v1/whitelists/{whitelist_id}/entities",
+        "POST /whitelist/v1/whitelists/{whitelist_id}/entities",
+        "GET /whitelist/v1/whitelists/{whitelist_id}/targets",
+        "POST /whitelist/v1/whitelists/{whitelist_id}/targets",
         "GET /device/v1/commands/{command_id}",
+        "GET /device/v1/commands/{command_id}/photo",
       ]),
     );
     // Every selected route can be filled and called (no route is skipped for want of an id or a body).
     for (const route of ROUTES) {
-      expect(fills(route.path, ids).length, label(route)).toBeGreaterThan(0);
+      expect(fills(route.path, idsOf(route)).length, label(route)).toBeGreaterThan(0);
       bodyOf(route);
     }
   });
@@ -287,7 +349,7 @@ describe.each(ROUTES.map((r) => [label(r), r] as const))("%s, called by a strang
       const before = await snapshot();
       const membersBefore = await membersOfList();
       const unknownIds = Object.fromEntries(Object.keys(ids).map((k) => [k, randomUUID()]));
-      for (const fill of fills(route.path, ids)) {
+      for (const fill of fills(route.path, idsOf(route))) {
         const url = urlOf(route.path, fill);
         const res = await call(who, route, fill);
         if (expected === "reads") {
@@ -323,7 +385,7 @@ describe.each(ROUTES.map((r) => [label(r), r] as const))("%s, called by a strang
 /** The owners see each object (so the walk above cannot pass for want of objects or a working route). */
 describe.each(ROUTES.map((r) => [label(r), r] as const))("%s, called by the owner", (_label, route) => {
   it("answers the owner 200/204: operator A's client, and R1 on rider routes (403 on operator functions)", async () => {
-    const [fill] = fills(route.path, ids) as [Record<string, string>];
+    const [fill] = fills(route.path, idsOf(route)) as [Record<string, string>];
     const url = urlOf(route.path, fill);
     const ok = route.method === "GET" ? 200 : 204;
     const byAdmin = await call(adminA, route, fill);
@@ -335,7 +397,11 @@ describe.each(ROUTES.map((r) => [label(r), r] as const))("%s, called by the owne
     } else {
       expect(byR1.statusCode, `${url}: ${byR1.body}`).toBe(200);
     }
-    if (route.method === "GET") {
+    if (route.path.endsWith("/photo")) {
+      // The answer is the photo itself.
+      expect(byAdmin.headers["content-type"], url).toBe("image/jpeg");
+      expect(byAdmin.rawPayload.equals(PHOTO), url).toBe(true);
+    } else if (route.method === "GET") {
       const body = JSON.stringify(byAdmin.json());
       // The answer is about the walked object (its id is in it, or it is the list's members).
       const named = Object.entries(fill).filter(([k]) => k !== "user_id" && k !== "device_id");

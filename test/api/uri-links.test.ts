@@ -172,7 +172,7 @@ describe("the linked location resources", () => {
     expect(refused.json().error_code).toBe("ERRORS.FORBIDDEN");
   });
 
-  it("lists no whitelists yet, for any location id, without a 404 (the spec's whitelist row has none)", async () => {
+  it("lists no whitelists where none targets the location, for any location id, without a 404 (the spec's whitelist row has none)", async () => {
     for (const id of [L1, fx.location("B1"), "not-a-uuid"]) {
       const uri = `/whitelist/v1/locations/${id}/whitelists`;
       const res = await get(CLIENTS.admin, uri);

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import fc from "fast-check";
 import { startCloudHarness } from "../support/cloud-harness.ts";
+import { declareFixtureWhitelists } from "../support/fixture-whitelists.ts";
 import { formatFigures, violationCount } from "./fuzz-report.ts";
 import { startFuzzTarget } from "./fuzz-target.ts";
 
@@ -29,6 +30,7 @@ process.env.TEST_DB = values.db;
 const h = await startCloudHarness();
 let exitCode = 0;
 try {
+  await declareFixtureWhitelists(h);
   const target = await startFuzzTarget(h, { socketShare });
   console.error(`fuzzing ${target.operations.length} operations with ${requests} requests, seed ${seed}`);
   const started = performance.now();

@@ -78,11 +78,12 @@ export async function startFuzzTarget(h: CloudHarness, opts: { socketShare: numb
     .select(["client_id", "operator_id", "permissions"])
     .orderBy("client_id")
     .execute()) as ClientRow[];
-  const ids = async (table: "locations" | "devices" | "public_areas") =>
+  const ids = async (table: "locations" | "devices" | "public_areas" | "whitelists") =>
     (await h.db.selectFrom(table).select("id").orderBy("id").execute()).map((r) => r.id);
   const locations = await ids("locations");
   const devices = await ids("devices");
   const areas = await ids("public_areas");
+  const whitelists = await ids("whitelists");
 
   let port = 0;
   if (opts.socketShare > 0) {
@@ -100,6 +101,7 @@ export async function startFuzzTarget(h: CloudHarness, opts: { socketShare: numb
     location_id: locations,
     device_id: devices,
     public_area_id: areas,
+    whitelist_id: whitelists,
     client_id: clients.map((c) => c.client_id),
     user_id: clients.map((c) => c.client_id),
     client_secret: [SECRET],

@@ -30,6 +30,7 @@ const STATUS: GatewayStatus = {
   readers: [],
   outbox: { pending: 0, oldest_age_s: null },
   devices: 1,
+  keys: { version: 0, grants: 0 },
 };
 
 const DEVICE: DeviceView = {
@@ -59,6 +60,7 @@ function fakeApi(over: Partial<ControlApi> = {}): ControlApi {
     actuate: async () => ({ ok: true, result: "SUCCESS", latch: "unlocked", ms: 5 }),
     testCycle: async (alias) => ({ alias, steps: [] }),
     outbox: async () => ({ pending: 0, oldest_age_s: null, rows: [] }),
+    keys: async (card) => ({ card_id: card, version: 0, grants: [] }),
     probeSerial: async () => [],
     doctor: async () => [],
     ...over,

@@ -16,7 +16,13 @@ import { createPhotoFiles } from "../../gateway/store/photo-files.ts";
 import { defineBehavior } from "../../hardware-sim/behaviors.ts";
 import { jam, noReply } from "../../hardware-sim/faults.ts";
 import { createSimSite } from "../../hardware-sim/site.ts";
-import type { CommandProgress, CommandRequest, DeviceMap } from "../../shared/wire/messages.ts";
+import {
+  type CommandProgress,
+  type CommandRequest,
+  type DeviceMap,
+  PHOTO_PART_BYTES,
+  type PhotoPart,
+} from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 const log = pino({ level: "silent" });
@@ -304,6 +310,33 @@ describe("command executor: actuating through the simulator", () => {
     const last = r.progress(cmd.command_id).at(-1);
     expect(last).toMatchObject({ state: "SUCCESS", reason: `photo taken (${bytes.length} bytes)` });
     expect(r.site.camera.captures).toBe(1);
+  });
+
+  it("take-photo puts the photo in the outbox, in parts, just before its SUCCESS", async () => {
+    const r = await rig();
+    r.site.camera.setFrameSize(PHOTO_PART_BYTES + 100);
+    const cmd = r.command({ name: "take-photo", device_id: CAMERA_LOCKER });
+    await r.executor.handle(cmd);
+    const mine = r.outbox
+      .pending()
+      .filter(
+        (m): m is PhotoPart | CommandProgress =>
+          (m.type === "photo" || m.type === "command_progress") && m.command_id === cmd.command_id,
+      );
+    expect(mine.map((m) => (m.type === "photo" ? `photo ${m.part}/${m.parts}` : m.state))).toEqual([
+      "RECEIVED",
+      "photo 1/2",
+      "photo 2/2",
+      "SUCCESS",
+    ]);
+    const parts = mine.filter((m): m is PhotoPart => m.type === "photo");
+    const sent = Buffer.concat(parts.map((p) => Buffer.from(p.data, "base64")));
+    expect(sent.equals(Buffer.from(r.site.camera.last?.bytes ?? []))).toBe(true);
+    expect(parts.every((p) => p.device_id === CAMERA_LOCKER && p.mime === "image/jpeg")).toBe(true);
+    // A redelivery reports the outcome again, without taking or sending another photo.
+    await r.executor.handle(cmd);
+    expect(r.site.camera.captures).toBe(1);
+    expect(r.outbox.pending().filter((m) => m.type === "photo")).toHaveLength(2);
   });
 
   it("take-photo on a device without a camera ends in ERROR and writes nothing", async () => {

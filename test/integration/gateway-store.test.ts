@@ -51,24 +51,35 @@ describe("openGatewayDb", () => {
     const db = open();
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(3);
     db.close();
     // A second open does not re-run the migrations (they would fail on existing tables).
     const again = open();
-    expect(again.pragma("user_version", { simple: true })).toBe(2);
+    expect(again.pragma("user_version", { simple: true })).toBe(3);
   });
 
   it("brings a store of the first schema up to date, keeping what it holds", () => {
     const db = open();
-    db.exec("DROP TABLE bookings");
+    // Back to the first schema: the tables of the later migrations go.
+    for (const t of [
+      "bookings",
+      "key_grants",
+      "key_staging",
+      "key_staging_parts",
+      "key_state",
+      "parked_cards",
+      "pending_taps",
+    ])
+      db.exec(`DROP TABLE ${t}`);
     db.pragma("user_version = 1");
     db.prepare(
       "INSERT INTO local_actions (at, who, why, device_alias, action, result) VALUES ('t', 'a', 'b', '1', 'lock', 'ok')",
     ).run();
     db.close();
     const again = open();
-    expect(again.pragma("user_version", { simple: true })).toBe(2);
+    expect(again.pragma("user_version", { simple: true })).toBe(3);
     expect(again.prepare("SELECT count(*) AS n FROM bookings").get()).toEqual({ n: 0 });
+    expect(again.prepare("SELECT version FROM key_state").get()).toEqual({ version: 0 });
     expect(again.prepare("SELECT count(*) AS n FROM local_actions").get()).toEqual({ n: 1 });
   });
 });

@@ -119,6 +119,7 @@ describe("technician actions in the daemon's log", () => {
     devices: unused,
     device: unused,
     outbox: unused,
+    keys: unused,
     probeSerial: unused,
     doctor: unused,
     actuate: async () => ok,

@@ -17,6 +17,8 @@ const INVENTORY = [
   "get /device/v1/devices/{device_id}",
   "post /device/v1/devices/{device_id}/commands",
   "get /device/v1/commands/{command_id}",
+  // A take-photo's photo (the value of its RESPONSE_PHOTO_TAKEN event).
+  "get /device/v1/commands/{command_id}/photo",
   // Read-only resources a location links to (every uri resolves).
   "get /location/v1/locations/{id}/subscriptions",
   "get /location/v1/locations/{id}/descriptions",
@@ -25,6 +27,12 @@ const INVENTORY = [
   "get /location/v1/locations/{id}/organizations",
   "get /location/v1/locations/{id}/audit",
   "get /whitelist/v1/locations/{location_id}/whitelists",
+  "get /whitelist/v1/whitelists",
+  "get /whitelist/v1/whitelists/{whitelist_id}",
+  "get /whitelist/v1/whitelists/{whitelist_id}/entities",
+  "post /whitelist/v1/whitelists/{whitelist_id}/entities",
+  "get /whitelist/v1/whitelists/{whitelist_id}/targets",
+  "post /whitelist/v1/whitelists/{whitelist_id}/targets",
   "get /session/v2/sessions",
   "get /session/v2/users/{user_id}/sessions/{session_id}",
   "get /session/v1/device-sessions",
@@ -175,18 +183,40 @@ describe("the OpenAPI document", () => {
       ...["200", "401", "403", "404", "409", "413", "414", "415", "422", "429", "503"],
     ],
     "get /device/v1/commands/{command_id}": ["200", "401", "404", "414"],
+    // 403 to riders' tokens; 404 also while the photo is on its way.
+    "get /device/v1/commands/{command_id}/photo": ["200", "401", "403", "404", "414"],
     "get /location/v1/locations/{id}/subscriptions": ["200", "401", "404", "414"],
     "get /location/v1/locations/{id}/descriptions": ["200", "401", "404", "414"],
     "get /location/v1/locations/{id}/external-devices": ["200", "401", "404", "414"],
     "get /location/v1/locations/{id}/rental-devices": ["200", "401", "404", "414"],
     "get /location/v1/locations/{id}/organizations": ["200", "401", "404", "414"],
     "get /location/v1/locations/{id}/audit": ["200", "401", "403", "404", "414"],
-    "get /whitelist/v1/locations/{location_id}/whitelists": ["200", "401", "414"],
+    // Whitelists: 403 to riders' tokens (and POST targets without SUPERADMIN), 504 on slow card and target reads.
+    "get /whitelist/v1/locations/{location_id}/whitelists": ["200", "401", "403", "414"],
+    "get /whitelist/v1/whitelists": ["200", "401", "403"],
+    "get /whitelist/v1/whitelists/{whitelist_id}": ["200", "401", "403", "404", "414"],
+    "get /whitelist/v1/whitelists/{whitelist_id}/entities": ["200", "401", "403", "404", "414", "504"],
+    "post /whitelist/v1/whitelists/{whitelist_id}/entities": [
+      "204",
+      "401",
+      "403",
+      "404",
+      "413",
+      "414",
+      "415",
+    ],
+    "get /whitelist/v1/whitelists/{whitelist_id}/targets": ["200", "401", "403", "404", "414", "504"],
+    "post /whitelist/v1/whitelists/{whitelist_id}/targets": ["204", "401", "403", "404", "413", "414", "415"],
   };
   it.each(Object.entries(STATUSES))("declares exactly what %s can answer", (entry, statuses) => {
     const [method, path] = entry.split(" ") as [string, string];
     const declared = Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
     expect(declared).toEqual([...TRANSPORT, ...statuses].sort());
+  });
+
+  it("documents the photo as an image, not JSON", () => {
+    const ok = doc.paths["/device/v1/commands/{command_id}/photo"]?.get?.responses["200"];
+    expect(Object.keys(ok?.content ?? {}).sort()).toEqual(["image/jpeg", "image/png"]);
   });
 
   it("names every error code", () => {

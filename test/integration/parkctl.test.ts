@@ -7,6 +7,7 @@ import { DEFAULT_SOCKET, unreachableHint } from "../../gateway/cli/discover.ts";
 import { runParkctl } from "../../gateway/cli/run-parkctl.ts";
 import type {
   ActuationResult,
+  CardKeysView,
   ControlApi,
   DeviceView,
   DoctorCheck,
@@ -40,6 +41,7 @@ const STATUS: GatewayStatus = {
   readers: [{ id: "reader-door", path: "/dev/ttyACM0", open: true, last_seen: "2026-01-15T09:58:00.000Z" }],
   outbox: { pending: 2, oldest_age_s: 75 },
   devices: 2,
+  keys: { version: 42, grants: 1200 },
 };
 
 const LOCKER: DeviceView = {
@@ -70,12 +72,35 @@ const DOOR: DeviceView = {
   item_present: null,
   last_command: null,
 };
+/** A LOCAL_WAKEUP locker in deep sleep (only `device` knows it, so the `devices` list stays as it is). */
+const SLEEPER: DeviceView = {
+  ...LOCKER,
+  device_id: "33333333-3333-4333-8333-333333333333",
+  alias: "locker-13",
+  channel: 13,
+  power_save: { strategy: "LOCAL_WAKEUP", sleep_state: "DEEP_SLEEP" },
+};
 const OUTBOX: OutboxView = {
   pending: 2,
   oldest_age_s: 75,
   rows: [
     { seq: 41, type: "tap", age_s: 75 },
     { seq: 42, type: "state_change", age_s: 3 },
+  ],
+};
+const KEYS: CardKeysView = {
+  card_id: "04a1b2c3d4",
+  version: 42,
+  grants: [
+    {
+      whitelist_id: "33333333-3333-4333-8333-333333333333",
+      status: "ACTIVE",
+      expires_at: "2026-01-01T00:00:00.000Z",
+      is_master_key: false,
+      location_ids: ["44444444-4444-4444-8444-444444444444"],
+      devices: ["door-north"],
+      state: "expired",
+    },
   ],
 };
 const PROBE: SerialProbe[] = [
@@ -125,7 +150,7 @@ const api: ControlApi = {
   device: async (alias) => {
     await someIo();
     state.calls.push({ method: "device", args: [alias] });
-    return [LOCKER, DOOR].find((d) => d.alias === alias) ?? null;
+    return [LOCKER, DOOR, SLEEPER].find((d) => d.alias === alias) ?? null;
   },
   actuate: async (...args) => {
     await someIo();
@@ -147,6 +172,11 @@ const api: ControlApi = {
     };
   },
   outbox: async () => OUTBOX,
+  keys: async (card) => {
+    await someIo();
+    state.calls.push({ method: "keys", args: [card] });
+    return { ...KEYS, card_id: card };
+  },
   probeSerial: async () => PROBE,
   doctor: async () => state.doctor,
 };
@@ -223,6 +253,22 @@ describe("parkctl read commands", () => {
     expect(r.stdout).toMatch(/^BUS +PATH +OPEN +BOARDS REACHABLE +UNREACHABLE$/m);
     expect(r.stdout).toMatch(/^locks +\/dev\/ttyUSB0 +yes +2\/3 +3$/m);
     expect(r.stdout).toMatch(/^reader-door +\/dev\/ttyACM0 +yes +2026-01-15T09:58:00\.000Z$/m);
+    expect(r.stdout).toMatch(/^key cache +version 42, 1200 grants$/m);
+  });
+
+  it("keys <card> passes the card as typed and prints its grants, and --json the view", async () => {
+    const r = await parkctl(["keys", "04:A1:B2:C3:D4"]);
+    expect(r.code).toBe(0);
+    expect(state.calls.filter((c) => c.method === "keys")).toEqual([
+      { method: "keys", args: ["04:A1:B2:C3:D4"] },
+    ]);
+    expect(r.stdout).toMatch(/^key version +42$/m);
+    expect(r.stdout).toMatch(/^WHITELIST +STATE +EXPIRES +MASTER +LOCATIONS +DEVICES$/m);
+    expect(r.stdout).toMatch(
+      /^33333333-3333-4333-8333-333333333333 +expired +2026-01-01T00:00:00\.000Z +no +1 +door-north$/m,
+    );
+    const j = await parkctl(["keys", "04a1b2c3d4", "--json"]);
+    expect(json(j.stdout)).toEqual({ schema_version: 1, keys: KEYS });
   });
 
   it("status --json prints the daemon's status under schema_version 1", async () => {
@@ -257,6 +303,16 @@ describe("parkctl read commands", () => {
     expect(r.stdout).toMatch(/^latch +locked$/m);
     const j = await parkctl(["device", "locker-12", "--json"]);
     expect(json(j.stdout)).toEqual({ schema_version: 1, device: LOCKER });
+  });
+
+  it("device <alias> shows a power-saving device's sleep beside its reachability", async () => {
+    const r = await parkctl(["device", "locker-13"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^reachable +yes \(deep sleep\)$/m);
+    expect(r.stdout).toMatch(/^power save +LOCAL_WAKEUP, deep sleep$/m);
+    expect((await parkctl(["device", "locker-12"])).stdout).toMatch(/^power save +-$/m);
+    const j = await parkctl(["device", "locker-13", "--json"]);
+    expect(json(j.stdout)).toEqual({ schema_version: 1, device: SLEEPER });
   });
 
   it("outbox prints the pending count and one row per event, and --json the view", async () => {
@@ -618,6 +674,7 @@ describe("parkctl --help", () => {
     ["unlock"],
     ["test-cycle"],
     ["outbox"],
+    ["keys"],
     ["serial"],
     ["serial", "probe"],
     ["config"],

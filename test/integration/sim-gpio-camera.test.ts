@@ -73,6 +73,19 @@ describe("simulated camera", () => {
     expect(cam.captures).toBe(2);
   });
 
+  it("takes full-size frames on request (filler segments before EOI) and keeps the last photo", async () => {
+    const cam = new SimCamera();
+    cam.setFrameSize(200_000);
+    const big = await cam.capture();
+    expect(big.bytes.length).toBeGreaterThanOrEqual(200_000);
+    expect(big.bytes.length).toBeLessThan(200_100);
+    expect([...big.bytes.subarray(0, 2)]).toEqual([0xff, 0xd8]);
+    expect([...big.bytes.subarray(-2)]).toEqual([0xff, 0xd9]);
+    expect(cam.last).toBe(big);
+    cam.setFrameSize(0);
+    expect((await cam.capture()).bytes.length).toBeLessThan(100);
+  });
+
   it("fails on demand, once or until repaired", async () => {
     const cam = new SimCamera();
     cam.failNext();

@@ -90,6 +90,7 @@ export async function startCloudHarness(
     timeouts?: Partial<CommandTimeoutConfig>;
     requestTimeoutMs?: number;
     externalUsers?: AppDeps["externalUsers"];
+    whitelists?: AppDeps["whitelists"];
   } = {},
 ): Promise<CloudHarness> {
   const store = await openTestDb();
@@ -109,6 +110,7 @@ export async function startCloudHarness(
     timeouts,
     requestTimeoutMs: opts.requestTimeoutMs,
     externalUsers: opts.externalUsers,
+    whitelists: opts.whitelists,
   });
   await app.ready();
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log });

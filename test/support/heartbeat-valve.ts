@@ -50,6 +50,7 @@ export class HeartbeatValve {
       start: () => inner.start(),
       stop: () => inner.stop(),
       publishUp: (msg) => inner.publishUp(msg),
+      publishKeysReport: (msg) => inner.publishKeysReport(msg),
       publishHeartbeat: (hb) => {
         if (this.muted || !inner.publishHeartbeat(hb)) return false;
         this.passed++;

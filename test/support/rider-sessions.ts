@@ -144,6 +144,7 @@ export async function seedSession(
       id,
       operator_id: s.operatorId,
       user_id: s.userId,
+      access_key_id: null,
       location_id: s.locationId,
       device_id: s.deviceId,
       price_list_id: null,

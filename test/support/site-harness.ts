@@ -9,7 +9,10 @@ import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
+import type { ManifestInput } from "../../cloud/manifest/manifest-schema.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { createConnectionWatch } from "../../cloud/site-events/connection-watch.ts";
+import { startWebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import { MqttBrokerLink } from "../../gateway/adapters/broker-mqtt.ts";
 import { createSerialLinkFactory } from "../../gateway/adapters/serial-links.ts";
 import { type GatewayConfigInput, parseGatewayConfig } from "../../gateway/config.ts";
@@ -38,6 +41,12 @@ export type SiteOptions = {
   latch?: "locked" | "unlocked";
   /** Runs on the simulator before the gateway starts (e.g. to leave a latch somewhere). */
   prepare?: (sim: SimSite) => void;
+  /** Changes the fixture manifest before it is applied (another device, a whitelist, a location flag). */
+  manifest?: (m: ManifestInput) => void;
+  /** Channels of board 1 wired to a door lock (with a door contact) rather than a locker latch. */
+  doors?: number[];
+  /** More RFID readers: reader id → alias of the device it serves (reader-1 serves locker 1). */
+  readers?: Record<string, string>;
 };
 
 /**
@@ -49,7 +58,9 @@ export async function startSite(o: SiteOptions) {
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const clock = new OffsetClock();
   const store: TestDb = await openTestDb();
-  await applyManifest(store.db, SiteManifest.parse(fixtureManifest(await fixtureSecretHash())), clock);
+  const manifest = fixtureManifest(await fixtureSecretHash());
+  o.manifest?.(manifest);
+  await applyManifest(store.db, SiteManifest.parse(manifest), clock);
   const prefix = `e${Math.random().toString(36).slice(2, 10)}`;
   const dir = mkdtempSync(path.join(tmpdir(), "parking-site-"));
 
@@ -88,13 +99,21 @@ export async function startSite(o: SiteOptions) {
   });
   const sweeper = createDeadlineSweeper({ db: store.db, clock, timeouts, log, everyMs: 100 });
   sweeper.start();
+  // Site events: connection changes derived from health, and webhook delivery (to a test's receiver).
+  const connections = createConnectionWatch({ db: store.db, clock, log, everyMs: 200 });
+  connections.start();
+  const webhooks = startWebhookDelivery({ db: store.db, clock, log, everyMs: 100 });
 
   const sim: SimSite = createSimSite(
     {
       moveMs: 20,
       // The fixture's lockers start free (latch open), as the store has them.
-      buses: { bus0: { boards: [{ address: 1, channels: 8, latch: o.latch ?? "unlocked" }] } },
-      readers: { "reader-1": { aliveMs: false } },
+      buses: {
+        bus0: { boards: [{ address: 1, channels: 8, latch: o.latch ?? "unlocked", doors: o.doors ?? [] }] },
+      },
+      readers: Object.fromEntries(
+        ["reader-1", ...Object.keys(o.readers ?? {})].map((r) => [r, { aliveMs: false as const }]),
+      ),
     },
     o.serial === "pty" ? { connector: (name, baud) => new PtyConnector(dir, name, baud) } : {},
   );
@@ -110,7 +129,11 @@ export async function startSite(o: SiteOptions) {
     state_dir: path.join(dir, "gw-a1"),
     // A pty through socat on a busy test machine answers slower than a real RS-485 bus: allow it.
     buses: [{ name: "bus0", path: serialPath("bus0"), boards: [1], ack_timeout_ms: 3_000 }],
-    readers: [{ id: "reader-1", path: serialPath("reader-1"), device_alias: "1" }],
+    readers: Object.entries({ "reader-1": "1", ...o.readers }).map(([id, alias]) => ({
+      id,
+      path: serialPath(id),
+      device_alias: alias,
+    })),
     heartbeat_interval_s: 0.2,
     sensor_sweep: null,
     outbox_resend_s: 1,
@@ -210,6 +233,8 @@ export async function startSite(o: SiteOptions) {
     },
     async stop() {
       sweeper.stop();
+      connections.stop();
+      await webhooks.stop();
       await gateway?.stop();
       await app.close();
       await link.close();

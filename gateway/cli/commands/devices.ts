@@ -45,6 +45,7 @@ export function registerDevices(program: Command, wrap: Wrap): void {
           ["item present", out.yesNo(d.item_present, null)],
           ["last command", r[9] ?? "-"],
           ["booking", d.booking ? `${d.booking.holder} until ${d.booking.until}` : "-"],
+          ["power save", d.power_save ? `${d.power_save.strategy}, ${sleepWord(d)}` : "-"],
         ]);
       }),
     );
@@ -58,6 +59,20 @@ export async function lookupDevice(ctx: CliContext, alias: string): Promise<Devi
   return d;
 }
 
+/** A power-saving device's sleep, in words. */
+function sleepWord(d: DeviceView): string {
+  switch (d.power_save?.sleep_state) {
+    case "":
+      return "awake";
+    case "LIGHT_SLEEP":
+      return "light sleep";
+    case "DEEP_SLEEP":
+      return "deep sleep";
+    default:
+      return "sleep not known yet";
+  }
+}
+
 function row(out: Output, d: DeviceView): string[] {
   const last = d.last_command
     ? `${d.last_command.name} ${d.last_command.result} at ${d.last_command.at}`
@@ -68,7 +83,8 @@ function row(out: Output, d: DeviceView): string[] {
     dash(d.bus),
     dash(d.board),
     dash(d.channel),
-    out.yesNo(d.reachable),
+    // A sleeping device's board answers; the device itself may not (deep sleep) or only late (light).
+    d.power_save?.sleep_state ? `${out.yesNo(d.reachable)} (${sleepWord(d)})` : out.yesNo(d.reachable),
     d.latch === null ? "-" : out.paint(d.latch === "locked" ? "green" : "yellow", d.latch),
     d.door_open === null ? "-" : d.door_open ? out.paint("yellow", "open") : "closed",
     out.yesNo(d.item_present, null),

@@ -6,7 +6,7 @@ import { dash, duration } from "../output.ts";
 export function registerStatus(program: Command, wrap: Wrap): void {
   const cmd = program
     .command("status")
-    .description("show the gateway: broker link, serial buses, readers, outbox and device count")
+    .description("show the gateway: broker link, serial buses, readers, outbox, device count and key cache")
     .action(
       wrap(async (ctx) => {
         const s = await ctx.call<GatewayStatus>("status");
@@ -27,6 +27,12 @@ export function registerStatus(program: Command, wrap: Wrap): void {
               : `${s.outbox.pending} pending, oldest ${duration(s.outbox.oldest_age_s)}`,
           ],
           ["devices", String(s.devices)],
+          [
+            "key cache",
+            s.keys.version === 0
+              ? out.paint("yellow", "never synced with the cloud")
+              : `version ${s.keys.version}, ${s.keys.grants} grant${s.keys.grants === 1 ? "" : "s"}`,
+          ],
         ]);
         out.line();
         out.table(

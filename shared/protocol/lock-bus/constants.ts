@@ -45,6 +45,11 @@ export const EVENTS = {
   7: "reset",
   8: "latch_locked",
   9: "latch_unlocked",
+  // Power save (spec: Device power_save_strategy). A channel announces the sleep it falls into and every
+  // wake-up, whatever woke it; hosts that predate these kinds drop them as unknown events.
+  10: "light_sleep",
+  11: "deep_sleep",
+  12: "awake",
 } as const;
 export type BoardEventKind = (typeof EVENTS)[keyof typeof EVENTS];
 

@@ -280,7 +280,7 @@ describe("board messages", () => {
     invalid(frame(CMD.LOCK | REPLY_BIT, 1, 5, 1), "unknown result 5");
     invalid(frame(CMD.UNLOCK | REPLY_BIT, 1, 255, 0), "unknown result 255");
     invalid(frame(EVENT, 1, 0), "unknown event 0");
-    invalid(frame(EVENT, 1, 10), "unknown event 10");
+    invalid(frame(EVENT, 1, 13), "unknown event 13");
   });
 });
 

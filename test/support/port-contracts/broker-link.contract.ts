@@ -3,7 +3,14 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MqttBrokerLinkOptions } from "../../../gateway/adapters/broker-mqtt.ts";
 import type { BrokerLink, BrokerLinkEvents } from "../../../gateway/ports.ts";
-import type { CommandRequest, DeviceMap, Heartbeat, UpMessage } from "../../../shared/wire/messages.ts";
+import type {
+  CommandRequest,
+  DeviceMap,
+  Heartbeat,
+  KeysDown,
+  KeysUp,
+  UpMessage,
+} from "../../../shared/wire/messages.ts";
 import { type Channel, topicFor } from "../../../shared/wire/topics.ts";
 import { FakeClock } from "../fake-clock.ts";
 import { Signal } from "../signal.ts";
@@ -28,6 +35,7 @@ function record(link: BrokerLink) {
     commands: [] as CommandRequest[],
     acks: [] as [number[], boolean][],
     maps: [] as DeviceMap[],
+    keys: [] as KeysDown[],
   };
   const signal = new Signal();
   const on = <E extends keyof BrokerLinkEvents>(e: E, fn: (...args: BrokerLinkEvents[E]) => void) =>
@@ -39,6 +47,7 @@ function record(link: BrokerLink) {
   on("command", (c) => seen.commands.push(c));
   on("ack", (seqs, resend) => seen.acks.push([seqs, resend]));
   on("deviceMap", (m) => seen.maps.push(m));
+  on("keys", (k) => seen.keys.push(k));
   return { seen, until: (done: () => boolean) => signal.until(done) };
 }
 
@@ -177,6 +186,62 @@ export function brokerLinkContract(
       await link.publishUp(msg);
       await up.until((got) => got.length > 0);
       expect(up.got).toEqual([msg]);
+    });
+
+    it("passes this gateway's validated keys messages on, drops the rest, and reports keys only while connected", async () => {
+      const reports = await listen(site, "keys_report");
+      const link = newLink();
+      const version: KeysUp = { kind: "version", gateway_id: site.gatewayId, version: 3 };
+      expect(link.publishKeysReport(version)).toBe(false);
+      const events = await started(link);
+      const delta: KeysDown = {
+        kind: "delta",
+        gateway_id: site.gatewayId,
+        base_version: 3,
+        version: 4,
+        upserts: [
+          {
+            card_id: "04a1b2c3d4",
+            whitelist_id: "eeeeeeee-0000-4000-8000-000000000001",
+            status: "ACTIVE",
+            expires_at: null,
+            is_master_key: false,
+            location_ids: [],
+            device_ids: [COMMAND.device_id],
+          },
+        ],
+        removals: [],
+      };
+      const answer: KeysDown = {
+        kind: "answer",
+        gateway_id: site.gatewayId,
+        query_id: "aaaaaaaa-0000-4000-8000-000000000001",
+        card_id: "04a1b2c3d4",
+        grants: [],
+      };
+      const send = (body: string) =>
+        site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, "keys"), body, { qos: 1 });
+      await send("{");
+      await send(JSON.stringify({ ...delta, base_version: -1 }));
+      await send(JSON.stringify({ ...delta, gateway_id: "someone-else" }));
+      await send(JSON.stringify(delta));
+      await send(JSON.stringify(answer));
+      await events.until(() => events.seen.keys.length >= 2);
+      expect(events.seen.keys).toEqual([delta, answer]);
+
+      const query: KeysUp = {
+        kind: "query",
+        gateway_id: site.gatewayId,
+        query_id: answer.query_id,
+        card_id: "04a1b2c3d4",
+        device_id: null,
+      };
+      expect(link.publishKeysReport(version)).toBe(true);
+      expect(link.publishKeysReport(query)).toBe(true);
+      await reports.until((got) => got.length >= 2);
+      expect(reports.got).toEqual([version, query]);
+      await link.stop();
+      expect(link.publishKeysReport(version)).toBe(false);
     });
 
     it("sends heartbeats only while connected", async () => {

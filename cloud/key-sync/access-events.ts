@@ -1,0 +1,60 @@
+import type { Logger } from "pino";
+import { maskCardId } from "../../shared/card-id.ts";
+import type { AccessDecision } from "../../shared/wire/messages.ts";
+import { deviceRepository } from "../devices/device-repository.ts";
+import { openCardSession } from "../sessions/session-recorder.ts";
+import type { Executor } from "../store/db.ts";
+
+/**
+ * Keeps a tap as the gateway decided it (ARCHITECTURE flow 2), in the transaction that applies the outbox
+ * message. The device's state follows from the gateway's own `device_state` reports, not from this.
+ */
+export async function applyAccessDecision(
+  trx: Executor,
+  o: { gatewayId: string; msg: AccessDecision; now: Date; log: Logger },
+): Promise<void> {
+  const { gatewayId, msg } = o;
+  const gw = await trx
+    .selectFrom("gateways")
+    .select(["operator_id", "location_id"])
+    .where("id", "=", gatewayId)
+    .executeTakeFirst();
+  if (!gw) return;
+  await trx
+    .insertInto("access_events")
+    .values({
+      gateway_id: gatewayId,
+      seq: msg.seq,
+      operator_id: gw.operator_id,
+      location_id: gw.location_id,
+      device_id: msg.device_id,
+      reader: msg.reader,
+      card_id: msg.card_id,
+      granted: msg.granted ? 1 : 0,
+      action: msg.action,
+      reason: msg.reason,
+      whitelist_id: msg.whitelist_id,
+      decided_by: msg.decided_by,
+      actuated: msg.actuated === null ? null : msg.actuated ? 1 : 0,
+      observed_at: msg.observed_at,
+      received_at: o.now.toISOString(),
+    })
+    .onConflict((oc) => oc.columns(["gateway_id", "seq"]).doNothing())
+    .execute();
+  // An rfid_parking lock the hardware did: the card's session (the unlock ends it through the sensors).
+  if (msg.granted && msg.actuated && msg.action === "lock" && msg.reason === "parked" && msg.device_id) {
+    const device = await deviceRepository(trx).find(msg.device_id);
+    if (device && device.gateway_id === gatewayId)
+      await openCardSession(trx, { device, cardId: msg.card_id, startedAt: msg.observed_at, now: o.now });
+  }
+  o.log.info(
+    {
+      gateway_id: gatewayId,
+      device_id: msg.device_id,
+      card: maskCardId(msg.card_id),
+      granted: msg.granted,
+      reason: msg.reason,
+    },
+    "tap decided at the edge",
+  );
+}

@@ -1,0 +1,204 @@
+import type { Logger } from "pino";
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import {
+  type Grant,
+  type GrantKey,
+  type KeysDown,
+  type KeysUp,
+  SNAPSHOT_PART_SIZE,
+} from "../../shared/wire/messages.ts";
+import type { Db } from "../store/db.ts";
+import { fromJson } from "../store/json-column.ts";
+import { cardGrantsAt } from "./key-view.ts";
+
+export type KeySync = {
+  /** These gateways' views changed (in this process): send them what they lack now. */
+  keysChanged(gatewayIds: string[]): void;
+  /** A gateway's `keys_report`: the version it holds, or a question about a card. */
+  onReport(gatewayId: string, report: KeysUp): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+};
+
+/** Change sets older than this many versions behind are not merged into a delta: a snapshot is cheaper. */
+const MAX_DELTA_VERSIONS = 500;
+
+/**
+ * The cloud's side of whitelist sync (ARCHITECTURE flow 4). A gateway gets a delta from the version it
+ * holds when the change sets since are all stored and small, else a snapshot in parts; it says which
+ * version it holds on every connect and after each apply. A sweep repairs what a lost message left behind
+ * (a delta lost in a broker restart, a change made by another replica): any online gateway whose confirmed
+ * version lags is brought up to date.
+ */
+export function createKeySync(deps: {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  publish: (gatewayId: string, msg: KeysDown) => Promise<void>;
+  sweepMs?: number;
+}): KeySync {
+  const { db, clock, log } = deps;
+  /** The version this process last sent each gateway, so back-to-back changes go as consecutive deltas. */
+  const sentUpTo = new Map<string, number>();
+  /** One sync at a time per gateway, in order. */
+  const chains = new Map<string, Promise<void>>();
+  let timer: TimerHandle | null = null;
+
+  function enqueue(gatewayId: string, work: () => Promise<void>): Promise<void> {
+    const next = (chains.get(gatewayId) ?? Promise.resolve())
+      .then(work)
+      .catch((err: unknown) => log.warn({ err, gateway: gatewayId }, "key sync failed; the sweep retries"));
+    chains.set(gatewayId, next);
+    void next.finally(() => {
+      if (chains.get(gatewayId) === next) chains.delete(gatewayId);
+    });
+    return next;
+  }
+
+  async function currentVersion(gatewayId: string) {
+    const row = await db
+      .selectFrom("gateway_key_versions")
+      .select(["version", "confirmed_version"])
+      .where("gateway_id", "=", gatewayId)
+      .executeTakeFirst();
+    return { version: row?.version ?? 0, confirmed: row?.confirmed_version ?? null };
+  }
+
+  async function sync(gatewayId: string, from: number | null) {
+    const { version, confirmed } = await currentVersion(gatewayId);
+    const base = from ?? sentUpTo.get(gatewayId) ?? confirmed;
+    if (base === version) return;
+    if (base !== null && base < version && version - base <= MAX_DELTA_VERSIONS) {
+      const delta = await deltaBetween(gatewayId, base, version);
+      if (delta) {
+        await deps.publish(gatewayId, delta);
+        sentUpTo.set(gatewayId, version);
+        return;
+      }
+    }
+    const sent = await sendSnapshot(gatewayId);
+    sentUpTo.set(gatewayId, sent);
+  }
+
+  async function deltaBetween(gatewayId: string, base: number, version: number): Promise<KeysDown | null> {
+    const rows = await db
+      .selectFrom("gateway_key_changes")
+      .select(["version", "changes"])
+      .where("gateway_id", "=", gatewayId)
+      .where("version", ">", base)
+      .where("version", "<=", version)
+      .orderBy("version")
+      .execute();
+    if (rows.length !== version - base) return null;
+    // Later versions win: one entry per (whitelist, card), an upsert or a removal.
+    const merged = new Map<string, { upsert: Grant } | { removal: GrantKey }>();
+    for (const r of rows) {
+      const c = fromJson(r.changes);
+      for (const k of c.removals) merged.set(`${k.whitelist_id}/${k.card_id}`, { removal: k });
+      for (const g of c.upserts) merged.set(`${g.whitelist_id}/${g.card_id}`, { upsert: g });
+    }
+    if (merged.size > SNAPSHOT_PART_SIZE) return null;
+    const upserts: Grant[] = [];
+    const removals: GrantKey[] = [];
+    for (const e of merged.values()) "upsert" in e ? upserts.push(e.upsert) : removals.push(e.removal);
+    return { kind: "delta", gateway_id: gatewayId, base_version: base, version, upserts, removals };
+  }
+
+  /** The whole view in parts; read again if a change committed meanwhile, so the parts are one version. */
+  async function sendSnapshot(gatewayId: string): Promise<number> {
+    for (;;) {
+      const { version } = await currentVersion(gatewayId);
+      const rows = await db
+        .selectFrom("gateway_grants")
+        .select("grant")
+        .where("gateway_id", "=", gatewayId)
+        .orderBy("whitelist_id")
+        .orderBy("card_id")
+        .execute();
+      if ((await currentVersion(gatewayId)).version !== version) continue;
+      const grants = rows.map((r) => fromJson(r.grant));
+      const parts = Math.max(1, Math.ceil(grants.length / SNAPSHOT_PART_SIZE));
+      for (let i = 0; i < parts; i++)
+        await deps.publish(gatewayId, {
+          kind: "snapshot",
+          gateway_id: gatewayId,
+          version,
+          part: i + 1,
+          parts,
+          grants: grants.slice(i * SNAPSHOT_PART_SIZE, (i + 1) * SNAPSHOT_PART_SIZE),
+        });
+      log.info({ gateway: gatewayId, version, grants: grants.length, parts }, "key snapshot sent");
+      return version;
+    }
+  }
+
+  async function confirm(gatewayId: string, held: number) {
+    const now = clock.now().toISOString();
+    await db
+      .insertInto("gateway_key_versions")
+      .values({
+        gateway_id: gatewayId,
+        version: 0,
+        confirmed_version: held,
+        confirmed_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column("gateway_id").doUpdateSet({ confirmed_version: held, confirmed_at: now }))
+      .execute();
+  }
+
+  async function sweep() {
+    const lagging = await db
+      .selectFrom("gateways as g")
+      .leftJoin("gateway_key_versions as k", "k.gateway_id", "g.id")
+      .select(["g.id", "k.version", "k.confirmed_version"])
+      .where("g.online", "=", 1)
+      .execute();
+    for (const g of lagging) {
+      const version = g.version ?? 0;
+      // A gateway that never confirmed anything has said nothing yet: it reports on connect.
+      if (g.confirmed_version === null || g.confirmed_version === version) continue;
+      void enqueue(g.id, () => sync(g.id, g.confirmed_version));
+    }
+  }
+
+  return {
+    keysChanged(gatewayIds) {
+      for (const id of gatewayIds) void enqueue(id, () => sync(id, null));
+    },
+    onReport(gatewayId, report) {
+      if (report.kind === "query")
+        return (async () => {
+          const grants = await cardGrantsAt(db, gatewayId, report.card_id);
+          await deps.publish(gatewayId, {
+            kind: "answer",
+            gateway_id: gatewayId,
+            query_id: report.query_id,
+            card_id: report.card_id,
+            grants,
+          });
+        })();
+      return enqueue(gatewayId, async () => {
+        await confirm(gatewayId, report.version);
+        // What the gateway holds is the base of whatever it needs next.
+        sentUpTo.set(gatewayId, report.version);
+        await sync(gatewayId, report.version);
+      });
+    },
+    start() {
+      const tick = () => {
+        timer = clock.setTimer(deps.sweepMs ?? 30_000, () => {
+          void sweep()
+            .catch((err: unknown) => log.warn({ err }, "key sync sweep failed"))
+            .finally(() => timer !== null && tick());
+        });
+      };
+      tick();
+    },
+    async stop() {
+      if (timer) clock.clearTimer(timer);
+      timer = null;
+      await Promise.allSettled([...chains.values()]);
+    },
+  };
+}

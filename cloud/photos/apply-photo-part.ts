@@ -1,0 +1,97 @@
+import type { Logger } from "pino";
+import type { PhotoPart } from "../../shared/wire/messages.ts";
+import { commandRepository } from "../commands/command-repository.ts";
+import type { Db, Executor } from "../store/db.ts";
+
+type Tx = Executor & Pick<Db, "deleteFrom">;
+
+/**
+ * Keeps one part of a take-photo photo, in the transaction that applies the outbox message (once per
+ * (gateway, seq)). Parts come in any order, before or after the command's SUCCESS; when the last one is
+ * there the photo is assembled and its parts go. A part about a command that is not a take-photo of a
+ * device this gateway drives, or that disagrees with the parts already kept, is dropped (S30).
+ * Returns whether the part was kept.
+ */
+export async function applyPhotoPart(
+  trx: Tx,
+  o: { gatewayId: string; msg: PhotoPart; now: Date; log: Logger },
+): Promise<boolean> {
+  const { gatewayId, msg, log } = o;
+  const where = { gateway_id: gatewayId, command_id: msg.command_id, part: msg.part };
+  const commands = commandRepository(trx);
+  const found = await commands.findWithGateway(msg.command_id);
+  if (
+    found?.command.name !== "take-photo" ||
+    found.command.device_id !== msg.device_id ||
+    found.gatewayId !== gatewayId
+  ) {
+    log.warn(where, "photo for a command this gateway does not own: dropped");
+    return false;
+  }
+  if (msg.part > msg.parts) {
+    log.warn({ ...where, parts: msg.parts }, "photo part numbered past its count: dropped");
+    return false;
+  }
+  // Two replicas applying the last two parts at once would each miss the other's part: the second
+  // waits for the first to commit, then counts both.
+  await commands.hold(msg.command_id);
+  const whole = await trx
+    .selectFrom("photos")
+    .select("command_id")
+    .where("command_id", "=", msg.command_id)
+    .executeTakeFirst();
+  if (whole) return false; // assembled already: this part is a repeat
+  const kept = await trx
+    .selectFrom("photo_parts")
+    .select(["part", "parts", "mime"])
+    .where("command_id", "=", msg.command_id)
+    .execute();
+  if (kept.some((k) => k.parts !== msg.parts || k.mime !== msg.mime)) {
+    log.warn({ ...where, parts: msg.parts }, "photo part disagrees with the parts kept: dropped");
+    return false;
+  }
+  if (!kept.some((k) => k.part === msg.part)) {
+    await trx
+      .insertInto("photo_parts")
+      .values({
+        command_id: msg.command_id,
+        part: msg.part,
+        parts: msg.parts,
+        mime: msg.mime,
+        data: msg.data,
+        received_at: o.now.toISOString(),
+      })
+      .execute();
+    kept.push({ part: msg.part, parts: msg.parts, mime: msg.mime });
+  }
+  if (kept.length === msg.parts) await assemble(trx, { ...o, operatorId: found.command.operator_id });
+  return true;
+}
+
+/** Joins the parts into the photo and drops them. */
+async function assemble(trx: Tx, o: { msg: PhotoPart; operatorId: string; now: Date; log: Logger }) {
+  const { msg } = o;
+  const parts = await trx
+    .selectFrom("photo_parts")
+    .select("data")
+    .where("command_id", "=", msg.command_id)
+    .orderBy("part")
+    .execute();
+  // Each part is base64 of its own bytes: decode them one by one, then encode the whole once.
+  const bytes = Buffer.concat(parts.map((p) => Buffer.from(p.data, "base64")));
+  await trx
+    .insertInto("photos")
+    .values({
+      command_id: msg.command_id,
+      device_id: msg.device_id,
+      operator_id: o.operatorId,
+      mime: msg.mime,
+      bytes: bytes.toString("base64"),
+      size: bytes.length,
+      taken_at: msg.observed_at,
+      received_at: o.now.toISOString(),
+    })
+    .execute();
+  await trx.deleteFrom("photo_parts").where("command_id", "=", msg.command_id).execute();
+  o.log.info({ command_id: msg.command_id, size: bytes.length, parts: msg.parts }, "photo assembled");
+}

@@ -1,0 +1,124 @@
+import type { Logger } from "pino";
+import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import { deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
+import type { Db } from "../store/db.ts";
+import { recordSiteEvent } from "../webhooks/site-events.ts";
+
+/** A location offline this long is confirmed offline (spec: connection_confirmed, 2 hours or more). */
+export const CONFIRMED_OFFLINE_MS = LONG_DEAD_AFTER_MS;
+
+/**
+ * Turns health, which is derived from time (shared/domain/health.ts), into site events: a device going
+ * offline or online → `connection`; a location whose every device has been dead for 2 hours or more →
+ * `connection_confirmed`, once per outage. Each change is claimed with a compare-and-set, so several
+ * replicas running the watch notify it once.
+ */
+export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger; everyMs?: number }) {
+  const { db, clock, log } = deps;
+  let timer: TimerHandle | null = null;
+
+  async function check(): Promise<number> {
+    const now = clock.now();
+    const at = now.toISOString();
+    const devices = await db
+      .selectFrom("devices")
+      .leftJoin("device_connections as c", "c.device_id", "devices.id")
+      .select([
+        "devices.id",
+        "devices.operator_id",
+        "devices.location_id",
+        "devices.alias",
+        "devices.type",
+        "devices.last_seen_at",
+        "devices.offline_at",
+        "c.online as notified",
+      ])
+      .execute();
+    let events = 0;
+    const byLocation = new Map<string, { operatorId: string; deadSince: string[]; all: number }>();
+    for (const d of devices) {
+      const view = deriveHealth(d, now);
+      if (!view) continue;
+      const online = isOnline(view);
+      const loc = byLocation.get(d.location_id) ?? { operatorId: d.operator_id, deadSince: [], all: 0 };
+      byLocation.set(d.location_id, loc);
+      loc.all++;
+      if (view.dead_since) loc.deadSince.push(view.dead_since);
+      if (d.notified === null) {
+        // First sight: the starting point, not a change.
+        await db
+          .insertInto("device_connections")
+          .values({ device_id: d.id, online: online ? 1 : 0, changed_at: at })
+          .onConflict((oc) => oc.column("device_id").doNothing())
+          .execute();
+        continue;
+      }
+      if ((d.notified === 1) === online) continue;
+      const claimed = await db.transaction().execute(async (trx) => {
+        const res = await trx
+          .updateTable("device_connections")
+          .set({ online: online ? 1 : 0, changed_at: at })
+          .where("device_id", "=", d.id)
+          .where("online", "=", d.notified ?? 0)
+          .executeTakeFirst();
+        if (res.numUpdatedRows === 0n) return false;
+        await recordSiteEvent(trx, {
+          operatorId: d.operator_id,
+          type: "connection",
+          locationId: d.location_id,
+          deviceId: d.id,
+          data: { alias: d.alias, device_type: d.type, online, since: view.dead_since ?? at },
+          at: now,
+        });
+        return true;
+      });
+      if (claimed) events++;
+    }
+    for (const [locationId, loc] of byLocation) {
+      // Offline means every device known there is dead; the outage began when the last one died.
+      if (loc.deadSince.length !== loc.all) continue;
+      const offlineSince = loc.deadSince.sort().at(-1) ?? at;
+      if (now.getTime() - Date.parse(offlineSince) < CONFIRMED_OFFLINE_MS) continue;
+      const confirmed = await db.transaction().execute(async (trx) => {
+        const res = await trx
+          .insertInto("location_outages")
+          .values({ location_id: locationId, offline_since: offlineSince, confirmed_at: at })
+          .onConflict((oc) => oc.columns(["location_id", "offline_since"]).doNothing())
+          .executeTakeFirst();
+        if (res.numInsertedOrUpdatedRows === 0n) return false;
+        await recordSiteEvent(trx, {
+          operatorId: loc.operatorId,
+          type: "connection_confirmed",
+          locationId,
+          deviceId: null,
+          data: { offline_since: offlineSince },
+          at: now,
+        });
+        return true;
+      });
+      if (confirmed) events++;
+    }
+    return events;
+  }
+
+  function schedule() {
+    timer = clock.setTimer(deps.everyMs ?? 15_000, () => {
+      void check()
+        .catch((err: unknown) => log.error({ err }, "connection watch failed"))
+        .finally(() => {
+          if (timer) schedule();
+        });
+    });
+  }
+
+  return {
+    check,
+    start() {
+      if (!timer) schedule();
+    },
+    stop() {
+      if (timer) clock.clearTimer(timer);
+      timer = null;
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { CommandRecord } from "../commands/command-repository.ts";
+import type { Executor } from "../store/db.ts";
+import { recordSiteEvent } from "../webhooks/site-events.ts";
+
+/**
+ * A command whose interim state ran past its deadline (spec: status webhook, "an interim state timed
+ * out"), raised in the transaction that ends it, so a crash between the two cannot lose it.
+ */
+export async function raiseTimedOut(trx: Executor, ended: CommandRecord, now: Date): Promise<void> {
+  const device = await trx
+    .selectFrom("devices")
+    .select(["operator_id", "location_id", "alias", "type"])
+    .where("id", "=", ended.device_id)
+    .executeTakeFirst();
+  if (!device) return;
+  await recordSiteEvent(trx, {
+    operatorId: device.operator_id,
+    type: "status",
+    locationId: device.location_id,
+    deviceId: ended.device_id,
+    data: {
+      event: "interim_state_timed_out",
+      command_id: ended.id,
+      command: ended.name,
+      reason: ended.state.reason,
+      alias: device.alias,
+      device_type: device.type,
+    },
+    at: now,
+  });
+}

@@ -1,0 +1,108 @@
+import { sql } from "kysely";
+import { AddTargetItem, RemoveTargetItem } from "../../shared/api/whitelist.ts";
+import type { TargetType } from "../../shared/domain/whitelist-entity.ts";
+import { AppError } from "../../shared/errors.ts";
+import { whitelistChanged } from "../key-sync/whitelist-changed.ts";
+import type { Db } from "../store/db.ts";
+import type { BatchSteps } from "./run-batch.ts";
+
+/**
+ * Target modification (spec: Whitelist), one item at a time. A target change can move every card of the
+ * list, so key sync hears of "all" of it, in the item's transaction.
+ */
+
+const invalidCode: BatchSteps<unknown>["invalidCode"] = () => "ERRORS.VALIDATION_FAILED";
+
+/** The target must be the operator's own; another operator's answers like a missing one. */
+async function assertOwned(trx: Db, operatorId: string, type: TargetType, id: string) {
+  const table = type === "device" ? "devices" : "locations";
+  const row = await trx
+    .selectFrom(table)
+    .select("id")
+    .where("id", "=", id)
+    .where("operator_id", "=", operatorId)
+    .executeTakeFirst();
+  if (!row) throw new AppError("ERRORS.UNKNOWN_TARGET", `id: no ${type} of this operator has this id`);
+}
+
+/**
+ * The whitelists targeting the device directly, checked with the device's row locked (a no-op write), so
+ * two lists added at once on PostgreSQL cannot both take the last place. Location targets do not count
+ * (docs/decisions.md: Whitelists).
+ */
+async function assertRoomOnDevice(trx: Db, deviceId: string, max: number) {
+  await trx.updateTable("devices").set({ id: sql<string>`id` }).where("id", "=", deviceId).execute();
+  const { n } = await trx
+    .selectFrom("whitelist_targets")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("target_type", "=", "device")
+    .where("target_id", "=", deviceId)
+    .executeTakeFirstOrThrow();
+  if (Number(n) >= max)
+    throw new AppError(
+      "ERRORS.WHITELIST_LIMIT_REACHED",
+      `id: the device already has ${Number(n)} whitelists, the most a device can have (${max}); remove one first`,
+      { limit: max },
+    );
+}
+
+/** ADD: a new target (within the device's limit), or new keys_only for one already there. */
+export function addTarget(
+  whitelistId: string,
+  operatorId: string,
+  now: Date,
+  maxPerDevice: number,
+): BatchSteps<AddTargetItem> {
+  return {
+    schema: AddTargetItem,
+    invalidCode,
+    async apply(trx, t) {
+      const type = (t.type ?? t.id_type) as TargetType;
+      const keysOnly = t.keys_only === false ? 0 : 1;
+      await assertOwned(trx, operatorId, type, t.id);
+      const key = { whitelist_id: whitelistId, target_type: type, target_id: t.id };
+      const existing = await trx
+        .selectFrom("whitelist_targets")
+        .select("keys_only")
+        .where("whitelist_id", "=", whitelistId)
+        .where("target_type", "=", type)
+        .where("target_id", "=", t.id)
+        .executeTakeFirst();
+      if (existing?.keys_only === keysOnly) return [];
+      if (existing) {
+        await trx
+          .updateTable("whitelist_targets")
+          .set({ keys_only: keysOnly })
+          .where("whitelist_id", "=", whitelistId)
+          .where("target_type", "=", type)
+          .where("target_id", "=", t.id)
+          .execute();
+      } else {
+        if (type === "device") await assertRoomOnDevice(trx, t.id, maxPerDevice);
+        await trx
+          .insertInto("whitelist_targets")
+          .values({ ...key, keys_only: keysOnly, created_at: now.toISOString() })
+          .execute();
+      }
+      return whitelistChanged(trx, { whitelistId, cardIds: "all" }, now);
+    },
+  };
+}
+
+/** REMOVE needs only id and type; a target that is not there is removed already (the item succeeds). */
+export function removeTarget(whitelistId: string, now: Date): BatchSteps<RemoveTargetItem> {
+  return {
+    schema: RemoveTargetItem,
+    invalidCode,
+    async apply(trx, t) {
+      const { numDeletedRows } = await trx
+        .deleteFrom("whitelist_targets")
+        .where("whitelist_id", "=", whitelistId)
+        .where("target_type", "=", (t.type ?? t.id_type) as TargetType)
+        .where("target_id", "=", t.id)
+        .executeTakeFirst();
+      if (Number(numDeletedRows) === 0) return [];
+      return whitelistChanged(trx, { whitelistId, cardIds: "all" }, now);
+    },
+  };
+}

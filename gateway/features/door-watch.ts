@@ -1,0 +1,74 @@
+import type { Logger } from "pino";
+import type { Clock, DeviceDirectory, Outbox, SensorBook, TimerHandle } from "../ports.ts";
+
+/**
+ * Raises `door_held_open` once per opening when a door (a bike-house door or a locker's) stays open for
+ * `heldOpenS` (spec: a door left open 5 minutes or more → `status` webhook). Decided here, on the gateway,
+ * so it is noticed and kept (outbox) while the uplink is down. Checks every `everyS` from the sensor
+ * picture: the opening's time is the reading that first showed it open.
+ */
+export function createDoorWatch(d: {
+  registry: DeviceDirectory;
+  sensors: SensorBook;
+  outbox: Outbox;
+  clock: Clock;
+  log: Logger;
+  heldOpenS: number;
+  everyS: number;
+}) {
+  /** Doors seen open: since when, and whether this opening was already reported. */
+  const open = new Map<string, { since: number; reported: boolean }>();
+  let timer: TimerHandle | null = null;
+
+  function check(): number {
+    const now = d.clock.now().getTime();
+    let raised = 0;
+    for (const device of d.registry.all()) {
+      const s = d.sensors.get(device.device_id);
+      if (s.door_open !== true) {
+        open.delete(device.device_id);
+        continue;
+      }
+      const seen = open.get(device.device_id) ?? {
+        since: s.read_at ? Date.parse(s.read_at) : now,
+        reported: false,
+      };
+      open.set(device.device_id, seen);
+      if (seen.reported || now - seen.since < d.heldOpenS * 1000) continue;
+      seen.reported = true;
+      raised++;
+      const minutes = Math.floor((now - seen.since) / 60_000);
+      d.outbox.append({
+        type: "hardware_event",
+        device_id: device.device_id,
+        source: `door/${device.alias}`,
+        event: "door_held_open",
+        detail: `open since ${new Date(seen.since).toISOString()} (${minutes} min)`,
+      });
+      d.log.warn({ device: device.alias, open_since: new Date(seen.since).toISOString() }, "door held open");
+    }
+    return raised;
+  }
+
+  function schedule() {
+    timer = d.clock.setTimer(d.everyS * 1000, () => {
+      try {
+        check();
+      } catch (err) {
+        d.log.error({ err }, "door watch failed");
+      }
+      if (timer) schedule();
+    });
+  }
+
+  return {
+    check,
+    start() {
+      if (!timer) schedule();
+    },
+    stop() {
+      if (timer) d.clock.clearTimer(timer);
+      timer = null;
+    },
+  };
+}

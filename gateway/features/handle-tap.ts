@@ -1,0 +1,210 @@
+import type { Logger } from "pino";
+import { maskCardId } from "../../shared/card-id.ts";
+import { decideTap, type TapContext, type TapDecision } from "../../shared/domain/access-decision.ts";
+import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
+import type {
+  AccessDraft,
+  Actuator,
+  Clock,
+  DeviceDirectory,
+  GatewayStore,
+  MappedDevice,
+  Outcome,
+  SensorBook,
+  SleepBook,
+} from "../ports.ts";
+import { isDoor } from "./board-events.ts";
+
+export type TapHandlerDeps = {
+  /** The key cache, parked cards and bookings it decides from; the outbox it reports to. */
+  store: Pick<GatewayStore, "keys" | "parkedCards" | "bookings" | "outbox" | "tapJournal" | "atomically">;
+  registry: DeviceDirectory;
+  sensors: SensorBook;
+  actuator: Actuator;
+  /** The card's grants as the cloud knows them; null when offline or no answer came in time. */
+  askCloud: (card: string, deviceId: string | null) => Promise<Grant[] | null>;
+  clock: Clock;
+  log: Logger;
+  onDecided?: (d: AccessDecision) => void;
+  /** Devices' sleep states: a tap wakes the device its reader serves. */
+  sleep?: Pick<SleepBook, "record">;
+};
+
+/**
+ * A card tapped on a reader → decision → actuation → outbox (ARCHITECTURE flow 2). Decided locally from the
+ * key cache, the latch as sensed, the card that parked the device and its booking; a card the cache does
+ * not hold at all is asked of the cloud (short deadline) and refused as `offline_unknown` without an answer.
+ * Every tap becomes an `access_decision` in the durable outbox, refusals included, committed together with
+ * what the actuation changed (the parked card, the sensors). Taps on one device are decided one at a time,
+ * so two cards racing for a free locker cannot both park in it.
+ */
+export function createTapHandler(d: TapHandlerDeps) {
+  const { keys, parkedCards, bookings, outbox, tapJournal } = d.store;
+  /** The tail of each device's queue of taps. */
+  const queues = new Map<string, Promise<unknown>>();
+
+  function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const run = (queues.get(key) ?? Promise.resolve()).then(work);
+    const tail = run.catch(() => undefined);
+    queues.set(key, tail);
+    void tail.then(() => {
+      if (queues.get(key) === tail) queues.delete(key);
+    });
+    return run;
+  }
+
+  function context(device: MappedDevice | undefined, card: string, grants?: readonly Grant[]): TapContext {
+    const now = d.clock.now();
+    const location = d.registry.location;
+    if (!device)
+      return {
+        card,
+        now,
+        device: null,
+        rfidParking: false,
+        grants: grants ?? [],
+        occupancy: { locked: null, parkedBy: null },
+        booking: null,
+      };
+    const latch = d.sensors.get(device.device_id).latch;
+    const booking = bookings.active(device.device_id, now);
+    return {
+      card,
+      now,
+      device: { device_id: device.device_id, type: device.type, location_id: location?.id ?? null },
+      rfidParking: location?.rfid_parking ?? false,
+      grants: grants ?? keys.grantsFor(card),
+      occupancy: {
+        locked: latch === null ? null : latch === "locked",
+        parkedBy: parkedCards.get(device.device_id),
+      },
+      booking: booking ? { holder: booking.holder } : null,
+    };
+  }
+
+  async function decide(
+    alias: string,
+    card: string,
+  ): Promise<{ device: MappedDevice | undefined; decision: TapDecision; by: "local" | "cloud" }> {
+    let device = d.registry.byAliasName(alias);
+    const local = decideTap(context(device, card));
+    if (local.reason !== "unknown_card") return { device, decision: local, by: "local" };
+    const answered = await d.askCloud(card, device?.device_id ?? null);
+    if (answered === null)
+      return {
+        device,
+        decision: { granted: false, action: "none", reason: "offline_unknown", whitelist_id: null },
+        by: "local",
+      };
+    // The world may have moved while we waited (a new map, a latch): decide on what holds now.
+    device = d.registry.byAliasName(alias);
+    return { device, decision: decideTap(context(device, card, answered)), by: "cloud" };
+  }
+
+  async function actuate(device: MappedDevice, action: "lock" | "unlock"): Promise<Outcome> {
+    // A tap is the local interaction that wakes a LOCAL_WAKEUP device (spec: power_save_strategy): it is
+    // awake before it is moved, so nothing waits for the board to say so.
+    d.sleep?.record(device, "", "tap");
+    try {
+      return await d.actuator.run(device, action);
+    } catch (err) {
+      const reason = `gateway error: ${err instanceof Error ? err.message : String(err)}`;
+      return { ok: false, reason, lockState: null, sensors: null };
+    }
+  }
+
+  /**
+   * Who parked what: only this card retrieves what it parked, and any unlock ends the parking. A device
+   * locked is in use, so its booking (which only a master key parks past) is over, as with a lock command.
+   */
+  function noteParking(device: MappedDevice, action: "lock" | "unlock", card: string) {
+    if (isDoor(device)) return;
+    if (action === "unlock") return void parkedCards.clear(device.device_id);
+    parkedCards.put(device.device_id, card, d.clock.now().toISOString());
+    bookings.clear(device.device_id);
+  }
+
+  async function handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
+    const tappedAt = d.clock.now();
+    const { device, decision, by } = await decide(alias, card);
+    const draft: AccessDraft = {
+      type: "access_decision",
+      observed_at: tappedAt.toISOString(),
+      reader,
+      device_id: device?.device_id ?? null,
+      card_id: card,
+      granted: decision.granted,
+      action: decision.action,
+      reason: decision.reason,
+      whitelist_id: decision.whitelist_id,
+      decided_by: by,
+    };
+    const action = decision.action;
+    let msg: AccessDecision;
+    let failure: string | null = null;
+    if (!device || action === "none") {
+      msg = outbox.append({ ...draft, actuated: null }) as AccessDecision;
+    } else {
+      // Recorded before the hardware moves (F2): a crash from here on still leaves the decision behind.
+      const pending = tapJournal.begin(draft);
+      const outcome = await actuate(device, action);
+      if (!outcome.ok) failure = outcome.reason;
+      msg = d.store.atomically(() => {
+        tapJournal.end(pending);
+        if (outcome.ok) noteParking(device, action, card);
+        const appended = outbox.append({
+          ...draft,
+          reason: outcome.ok ? decision.reason : "actuation_failed",
+          actuated: outcome.ok,
+        });
+        // Where the latch went: the cloud's state follows the gateway's sensor reports (flow 6).
+        if (outcome.sensors) d.sensors.record(device, outcome.sensors, "tap");
+        return appended as AccessDecision;
+      });
+    }
+    d.log.info(
+      {
+        card: maskCardId(card),
+        reader,
+        device: alias,
+        granted: msg.granted,
+        reason: msg.reason,
+        decided_by: by,
+        action: msg.action,
+        actuated: msg.actuated,
+        ...(failure ? { failure } : {}),
+        ms: d.clock.now().getTime() - tappedAt.getTime(),
+      },
+      "access decided",
+    );
+    d.onDecided?.(msg);
+    return msg;
+  }
+
+  return {
+    /** Decides one tap on `reader`, which serves the device `alias`; resolves with what went to the outbox. */
+    handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
+      const key = d.registry.byAliasName(alias)?.device_id ?? `reader:${reader}`;
+      return inTurn(key, () => handle(reader, alias, card));
+    },
+
+    /**
+     * Decisions the last run began to actuate and never recorded the outcome of (F2): reported with
+     * `actuated: null`, the outcome unknown. A locker it was parking counts as parked by that card; the
+     * latch read at start-up ends the parking if the lock never happened.
+     */
+    recoverInterrupted(): number {
+      const open = tapJournal.unfinished();
+      for (const { id, draft } of open)
+        d.store.atomically(() => {
+          tapJournal.end(id);
+          const device = draft.device_id ? d.registry.get(draft.device_id) : undefined;
+          if (device && draft.action === "lock") noteParking(device, "lock", draft.card_id);
+          outbox.append({ ...draft, actuated: null });
+        });
+      return open.length;
+    },
+  };
+}
+
+export type TapHandler = ReturnType<typeof createTapHandler>;

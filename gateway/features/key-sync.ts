@@ -1,0 +1,97 @@
+import { type ScheduledTask, schedule } from "node-cron";
+import type { Logger } from "pino";
+import type { KeysDown } from "../../shared/wire/messages.ts";
+import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
+
+/**
+ * The gateway's side of whitelist sync (ARCHITECTURE flow 4). It tells the cloud the key version it holds
+ * on every connect, after applying a delta or a complete snapshot, and when a delta does not fit the
+ * version held; the cloud answers with what is missing (deltas or a snapshot), so a gateway that was away
+ * for a week converges by itself. A cron sweep deletes expired grants (the decision checks expiry anyway).
+ */
+export function createKeySync(o: {
+  gatewayId: string;
+  keys: KeyCache;
+  broker: Pick<BrokerLink, "publishKeysReport" | "on" | "off">;
+  clock: Clock;
+  log: Logger;
+  /** When to delete expired grants (node-cron syntax); never when null. */
+  sweep: string | null;
+}) {
+  let task: ScheduledTask | null = null;
+
+  const report = () => {
+    const version = o.keys.version();
+    o.broker.publishKeysReport({ kind: "version", gateway_id: o.gatewayId, version });
+  };
+
+  function apply(msg: KeysDown): void {
+    if (msg.kind === "delta") {
+      const held = o.keys.version();
+      if (o.keys.applyDelta(msg)) {
+        o.log.info(
+          {
+            version: msg.version,
+            upserts: msg.upserts.length,
+            removals: msg.removals.length,
+          },
+          "keys delta applied",
+        );
+      } else {
+        // Lost or repeated deltas: the cloud learns what we hold and sends what fits (or a snapshot).
+        o.log.info(
+          { held, base: msg.base_version, version: msg.version },
+          "keys delta does not fit; reporting",
+        );
+      }
+      report();
+    } else if (msg.kind === "snapshot") {
+      if (o.keys.applySnapshotPart(msg) === "staged") return;
+      o.log.info({ version: msg.version, grants: o.keys.count(), parts: msg.parts }, "keys snapshot applied");
+      report();
+    }
+  }
+
+  const onKeys = (msg: KeysDown) => {
+    try {
+      apply(msg);
+    } catch (err) {
+      // Bad input changes nothing; the version report on the next connect sets things right.
+      o.log.warn({ err, kind: msg.kind }, "keys message not applied");
+    }
+  };
+
+  function purge(): number {
+    const gone = o.keys.purgeExpired(o.clock.now());
+    if (gone > 0) o.log.info({ grants: gone }, "expired grants deleted");
+    return gone;
+  }
+
+  return {
+    purge,
+    start(): void {
+      o.broker.on("connected", report);
+      o.broker.on("keys", onKeys);
+      if (o.sweep)
+        task = schedule(
+          o.sweep,
+          () => {
+            try {
+              purge();
+            } catch (err) {
+              o.log.warn({ err }, "deleting expired grants failed");
+            }
+          },
+          { noOverlap: true },
+        );
+    },
+    stop(): void {
+      o.broker.off("connected", report);
+      o.broker.off("keys", onKeys);
+      void task?.destroy();
+      task = null;
+    },
+  };
+}
+
+export type KeySync = ReturnType<typeof createKeySync>;
