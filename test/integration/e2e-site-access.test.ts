@@ -64,6 +64,7 @@ describe("offline-first site access (aedes, in-memory serial)", () => {
       readers: { "reader-door": "door" },
       manifest: siteManifest(receiver.url, cards),
       gateway: { door_watch_s: 0.1 },
+      siteEvents: true,
       ...o,
     });
     site = s;

@@ -47,6 +47,9 @@ export type SiteOptions = {
   doors?: number[];
   /** More RFID readers: reader id → alias of the device it serves (reader-1 serves locker 1). */
   readers?: Record<string, string>;
+  /** Runs the connection watch and webhook delivery as the cloud process does (off: a test that does not
+   * look at site events does not pay for their sweeps). */
+  siteEvents?: boolean;
 };
 
 /**
@@ -100,9 +103,9 @@ export async function startSite(o: SiteOptions) {
   const sweeper = createDeadlineSweeper({ db: store.db, clock, timeouts, log, everyMs: 100 });
   sweeper.start();
   // Site events: connection changes derived from health, and webhook delivery (to a test's receiver).
-  const connections = createConnectionWatch({ db: store.db, clock, log, everyMs: 200 });
-  connections.start();
-  const webhooks = startWebhookDelivery({ db: store.db, clock, log, everyMs: 100 });
+  const connections = o.siteEvents ? createConnectionWatch({ db: store.db, clock, log, everyMs: 200 }) : null;
+  connections?.start();
+  const webhooks = o.siteEvents ? startWebhookDelivery({ db: store.db, clock, log, everyMs: 100 }) : null;
 
   const sim: SimSite = createSimSite(
     {
@@ -233,8 +236,8 @@ export async function startSite(o: SiteOptions) {
     },
     async stop() {
       sweeper.stop();
-      connections.stop();
-      await webhooks.stop();
+      connections?.stop();
+      await webhooks?.stop();
       await gateway?.stop();
       await app.close();
       await link.close();
