@@ -30,7 +30,7 @@ export async function whitelistChanged(trx: Writer, change: KeyChange, now: Date
   for (const gatewayId of [...gateways].sort()) {
     const diff = await diffView(trx, gatewayId, change, scopes.get(gatewayId) ?? null);
     if (diff.upserts.length === 0 && diff.removals.length === 0) continue;
-    await recordVersion(trx, gatewayId, diff, now);
+    await recordVersion(trx, gatewayId, change.whitelistId, diff, now);
     changed.push(gatewayId);
   }
   return changed;
@@ -70,6 +70,7 @@ async function diffView(trx: Writer, gatewayId: string, change: KeyChange, scope
 async function recordVersion(
   trx: Writer,
   gatewayId: string,
+  whitelistId: string,
   diff: { upserts: Grant[]; removals: GrantKey[] },
   now: Date,
 ) {
@@ -100,7 +101,7 @@ async function recordVersion(
     await trx
       .deleteFrom("gateway_grants")
       .where("gateway_id", "=", gatewayId)
-      .where("whitelist_id", "=", diff.removals[0]?.whitelist_id ?? "")
+      .where("whitelist_id", "=", whitelistId)
       .where("card_id", "in", part)
       .execute();
   for (const part of chunks(diff.upserts, 200))
