@@ -20,16 +20,27 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "api-sqlite", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "sqlite" } },
+        test: {
+          name: "api-sqlite",
+          isolate: false,
+          include: ["test/api/**/*.test.ts"],
+          env: { TEST_DB: "sqlite" },
+        },
       },
       {
         extends: true,
-        test: { name: "api-postgres", include: ["test/api/**/*.test.ts"], env: { TEST_DB: "postgres" } },
+        test: {
+          name: "api-postgres",
+          isolate: false,
+          include: ["test/api/**/*.test.ts"],
+          env: { TEST_DB: "postgres" },
+        },
       },
       {
         extends: true,
         test: {
           name: "integration",
+          isolate: false,
           // Port contract suites (test/contracts) cross real sockets and processes too.
           include: ["test/integration/**/*.test.ts", "test/contracts/**/*.test.ts"],
           env: { TEST_DB: "sqlite" },

@@ -262,6 +262,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     clock,
     intervalMs: cfg.heartbeat_interval_s * 1000,
   });
+  // A board that answers again (or stops answering) is news the cloud should not wait an interval for.
+  for (const b of buses) {
+    b.monitor.on("board_back", () => heartbeat.beat());
+    b.monitor.on("board_lost", () => heartbeat.beat());
+  }
 
   const unrecorded = taps.recoverInterrupted();
   if (unrecorded > 0)
@@ -307,6 +312,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     for (const d of fresh) sensors.forget(d.device_id);
     for (const d of fresh) sleep.forget(d.device_id);
     void reconciler.readAll(fresh, "device_map");
+    heartbeat.beat(); // the devices of a new map are reported at once
   });
   keySync.start();
   cardQueries.start();

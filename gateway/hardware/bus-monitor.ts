@@ -16,10 +16,14 @@ export type BoardHealth = {
  * answered its last ping; when every board on an open bus stops answering for `recycleAfter` rounds
  * the link is recycled (closed and reopened), since a wedged USB adapter looks exactly like that.
  * Emits `board_back` when a board answers after it was unreachable (or for the first time): whatever
- * happened to its channels meanwhile has to be read again. A board counts as seen when it answers a ping
- * or sends an event; both are wired here, and nowhere else.
+ * happened to its channels meanwhile has to be read again; `board_lost` when a reachable board stops
+ * answering or its line closes. A board counts as seen when it answers a ping or sends an event; both are
+ * wired here, and nowhere else.
  */
-export class BusMonitor extends EventEmitter<{ board_back: [number] }> implements BoardReachability {
+export class BusMonitor
+  extends EventEmitter<{ board_back: [number]; board_lost: [number] }>
+  implements BoardReachability
+{
   private readonly boards = new Map<number, BoardHealth>();
   private timer: TimerHandle | null = null;
   private silentRounds = 0;
@@ -34,7 +38,7 @@ export class BusMonitor extends EventEmitter<{ board_back: [number] }> implement
       this.boards.set(addr, { addr, reachable: false, last_seen: null, firmware: null, channels: null });
     bus.on("event", (e) => this.seen(e.addr));
     bus.on("closed", () => {
-      for (const b of this.boards.values()) b.reachable = false;
+      for (const b of this.boards.values()) this.lost(b);
     });
     bus.on("open", () => void this.poll());
   }
@@ -46,6 +50,12 @@ export class BusMonitor extends EventEmitter<{ board_back: [number] }> implement
     b.reachable = true;
     b.last_seen = this.o.clock.now().toISOString();
     if (back) this.emit("board_back", addr);
+  }
+
+  private lost(b: BoardHealth): void {
+    if (!b.reachable) return;
+    b.reachable = false;
+    this.emit("board_lost", b.addr);
   }
 
   health(): BoardHealth[] {
@@ -68,7 +78,7 @@ export class BusMonitor extends EventEmitter<{ board_back: [number] }> implement
         this.seen(b.addr);
       } catch {
         if (b.reachable) this.o.log.warn({ addr: b.addr }, "lock board stopped answering");
-        b.reachable = false;
+        this.lost(b);
       }
     }
     const anyUp = [...this.boards.values()].some((b) => b.reachable);

@@ -14,6 +14,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
     beforeEach(async () => {
       site = await startSite({ broker, serial: "pty" });
       await eventually(async () => expect((await health(LOCKER))?.health).toBe("HEALTHY"), 25_000);
+      await site.settled();
     });
     afterEach(() => site.stop());
 

@@ -12,20 +12,24 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitForPort(port: number, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const c = net.createConnection({ host: "127.0.0.1", port }, () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > end) throw new Error(`nothing listens on 127.0.0.1:${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Starts Mosquitto and resolves once it says it is running (it logs that after it listens). */
+function spawnRunning(conf: string): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("mosquitto", ["-c", conf], { stdio: ["ignore", "ignore", "pipe"] });
+    let said = "";
+    const onData = (b: Buffer) => {
+      said += b.toString();
+      if (!/ running$/m.test(said)) return;
+      child.off("exit", onExit);
+      child.stderr?.off("data", onData).resume();
+      resolve(child);
+    };
+    const onExit = (code: number | null) =>
+      reject(new Error(`mosquitto exited (${code}) before running:\n${said}`));
+    // Its log is drained after that (resume), or a full pipe would block the broker.
+    child.stderr?.on("data", onData);
+    child.once("exit", onExit);
+  });
 }
 
 /**
@@ -43,13 +47,13 @@ export async function startPrivateMosquitto() {
       "allow_anonymous true",
       "set_tcp_nodelay true",
       "persistence false",
+      "log_dest stderr",
       "",
     ].join("\n"),
   );
   let child: ChildProcess | null = null;
   const up = async () => {
-    child = spawn("mosquitto", ["-c", conf], { stdio: "ignore" });
-    await waitForPort(port);
+    child = await spawnRunning(conf);
   };
   await up();
   return {

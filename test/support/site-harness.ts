@@ -20,6 +20,7 @@ import { type RunningGateway, startGateway } from "../../gateway/gateway.ts";
 import { PtyConnector } from "../../hardware-sim/links.ts";
 import { createSimSite, type SimSite } from "../../hardware-sim/site.ts";
 import { fixtureSecretHash, ISSUER, TOKEN_SECRET } from "./cloud-harness.ts";
+import { eventually } from "./eventually.ts";
 import { CLIENTS, fixtureManifest, SECRET } from "./fixture-site.ts";
 import { HeartbeatValve } from "./heartbeat-valve.ts";
 import { OffsetClock } from "./offset-clock.ts";
@@ -205,6 +206,19 @@ export async function startSite(o: SiteOptions) {
     heartbeats,
     /** The running daemon's status, as `parkctl status` shows it (broker, buses, readers, outbox). */
     status: () => running().control.status(),
+    /**
+     * Resolves once the gateway has read every device of its map and the cloud has confirmed all it sent:
+     * nothing from the start-up is still on its way (a late report would look fresh after a clock jump).
+     */
+    settled: () =>
+      eventually(async () => {
+        const unread = (await running().control.devices()).filter((d) => d.bus && !d.read_at);
+        const { outbox } = await running().control.status();
+        if (unread.length > 0 || outbox.pending > 0)
+          throw new Error(
+            `not settled: ${unread.length} devices unread, ${outbox.pending} messages unconfirmed`,
+          );
+      }),
     /** One device as `parkctl devices` shows it (live sensors, last command); undefined if not mapped. */
     gatewayDevice: async (alias: string) =>
       (await running().control.devices()).find((d) => d.alias === alias),

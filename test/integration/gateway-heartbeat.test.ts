@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseGatewayConfig } from "../../gateway/config.ts";
+import { startGateway } from "../../gateway/gateway.ts";
+import { createSimSite } from "../../hardware-sim/site.ts";
+import type { DeviceMap, Heartbeat } from "../../shared/wire/messages.ts";
+import { eventually } from "../support/eventually.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { StandInBrokerLink } from "../support/stand-in-broker-link.ts";
+
+const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+const GW = "gw-heartbeat";
+const LOCKER = "20000000-0000-4000-8000-000000000001";
+const MAP: DeviceMap = {
+  gateway_id: GW,
+  version: "m1",
+  devices: [
+    { device_id: LOCKER, type: "LOCKER", alias: "1", bus: { board: 1, channel: 1 }, has_camera: false },
+  ],
+};
+/** Long enough that no interval heartbeat falls inside a test: the fake clock never gets there. */
+const INTERVAL_S = 60;
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+async function rig() {
+  const clock = new FakeClock();
+  const dir = mkdtempSync(path.join(tmpdir(), "gw-heartbeat-"));
+  const sim = createSimSite(
+    { moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: 1, latch: "unlocked" }] } } },
+    { timers: clock },
+  );
+  const link = new StandInBrokerLink(clock);
+  const gateway = await startGateway({
+    config: parseGatewayConfig({
+      gateway_id: GW,
+      secret: "heartbeat-test-secret",
+      broker: { url: "mqtt://127.0.0.1:1", prefix: "t" },
+      state_dir: path.join(dir, "state"),
+      buses: [{ name: "bus0", path: "sim://bus0", boards: [1] }],
+      heartbeat_interval_s: INTERVAL_S,
+      sensor_sweep: null,
+      key_sweep: null,
+      log_level: "silent",
+    }),
+    secret: "heartbeat-test-secret",
+    clock,
+    log,
+    openLink: (p) => sim.linkFactory(p),
+    brokerLink: () => link,
+    controlSocket: false,
+  });
+  cleanup.push(async () => {
+    await gateway.stop();
+    await sim.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  /** The locker's reachability in the latest heartbeat (undefined: not in it, or none sent yet). */
+  const lastSaid = (): boolean | undefined =>
+    link.heartbeats.at(-1)?.devices.find((d: Heartbeat["devices"][number]) => d.device_id === LOCKER)
+      ?.reachable;
+  return { clock, sim, link, lastSaid };
+}
+
+describe("heartbeats go at once when there is news, not only each interval", () => {
+  it("on connecting, on a new device map, and when a board stops answering and answers again", async () => {
+    const { clock, sim, link, lastSaid } = await rig();
+    link.connect();
+    expect(link.heartbeats).toHaveLength(1); // the session is up: the gateway is alive, with no map yet
+    expect(link.heartbeats[0]?.devices).toEqual([]);
+
+    link.sendMap(MAP);
+    // The board answered its first ping when the bus opened: the map's locker is reported reachable at once.
+    await eventually(() => expect(lastSaid()).toBe(true));
+
+    const before = link.heartbeats.length;
+    await sim.bus("bus0").unplug();
+    await eventually(() => expect(lastSaid()).toBe(false));
+    expect(link.heartbeats.length).toBe(before + 1);
+
+    await sim.bus("bus0").plugIn();
+    clock.advance(500); // the bus's first reopen attempt (its backoff), far short of the heartbeat interval
+    await eventually(() => expect(lastSaid()).toBe(true));
+    expect(link.heartbeats.length).toBe(before + 2);
+  });
+});
