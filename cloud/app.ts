@@ -9,6 +9,7 @@ import { AppError, ERROR_CODES } from "../shared/errors.ts";
 import { createAccessListService } from "./access-lists/access-list-service.ts";
 import { createTokenIssuer } from "./auth/tokens.ts";
 import { createCommandService } from "./commands/command-service.ts";
+import { createSettledNotifier } from "./commands/command-settled.ts";
 import type { CommandTimeoutConfig } from "./commands/timeouts.ts";
 import { createDeviceService } from "./devices/device-service.ts";
 import { installAuthentication } from "./http/authenticate.ts";
@@ -30,7 +31,7 @@ import { registerWhitelistRoutes } from "./http/routes/whitelists.ts";
 import { createLocationLinks } from "./locations/location-links.ts";
 import { createLocationService } from "./locations/location-service.ts";
 import { createPhotoService } from "./photos/photo-service.ts";
-import type { GatewayPublisher } from "./ports.ts";
+import type { CommandSettledNotifier, GatewayPublisher } from "./ports.ts";
 import { createSessionService } from "./sessions/session-service.ts";
 import type { Db } from "./store/db.ts";
 import { createUserService, type ExternalUserOptions } from "./users/user-service.ts";
@@ -53,6 +54,13 @@ export type AppDeps = {
   externalUsers?: ExternalUserOptions;
   /** Whitelists: the read deadline (504) and the whitelists per device (defaults: 5 s, the spec's 3). */
   whitelists?: WhitelistOptions;
+  /**
+   * Shared with what ends commands in this process (gateway link, deadline sweeper) so a `Prefer: wait`
+   * answers at once; without it only this app's own endings are heard at once, the rest through the store.
+   */
+  settled?: CommandSettledNotifier;
+  /** How often a `Prefer: wait` reads its command from the store (default 250 ms). */
+  commandWaitPollMs?: number;
 };
 
 /** A caller-supplied correlation id is kept if it is short and plain (U4); otherwise we make one. */
@@ -152,6 +160,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     gateways: deps.gateways,
     timeouts: deps.timeouts,
     log: deps.log,
+    settled: deps.settled ?? createSettledNotifier(),
+    waitPollMs: deps.commandWaitPollMs,
   });
 
   registerTokenRoute(app, { db: deps.db, tokens, clock: deps.clock });

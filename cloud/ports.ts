@@ -9,3 +9,15 @@ export interface GatewayPublisher {
   /** The key sets of these gateways changed (whitelists): bring them up to date, without waiting. */
   keysChanged(gatewayIds: string[]): void;
 }
+
+/**
+ * Where the cloud says, once it is committed, that a command may have ended (SUCCESS or ERROR), so that
+ * requests waiting on it (`Prefer: wait`) read it at once. A notice is a hint, not the record: the waiter
+ * reads the store, which is also how it learns of endings another replica wrote. In-process
+ * implementation: cloud/commands/command-settled.ts.
+ */
+export interface CommandSettledNotifier {
+  notify(commandId: string): void;
+  /** Calls `onNotice` on each notice about `commandId` until the returned function is called. */
+  subscribe(commandId: string, onNotice: () => void): () => void;
+}

@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import pino, { type Logger } from "pino";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { buildApp } from "./app.ts";
+import { createSettledNotifier } from "./commands/command-settled.ts";
 import { createDeadlineSweeper } from "./commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "./commands/timeouts.ts";
 import type { CloudConfig } from "./config.ts";
@@ -69,6 +70,8 @@ export async function startCloud(
     mqttUrl = `mqtt://${cfg.HOST}:${broker.port}`;
   }
   const timeouts = DEFAULT_COMMAND_TIMEOUTS;
+  // Commands ended in this process wake the requests here that wait on them (`Prefer: wait`).
+  const settled = createSettledNotifier();
   const link = await startGatewayLink(
     {
       brokerUrl: mqttUrl,
@@ -77,9 +80,9 @@ export async function startCloud(
       clientId: mqttClientId,
       prefix: cfg.MQTT_PREFIX,
     },
-    { db, clock, log, timeouts },
+    { db, clock, log, timeouts, settled },
   );
-  const sweeper = createDeadlineSweeper({ db, clock, timeouts, log });
+  const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });
   sweeper.start();
   // Sends the operators' webhooks from the durable queue (cloud/webhooks/); safe beside other replicas.
   const webhooks = startWebhookDelivery({ db, clock, log });
@@ -96,6 +99,7 @@ export async function startCloud(
     tokenSecret: new TextEncoder().encode(tokenSecret),
     issuer: cfg.AUTH_URL ?? cfg.BASE_URL ?? `http://${cfg.HOST}:${cfg.PORT}`,
     timeouts,
+    settled,
     isReady: async () => {
       await sql`select 1`.execute(db);
       return link.client.connected;

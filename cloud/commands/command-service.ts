@@ -7,10 +7,11 @@ import type { CommandRequest as WireCommand } from "../../shared/wire/messages.t
 import { checkLocationAccess } from "../access-lists/location-access.ts";
 import type { Principal } from "../auth/principal.ts";
 import { type DeviceRecord, deviceRepository } from "../devices/device-repository.ts";
-import type { GatewayPublisher } from "../ports.ts";
+import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import { openSessionFor } from "../sessions/session-recorder.ts";
 import type { Db } from "../store/db.ts";
 import { advanceCommand } from "./advance-command.ts";
+import { awaitSettled, type CommandWait } from "./await-settled.ts";
 import { publishCommand } from "./command-delivery.ts";
 import { commandRepository } from "./command-repository.ts";
 import { type CommandAcceptance, decideCommand } from "./decide-command.ts";
@@ -26,6 +27,10 @@ export type CommandServiceDeps = {
   log: Logger;
   /** How long POST waits for the broker's acknowledgement before answering (the send goes on after). */
   publishWaitMs?: number;
+  /** Told of the commands this service ends; `Prefer: wait` listens to it. */
+  settled: CommandSettledNotifier;
+  /** How often a `Prefer: wait` reads its command for endings other replicas wrote (default 250 ms). */
+  waitPollMs?: number;
 };
 
 const MAX_ATTEMPTS = 5;
@@ -33,6 +38,7 @@ const MAX_ATTEMPTS = 5;
 export function createCommandService(deps: CommandServiceDeps) {
   const { db, clock, gateways, timeouts, log } = deps;
   const publishWaitMs = deps.publishWaitMs ?? 2_000;
+  const waiting = { clock, settled: deps.settled, pollMs: deps.waitPollMs ?? 250 };
   const devices = deviceRepository(db);
   const commands = commandRepository(db);
 
@@ -48,7 +54,10 @@ export function createCommandService(deps: CommandServiceDeps) {
         throw new AppError(code, message, context, headers);
       }
       await checkLocationAccess(db, principal, device, body, now);
-      if (await write(principal, device, decision, now)) return { device, command: decision.command };
+      if (await write(principal, device, decision, now)) {
+        if (decision.supersedes) deps.settled.notify(decision.supersedes.id);
+        return { device, command: decision.command };
+      }
     }
     throw new AppError(
       "ERRORS.SERVICE_UNAVAILABLE",
@@ -92,13 +101,14 @@ export function createCommandService(deps: CommandServiceDeps) {
     if (!device.gateway_id) {
       const reason = "device offline: it is not connected to a gateway";
       const now = clock.now();
-      await endCommand(db, {
+      const ended = await endCommand(db, {
         commandId: wire.command_id,
         input: { kind: "failed", reason },
         now,
         cfg: timeouts,
         events: () => [{ name: "RESPONSE_ERROR", value: reason, timestamp: now.toISOString() }],
       });
+      if (ended) deps.settled.notify(wire.command_id);
       return;
     }
     const sent = publishCommand({ db, gateways, clock, timeouts }, device.gateway_id, wire).catch(
@@ -109,19 +119,33 @@ export function createCommandService(deps: CommandServiceDeps) {
     if (timer) clock.clearTimer(timer);
   }
 
+  async function read(principal: Principal, id: string) {
+    const command = await commands.findForOperator(principal.operatorId, id);
+    // A rider sees only the commands they sent; another's is "not found" like another tenant's.
+    const hidden = principal.kind === "user" && command?.requested_by !== principal.id;
+    if (!command || hidden) throw new AppError("ERRORS.NOT_FOUND", `Command ${id} not found`);
+    return command;
+  }
+
   return {
-    async create(principal: Principal, deviceId: string, body: CommandRequest): Promise<Command> {
+    /** With `wait`, answers once the command has ended or the wait, counted from this call, is over. */
+    async create(
+      principal: Principal,
+      deviceId: string,
+      body: CommandRequest,
+      wait?: CommandWait,
+    ): Promise<Command> {
+      const startedMs = clock.now().getTime();
       const { device, command } = await accept(principal, deviceId, body);
       if (command.wire_request) await dispatch(device, command.wire_request);
-      return this.get(principal, command.id);
+      const left = wait && { ...wait, ms: wait.ms - (clock.now().getTime() - startedMs) };
+      return this.get(principal, command.id, left);
     },
 
-    async get(principal: Principal, id: string): Promise<Command> {
-      const command = await commands.findForOperator(principal.operatorId, id);
-      // A rider sees only the commands they sent; another's is "not found" like another tenant's.
-      const hidden = principal.kind === "user" && command?.requested_by !== principal.id;
-      if (!command || hidden) throw new AppError("ERRORS.NOT_FOUND", `Command ${id} not found`);
-      return presentCommand(command);
+    /** With `wait`, answers once the command has ended or the wait is over (`Prefer: wait`). */
+    async get(principal: Principal, id: string, wait?: CommandWait): Promise<Command> {
+      const current = () => read(principal, id);
+      return presentCommand(await (wait ? awaitSettled(waiting, id, current, wait) : current()));
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
+import type { CommandSettledNotifier } from "../ports.ts";
 import { raiseTimedOut } from "../site-events/timed-out.ts";
 import type { Db } from "../store/db.ts";
 import { commandRepository } from "./command-repository.ts";
@@ -22,6 +23,8 @@ export function createDeadlineSweeper(deps: {
   timeouts: CommandTimeoutConfig;
   log: Logger;
   everyMs?: number;
+  /** Told of each command a sweep ends, so a request waiting on it here answers at once. */
+  settled?: CommandSettledNotifier;
 }) {
   const { db, clock, timeouts, log } = deps;
   const everyMs = deps.everyMs ?? 1_000;
@@ -45,7 +48,9 @@ export function createDeadlineSweeper(deps: {
         },
         (trx, ended) => raiseTimedOut(trx, ended, now),
       );
-      if (ended) moved++;
+      if (!ended) continue;
+      moved++;
+      deps.settled?.notify(c.id);
     }
     for (const deviceId of await deviceRepository(db).idsPastDeadline(ts, BATCH)) {
       const res = await advanceDevice(db, {

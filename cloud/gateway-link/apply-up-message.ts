@@ -4,14 +4,28 @@ import { applyCommandProgress } from "../commands/command-progress.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { applyAccessDecision } from "../key-sync/access-events.ts";
 import { applyPhotoPart } from "../photos/apply-photo-part.ts";
+import type { CommandSettledNotifier } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyDeviceState, applyHardwareEvent } from "./gateway-reports.ts";
 
 /**
  * Applies one outbox message from a gateway exactly once: the (gateway_id, seq) row and the message's
- * effects commit together, so a redelivery after a lost ack changes nothing (F4, F6).
+ * effects commit together, so a redelivery after a lost ack changes nothing (F4, F6). A command's outcome
+ * is told to `settled` once committed.
  */
-export function applyUpMessage(
+export async function applyUpMessage(
+  db: Db,
+  gatewayId: string,
+  msg: UpMessage,
+  deps: { now: Date; timeouts: CommandTimeoutConfig; log: Logger; settled?: CommandSettledNotifier },
+): Promise<"applied" | "duplicate"> {
+  const result = await applyInTransaction(db, gatewayId, msg, deps);
+  if (result === "applied" && msg.type === "command_progress" && msg.state !== "RECEIVED")
+    deps.settled?.notify(msg.command_id);
+  return result;
+}
+
+function applyInTransaction(
   db: Db,
   gatewayId: string,
   msg: UpMessage,

@@ -7,7 +7,7 @@ import { parseTopic, topicFor, UP_CHANNELS, wildcardFor } from "../../shared/wir
 import { redeliverPending } from "../commands/command-delivery.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { createKeySync } from "../key-sync/key-sync.ts";
-import type { GatewayPublisher } from "../ports.ts";
+import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
 import { allGatewayIds, deviceMapFor, watchDeviceMaps } from "./device-map.ts";
@@ -53,6 +53,8 @@ export async function startGatewayLink(
     timeouts: CommandTimeoutConfig;
     /** Told after each message of a gateway has been applied, in order (metrics, tests that wait on it). */
     onApplied?: (gatewayId: string, channel: string) => void;
+    /** Told of each command outcome applied here, so a request waiting on it answers at once. */
+    settled?: CommandSettledNotifier;
   },
 ): Promise<GatewayLink> {
   const { db, clock, log, timeouts } = deps;
@@ -108,7 +110,7 @@ export async function startGatewayLink(
       return;
     }
     // A duplicate is acknowledged again: its first ack was evidently lost.
-    await applyUpMessage(db, gatewayId, msg, { now: clock.now(), timeouts, log });
+    await applyUpMessage(db, gatewayId, msg, { now: clock.now(), timeouts, log, settled: deps.settled });
     await publisher.ack(gatewayId, [msg.seq]);
   }
 

@@ -5,8 +5,11 @@ import type { IdempotencyKeysTable } from "../store/schema.ts";
 /** How long a key answers with its first result, and how long a request may hold a key before it counts as abandoned. */
 export type IdempotencyPolicy = { ttlMs: number; leaseMs: number };
 
-/** 24 h (the documented window); the lease is far above the command POST's 2 s wait for the broker. */
-export const IDEMPOTENCY_POLICY: IdempotencyPolicy = { ttlMs: 24 * 3_600_000, leaseMs: 30_000 };
+/**
+ * 24 h (the documented window); the lease is well above the longest a command POST holds its key: 2 s for
+ * the broker, or a `Prefer: wait` of at most 30 s.
+ */
+export const IDEMPOTENCY_POLICY: IdempotencyPolicy = { ttlMs: 24 * 3_600_000, leaseMs: 60_000 };
 
 /** A key belongs to one API client of one operator and one route: nobody else's keys can meet it. */
 export type KeyScope = { operatorId: string; clientId: string; method: string; route: string; key: string };

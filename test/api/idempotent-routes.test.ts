@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { installErrorHandling } from "../../cloud/http/error-handler.ts";
 import { installIdempotency } from "../../cloud/http/idempotency.ts";
+import { IDEMPOTENCY_POLICY } from "../../cloud/idempotency/idempotency-store.ts";
 import { AppError } from "../../shared/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { openTestDb, type TestDb } from "../support/test-db.ts";
@@ -18,7 +19,7 @@ import { openTestDb, type TestDb } from "../support/test-db.ts";
  * app instances sharing one store (two replicas), with a handler the test scripts.
  */
 
-const LEASE_MS = 30_000;
+const LEASE_MS = IDEMPOTENCY_POLICY.leaseMs;
 
 type Behaviour = { runs: number; respond: (reply: FastifyReply, run: number) => unknown };
 

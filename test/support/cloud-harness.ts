@@ -2,6 +2,10 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fas
 import pino from "pino";
 import { type AppDeps, buildApp } from "../../cloud/app.ts";
 import { hashSecret } from "../../cloud/auth/secrets.ts";
+import {
+  createSettledNotifier,
+  type InProcessSettledNotifier,
+} from "../../cloud/commands/command-settled.ts";
 import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
 import { type CommandTimeoutConfig, DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
 import { applyUpMessage } from "../../cloud/gateway-link/apply-up-message.ts";
@@ -67,6 +71,8 @@ export type CloudHarness = {
   clock: FakeClock;
   gateways: RecordingGateways;
   timeouts: CommandTimeoutConfig;
+  /** This "process's" command-ended notices: the app, the sweep and `report` share it. */
+  settled: InProcessSettledNotifier;
   /** Runs one deadline sweep at the fake clock's now. */
   sweep(): Promise<number>;
   /** A bearer token for a fixture client, fetched through POST /oauth2/token. */
@@ -92,6 +98,7 @@ export async function startCloudHarness(
     requestTimeoutMs?: number;
     externalUsers?: AppDeps["externalUsers"];
     whitelists?: AppDeps["whitelists"];
+    commandWaitPollMs?: number;
   } = {},
 ): Promise<CloudHarness> {
   const store = await openTestDb();
@@ -100,6 +107,7 @@ export async function startCloudHarness(
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const gateways = new RecordingGateways();
   const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, ...opts.timeouts };
+  const settled = createSettledNotifier();
   await applyManifest(db, SiteManifest.parse(fixtureManifest(await fixtureSecretHash())), clock);
   const app = await buildApp({
     db,
@@ -112,9 +120,11 @@ export async function startCloudHarness(
     requestTimeoutMs: opts.requestTimeoutMs,
     externalUsers: opts.externalUsers,
     whitelists: opts.whitelists,
+    settled,
+    commandWaitPollMs: opts.commandWaitPollMs,
   });
   await app.ready();
-  const sweeper = createDeadlineSweeper({ db, clock, timeouts, log });
+  const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });
   const tokens = new Map<string, string>();
 
   const h: CloudHarness = {
@@ -124,6 +134,7 @@ export async function startCloudHarness(
     clock,
     gateways,
     timeouts,
+    settled,
     sweep: () => sweeper.sweep(),
     async token(clientId) {
       const cached = tokens.get(clientId);
@@ -153,7 +164,7 @@ export async function startCloudHarness(
     },
     // Parsed like the gateway link parses what arrives over MQTT (defaults filled in).
     report: (gatewayId, msg) =>
-      applyUpMessage(db, gatewayId, UpMessage.parse(msg), { now: clock.now(), timeouts, log }),
+      applyUpMessage(db, gatewayId, UpMessage.parse(msg), { now: clock.now(), timeouts, log, settled }),
     heartbeat: (hb) => applyHeartbeat(db, hb, clock.now()),
     status: (st) => applyStatus(db, st, clock.now()),
     async close() {

@@ -1,0 +1,39 @@
+import type { CommandSettledNotifier } from "../ports.ts";
+
+export type InProcessSettledNotifier = CommandSettledNotifier & {
+  /** How many subscriptions are held (a test can tell that a waiter let go of its own). */
+  waiting(): number;
+};
+
+/**
+ * The in-process CommandSettledNotifier: one per cloud process, shared by what ends commands (gateway
+ * link, deadline sweeper, command service) and the requests that wait on them. Other processes' endings
+ * reach a waiter through the store (await-settled.ts).
+ */
+export function createSettledNotifier(): InProcessSettledNotifier {
+  const waiters = new Map<string, Set<() => void>>();
+  return {
+    notify(commandId: string): void {
+      const subscribed = waiters.get(commandId);
+      if (subscribed) for (const onNotice of [...subscribed]) onNotice();
+    },
+
+    subscribe(commandId: string, onNotice: () => void): () => void {
+      const set = waiters.get(commandId) ?? new Set<() => void>();
+      waiters.set(commandId, set);
+      // An entry of its own, so the same function subscribed twice is also let go twice.
+      const entry = () => onNotice();
+      set.add(entry);
+      return () => {
+        set.delete(entry);
+        if (set.size === 0 && waiters.get(commandId) === set) waiters.delete(commandId);
+      };
+    },
+
+    waiting(): number {
+      let n = 0;
+      for (const subscribed of waiters.values()) n += subscribed.size;
+      return n;
+    },
+  };
+}
