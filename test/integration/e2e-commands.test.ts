@@ -11,12 +11,13 @@ const LOCKER = fx.device("L1", "1"); // board 1, channel 1 on gw-a1's bus0
 const lockRequests = (site: Site) =>
   site.sim.board("bus0", 1).received.filter((r) => r.kind === "lock" && r.channel === 1);
 
-function commandUntilSettled(site: Site, id: string) {
-  return eventually(async () => {
-    const c = (await site.api("GET", `/device/v1/commands/${id}`)).json();
-    expect(["SUCCESS", "ERROR"]).toContain(c.state.value);
-    return c;
-  }, 25_000);
+/** One GET that the cloud holds until the command has ended (`Prefer: wait`): no polling. */
+async function commandUntilSettled(site: Site, id: string) {
+  const res = await site.api("GET", `/device/v1/commands/${id}`, undefined, { prefer: "wait=25" });
+  expect(res.headers["preference-applied"]).toBe("wait=25");
+  const c = res.json();
+  expect(["SUCCESS", "ERROR"]).toContain(c.state.value);
+  return c;
 }
 
 for (const broker of ["aedes", "mosquitto"] as const) {
@@ -45,6 +46,19 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       const device = (await site.api("GET", `/device/v1/devices/${LOCKER}`)).json();
       expect(device.state.value).toBe("LOCKED");
       expect(device.lock_state).toBe("LOCKED");
+      expect(site.sim.board("bus0", 1).channel(1).latch).toBe("locked");
+    });
+
+    it("answers a POST with Prefer: wait once the lock has moved, in one request", async () => {
+      const post = await site.api(
+        "POST",
+        `/device/v1/devices/${LOCKER}/commands`,
+        { command: "lock" },
+        { prefer: "wait=25" },
+      );
+      expect(post.statusCode).toBe(200);
+      expect(post.headers["preference-applied"]).toBe("wait=25");
+      expect(post.json().state.value).toBe("SUCCESS");
       expect(site.sim.board("bus0", 1).channel(1).latch).toBe("locked");
     });
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import type { FastifyInstance, InjectOptions } from "fastify";
 import pino from "pino";
 import { buildApp } from "../../cloud/app.ts";
+import { createSettledNotifier } from "../../cloud/commands/command-settled.ts";
 import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
@@ -82,6 +83,8 @@ export async function startSite(o: SiteOptions) {
   // a shared Mosquitto a client id of the run's own keeps parallel runs apart.
   const cloudClientId = broker ? CLOUD_MQTT.username : `cloud-${prefix}`;
   const heartbeats = new HeartbeatValve();
+  // As in the cloud process: what ends a command (gateway report, deadline) wakes a `Prefer: wait`.
+  const settled = createSettledNotifier();
   const link: GatewayLink = await startGatewayLink(
     { brokerUrl, ...CLOUD_MQTT, clientId: cloudClientId, prefix },
     {
@@ -89,6 +92,7 @@ export async function startSite(o: SiteOptions) {
       clock,
       log,
       timeouts,
+      settled,
       onApplied: (_gw, channel) => channel === "hb" && heartbeats.applied(),
     },
   );
@@ -100,8 +104,9 @@ export async function startSite(o: SiteOptions) {
     tokenSecret: TOKEN_SECRET,
     issuer: ISSUER,
     timeouts,
+    settled,
   });
-  const sweeper = createDeadlineSweeper({ db: store.db, clock, timeouts, log, everyMs: 100 });
+  const sweeper = createDeadlineSweeper({ db: store.db, clock, timeouts, log, everyMs: 100, settled });
   sweeper.start();
   // Site events: connection changes derived from health, and webhook delivery (to a test's receiver).
   const connections = o.siteEvents ? createConnectionWatch({ db: store.db, clock, log, everyMs: 200 }) : null;
@@ -223,8 +228,8 @@ export async function startSite(o: SiteOptions) {
     gatewayDevice: async (alias: string) =>
       (await running().control.devices()).find((d) => d.alias === alias),
     /** Calls the API as the fixture's admin client of operator A. */
-    api: (method: "GET" | "POST", url: string, payload?: object) =>
-      call(CLIENTS.admin, { method, url, payload }),
+    api: (method: "GET" | "POST", url: string, payload?: object, headers?: Record<string, string>) =>
+      call(CLIENTS.admin, { method, url, payload, ...(headers ? { headers } : {}) }),
     /** Stops the embedded broker abruptly (its in-memory sessions are lost, as after a crash). */
     async brokerDown() {
       if (!broker) throw new Error("only the embedded broker is under the harness's control");
