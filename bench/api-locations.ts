@@ -5,10 +5,12 @@
  *   npm run bench            (DURATION=10 seconds per measurement by default)
  */
 import { compareWithBare, DURATION, withFixture } from "./support.ts";
+import { timeBox } from "./time-box.ts";
 
 type Info = { api: number; bare: number; token: string; bytes: number };
 
-await withFixture<Info>("bench/locations-server.ts", async (info) => {
+const box = timeBox("bench:api");
+await withFixture<Info>(box, "bench/locations-server.ts", async (info) => {
   const path = "/location/v1/locations?include=resources";
   console.log(
     `GET ${path}: 100 locations × 20 devices, ${info.bytes} bytes per response, ${DURATION} s per run`,
@@ -16,5 +18,8 @@ await withFixture<Info>("bench/locations-server.ts", async (info) => {
   await compareWithBare(
     { url: `http://127.0.0.1:${info.api}${path}`, headers: { authorization: `Bearer ${info.token}` } },
     { url: `http://127.0.0.1:${info.bare}${path}`, headers: {} },
+    "",
+    box,
   );
 });
+box.finished();

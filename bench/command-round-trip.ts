@@ -3,7 +3,7 @@
  * hardware answers at once; beside the floor measured in the same run on the same broker (one bare HTTP
  * round trip + two MQTT QoS 1 round trips, gateway → cloud → gateway); and the gateway daemon's resident
  * memory idle and under that load. The gateway runs as its own process on pseudo-terminal serial.
- *   npm run bench:commands            (COMMANDS=400 by default)
+ *   npm run bench:commands            (COMMANDS=400 by default; BENCH_TIMEOUT_S=300, see time-box.ts)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +22,7 @@ import { createSimSite } from "../hardware-sim/site.ts";
 import { systemClock } from "../shared/clock.ts";
 import { topicFor } from "../shared/wire/topics.ts";
 import { benchDb, clientToken, declareOperator, listen, lockers, startCloud } from "./support.ts";
+import { timeBox } from "./time-box.ts";
 
 const COMMANDS = Number(process.env.COMMANDS ?? 400);
 const DEVICES = 20;
@@ -39,7 +40,10 @@ const rssMb = (pid: number) => {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 };
 
+const box = timeBox("bench:commands");
+
 // Cloud: SQLite, embedded broker, real gateway link; no throttle so one device can be driven back to back.
+box.step("starting the cloud");
 const { dir, db } = await benchDb("parking-bench-cmd-");
 const hash = await hashSecret(SECRET);
 await declareOperator(db, {
@@ -79,6 +83,7 @@ const sweeper = createDeadlineSweeper({ db, clock: systemClock, timeouts, log })
 sweeper.start();
 
 // Hardware: one board with 20 channels, answering at once, behind a pseudo-terminal.
+box.step("starting the simulated hardware (socat)");
 const sim = createSimSite(
   { moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: DEVICES, latch: "unlocked" }] } } },
   { connector: (n, b) => new PtyConnector(dir, n, b) },
@@ -104,6 +109,8 @@ const gateway: ChildProcess = spawn(
   { stdio: ["ignore", "ignore", "inherit"] },
 );
 const pid = gateway.pid as number;
+box.own(gateway);
+const gatewayExited = new Promise<void>((r) => gateway.once("exit", () => r()));
 
 const auth = {
   authorization: `Bearer ${await clientToken(app, SECRET)}`,
@@ -130,6 +137,7 @@ async function roundTrip(i: number, name: "lock" | "unlock"): Promise<number> {
 
 try {
   // Ready once a lock goes through end to end.
+  box.step("waiting for the gateway daemon's first lock");
   for (let tries = 0; ; tries++) {
     try {
       await roundTrip(0, "lock");
@@ -146,6 +154,7 @@ try {
   const locked = new Set<number>();
   const trips: number[] = [];
   let peakRss = idleRss;
+  box.step(`sending ${COMMANDS} commands`);
   for (let n = 0; n < COMMANDS; n++) {
     const i = n % DEVICES;
     const name = locked.has(i) ? "unlock" : "lock";
@@ -156,6 +165,7 @@ try {
   }
 
   // The floor, on the same machine and broker: a bare HTTP round trip, and MQTT publish → receive → echo.
+  box.step("measuring the floor");
   const bare = Fastify();
   bare.get("/", () => ({ ok: true }));
   const bareUrl = `http://127.0.0.1:${await listen(bare)}/`;
@@ -203,8 +213,11 @@ try {
     `Gateway daemon resident memory: idle ${idleRss.toFixed(1)} MB, under load (peak) ${peakRss.toFixed(1)} MB`,
   );
 } finally {
-  gateway.kill("SIGTERM");
-  await new Promise((r) => gateway.once("exit", r));
+  box.step("stopping the gateway daemon");
+  // A daemon that already exited (crashed) has nothing left to kill; its exit was recorded above.
+  if (gateway.exitCode === null && gateway.signalCode === null) gateway.kill("SIGTERM");
+  await gatewayExited;
+  box.step("closing the cloud, the broker and the simulated hardware");
   sweeper.stop();
   await app.close();
   await link.close();
@@ -213,3 +226,4 @@ try {
   await db.destroy();
   rmSync(dir, { recursive: true, force: true });
 }
+box.finished();

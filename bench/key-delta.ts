@@ -2,7 +2,7 @@
  * Whitelist sync through the real cloud (embedded broker, SQLite) to a real gateway daemon (in-memory
  * simulator): a card added with one API call, until the gateway's key cache holds it. The cache starts
  * with CARDS cards (a full snapshot over MQTT, also timed: from the gateway's start to the cache full).
- *   npm run bench:keys            (CARDS=100000, DELTAS=100 by default)
+ *   npm run bench:keys            (CARDS=100000, DELTAS=100 by default; BENCH_TIMEOUT_S=300, see time-box.ts)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +18,7 @@ import { parseGatewayConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
 import { systemClock } from "../shared/clock.ts";
+import { timeBox } from "./time-box.ts";
 
 const CARDS = Number(process.env.CARDS ?? 100_000);
 const DELTAS = Number(process.env.DELTAS ?? 100);
@@ -33,6 +34,8 @@ const pct = (xs: number[], p: number) => {
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 const card = (n: number) => `04${n.toString(16).padStart(12, "0")}`;
 
+const box = timeBox("bench:keys");
+box.step("starting the cloud");
 const dir = mkdtempSync(path.join(tmpdir(), "parking-bench-keys-"));
 const log = pino({ level: "silent" });
 const cfg = loadCloudConfig({
@@ -106,6 +109,7 @@ const sim = createSimSite({
   buses: { bus0: { boards: [{ address: 1, channels: 1, doors: [1] }] } },
 });
 let link: MqttBrokerLink | null = null;
+box.step(`starting the gateway and waiting for its snapshot of ${CARDS} cards`);
 const tStart = performance.now();
 const gateway = await startGateway({
   config: parseGatewayConfig({
@@ -144,6 +148,7 @@ try {
   const held = (c: string) => gateway.control.keys(c).then((v) => v.grants.length > 0);
   const deltas: number[] = [];
   const apiOnly: number[] = [];
+  box.step(`adding ${DELTAS} cards one by one`);
   for (let i = 0; i < DELTAS; i++) {
     const c = `0f${i.toString(16).padStart(8, "0")}`;
     // The delta is applied in the broker link's `keys` listener the daemon registered first; this one
@@ -184,8 +189,10 @@ try {
   console.log(`      of which the API's 204   p50 ${ms(pct(apiOnly, 50))}   p99 ${ms(pct(apiOnly, 99))}`);
   console.log(`  node ${process.version}`);
 } finally {
+  box.step("stopping the gateway and the cloud");
   await gateway.stop();
   await sim.close();
   await cloud.stop();
   rmSync(dir, { recursive: true, force: true });
 }
+box.finished();

@@ -5,10 +5,12 @@
  *   npm run bench:sessions            (DURATION=10 seconds per measurement by default)
  */
 import { compareWithBare, DURATION, withFixture } from "./support.ts";
+import { timeBox } from "./time-box.ts";
 
 type Info = { api: number; bare: number; token: string; bytes: number; sessions: number };
 
-await withFixture<Info>("bench/sessions-server.ts", async (info) => {
+const box = timeBox("bench:sessions");
+await withFixture<Info>(box, "bench/sessions-server.ts", async (info) => {
   const auth = { authorization: `Bearer ${info.token}` };
   const base = "/session/v2/sessions?limit=100";
 
@@ -26,6 +28,7 @@ await withFixture<Info>("bench/sessions-server.ts", async (info) => {
   console.log(
     `GET ${base}: ${info.sessions} sessions, ${info.bytes} bytes per response, ${DURATION} s per run`,
   );
+  box.step("finding page 50");
   const pages = [
     ["first page", base],
     ["page 50", await deepPage()],
@@ -37,6 +40,8 @@ await withFixture<Info>("bench/sessions-server.ts", async (info) => {
       { url: `http://127.0.0.1:${info.api}${path}`, headers: auth, timeout: 30 },
       { url: `http://127.0.0.1:${info.bare}/session/v2/sessions`, headers: {}, timeout: 30 },
       `${name}, `,
+      box,
     );
   }
 });
+box.finished();

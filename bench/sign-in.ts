@@ -7,12 +7,14 @@
  */
 import type autocannon from "autocannon";
 import { compareWithBare, DURATION, type Target, withFixture } from "./support.ts";
+import { timeBox } from "./time-box.ts";
 
 const PATH = "/external-users-auth/v1/sign-in";
 
 type Info = { api: number; bare: number; operatorId: string; riders: number };
 
-await withFixture<Info>("bench/sign-in-servers.ts", async (info) => {
+const box = timeBox("bench:sign-in");
+await withFixture<Info>(box, "bench/sign-in-servers.ts", async (info) => {
   /** Sign-ins of random riders at the server on `port`. */
   const signIns = (port: number): Target => ({
     url: `http://127.0.0.1:${port}${PATH}`,
@@ -34,5 +36,6 @@ await withFixture<Info>("bench/sign-in-servers.ts", async (info) => {
   });
 
   console.log(`POST ${PATH}: ${info.riders} riders, one verification callback each, ${DURATION} s per run`);
-  await compareWithBare(signIns(info.api), signIns(info.bare));
+  await compareWithBare(signIns(info.api), signIns(info.bare), "", box);
 });
+box.finished();

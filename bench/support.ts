@@ -19,6 +19,7 @@ import { applyManifest } from "../cloud/manifest/apply-manifest.ts";
 import { type ManifestInput, SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { type Db, openDb } from "../cloud/store/db.ts";
 import { systemClock } from "../shared/clock.ts";
+import type { TimeBox } from "./time-box.ts";
 
 // --- In a fixture process ---
 
@@ -94,10 +95,14 @@ export async function serveListing(
   return { api: port, bare: await listen(bare), token, sample };
 }
 
-/** Tells the runner where the servers are (one JSON line), and exits when the runner stops it. */
+/**
+ * Tells the runner where the servers are (one JSON line), and exits when the runner stops it, or when
+ * the runner is gone (its end of our stdin closes), so a runner killed by its time box leaves no server.
+ */
 export function announce(info: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(info)}\n`);
   process.on("SIGTERM", () => process.exit(0));
+  process.stdin.once("end", () => process.exit(0)).resume();
 }
 
 // --- In a runner ---
@@ -105,18 +110,32 @@ export function announce(info: Record<string, unknown>): void {
 /** Seconds per measured run. */
 export const DURATION = Number(process.env.DURATION ?? 10);
 
-/** Starts the fixture process `script`, runs `bench` with what it announced, then stops it. */
-export async function withFixture<Info>(script: string, bench: (info: Info) => Promise<void>): Promise<void> {
+/**
+ * Starts the fixture process `script`, runs `bench` with what it announced, then stops it and waits for
+ * it to exit; the time box kills it if the bench runs out of time.
+ */
+export async function withFixture<Info>(
+  box: TimeBox,
+  script: string,
+  bench: (info: Info) => Promise<void>,
+): Promise<void> {
   const child = spawn(process.execPath, ["--import", "tsx", script], {
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["pipe", "pipe", "inherit"],
   });
+  box.own(child);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   try {
-    const line = await new Promise<string>((resolve) =>
-      createInterface({ input: child.stdout }).once("line", resolve),
-    );
+    box.step(`starting ${script}`);
+    const line = await Promise.race([
+      new Promise<string>((resolve) => createInterface({ input: child.stdout }).once("line", resolve)),
+      exited.then(() => Promise.reject(new Error(`${script} exited before announcing its servers`))),
+    ]);
     await bench(JSON.parse(line) as Info);
   } finally {
-    child.kill("SIGTERM");
+    box.step(`stopping ${script}`);
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    child.stdin?.end();
+    await exited;
   }
 }
 
@@ -125,8 +144,9 @@ export type Figures = { rps: number; p50: number; p99: number };
 export type Target = Omit<autocannon.Options, "connections" | "duration"> & { label?: string };
 
 /** Throughput and latency of one target: a short warm-up lets the JIT settle before the measured run. */
-export async function measure(target: Target, connections: number): Promise<Figures> {
+export async function measure(target: Target, connections: number, box?: TimeBox): Promise<Figures> {
   const { label = target.url, ...options } = target;
+  box?.step(`measuring ${label} at ${connections} connection${connections > 1 ? "s" : ""}`);
   await autocannon({ ...options, connections, duration: 2 });
   const r = await autocannon({ ...options, connections, duration: DURATION });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors`);
@@ -134,10 +154,15 @@ export async function measure(target: Target, connections: number): Promise<Figu
 }
 
 /** Measures the service, then the bare route, at 1 and 50 connections; prints each pair and their ratio. */
-export async function compareWithBare(service: Target, bare: Target, heading = ""): Promise<void> {
+export async function compareWithBare(
+  service: Target,
+  bare: Target,
+  heading = "",
+  box?: TimeBox,
+): Promise<void> {
   for (const connections of [1, 50]) {
-    const api = await measure(service, connections);
-    const floor = await measure(bare, connections);
+    const api = await measure(service, connections, box);
+    const floor = await measure(bare, connections, box);
     console.log(`\n${heading}${connections} connection${connections > 1 ? "s" : ""}`);
     console.log(
       `  service    ${api.rps.toFixed(0).padStart(7)} req/s   p50 ${api.p50} ms   p99 ${api.p99} ms`,

@@ -6,7 +6,7 @@
  *    the lock board receives UNLOCK, p50/p99, beside the serial wire time of the two frames involved. The
  *    simulator's in-memory cables deliver at once (no wire time), so the wire time is computed from the
  *    frames' bytes at their configured baud rates (8N1: 10 bits a byte) and the ratio is printed.
- *   npm run bench:taps            (TAPS=2000 by default)
+ *   npm run bench:taps            (TAPS=2000 by default; BENCH_TIMEOUT_S=300, see time-box.ts)
  */
 import { EventEmitter } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -23,6 +23,7 @@ import { encodeFrame } from "../shared/protocol/lock-bus/frame.ts";
 import { hostRequestFrame } from "../shared/protocol/lock-bus/messages.ts";
 import { READER_BAUD_RATE, readerLine } from "../shared/protocol/rfid-reader/reader-line.ts";
 import { type AccessDecision, type Grant, KeysDown, SNAPSHOT_PART_SIZE } from "../shared/wire/messages.ts";
+import { timeBox } from "./time-box.ts";
 
 const CARDS = 100_000;
 const TAPS = Number(process.env.TAPS ?? 2_000);
@@ -59,6 +60,8 @@ class AwayBrokerLink extends EventEmitter<BrokerLinkEvents> implements BrokerLin
   }
 }
 
+const box = timeBox("bench:taps");
+box.step("starting the gateway");
 const dir = mkdtempSync(path.join(tmpdir(), "parking-bench-taps-"));
 const sim = createSimSite({
   moveMs: 0,
@@ -125,6 +128,7 @@ try {
       grants: grants.slice(i * SNAPSHOT_PART_SIZE, (i + 1) * SNAPSHOT_PART_SIZE),
     }),
   );
+  box.step(`applying a snapshot of ${CARDS} cards`);
   const t0 = performance.now();
   for (const p of payloads) link.emit("keys", KeysDown.parse(JSON.parse(p)));
   const snapshotMs = performance.now() - t0;
@@ -159,6 +163,7 @@ try {
     if (!d?.granted || d.actuated !== true) throw new Error(`tap not granted: ${JSON.stringify(d)}`);
     return { actuation: atUnlock - start, decision: atDecision - start };
   };
+  box.step(`tapping ${TAPS} cards`);
   for (let i = 0; i < 50; i++) await tapOnce(card((i * 7919) % CARDS)); // warm-up
   const actuation: number[] = [];
   const recorded: number[] = [];
@@ -192,7 +197,9 @@ try {
     `  ratio       gateway p99 is ${(p99 / wireMs).toFixed(3)}× the wire time; on a real line p99 ≈ ${ms(wireMs + p99)} = ${((wireMs + p99) / wireMs).toFixed(2)}× wire (target ≤ 2× wire + 2 ms = ${ms(2 * wireMs + 2)})`,
   );
 } finally {
+  box.step("stopping the gateway");
   await gateway.stop();
   await sim.close();
   rmSync(dir, { recursive: true, force: true });
 }
+box.finished();

@@ -9,7 +9,8 @@ import { existsSync, rmSync } from "node:fs";
 import net from "node:net";
 import { join, resolve } from "node:path";
 import { Duplex } from "node:stream";
-import { SerialPort } from "serialport";
+import type { SerialPortStream } from "@serialport/stream";
+import { openSerialPort } from "../shared/serial-port.ts";
 
 /** A simulated device (a bus of boards, a reader) that talks over whatever link it is given. */
 export interface LinkEndpoint {
@@ -81,6 +82,10 @@ export function writeTo(link: Duplex | null, bytes: Uint8Array | string): void {
 
 export type PtyPair = { hostPath: string; simPath: string; close(): Promise<void> };
 
+/** Running socat processes: killed when this process exits, however it exits, so none outlives it. */
+const liveSocats = new Set<ChildProcess>();
+let reapOnExit = false;
+
 /**
  * A socat pseudo-terminal pair: `<dir>/<name>` for the gateway, `<dir>/<name>.sim` for the simulator.
  * Killing socat is what a pulled USB cable looks like to the gateway: its open port reports a disconnect.
@@ -95,11 +100,23 @@ export async function openPtyPair(dir: string, name: string, timeoutMs = 5_000):
     ["-d", "-d", `pty,raw,echo=0,link=${hostPath}`, `pty,raw,echo=0,link=${simPath}`],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
+  liveSocats.add(child);
+  if (!reapOnExit) {
+    reapOnExit = true;
+    process.once("exit", () => {
+      for (const c of liveSocats) c.kill("SIGTERM"); // socat removes its links on SIGTERM
+    });
+  }
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-2_000);
   });
-  const exited = new Promise<void>((res) => child.once("exit", () => res()));
+  const exited = new Promise<void>((res) =>
+    child.once("exit", () => {
+      liveSocats.delete(child);
+      res();
+    }),
+  );
   const deadline = Date.now() + timeoutMs;
   while (!(existsSync(hostPath) && existsSync(simPath))) {
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
@@ -116,11 +133,27 @@ async function killAndWait(child: ChildProcess, exited: Promise<void>): Promise<
   await exited;
 }
 
-/** Opens the simulator's side of a pty (or any serial device) with serialport. */
-export function openSerialDevice(path: string, baudRate: number): Promise<Duplex> {
-  return new Promise((res, rej) => {
-    const port = new SerialPort({ path, baudRate, autoOpen: false });
-    port.open((err) => (err ? rej(err) : res(port)));
+/**
+ * Opens the simulator's side of a pty (or any serial device) with serialport, with the read that ends on
+ * a hangup (shared/serial-port.ts): stock serialport spins on a pty whose socat died under it.
+ */
+export function openSerialDevice(path: string, baudRate: number): Promise<SerialPortStream> {
+  return openSerialPort(path, baudRate);
+}
+
+/** Closes a serial port for good and releases its device; resolves once it is closed. */
+function closeSerialDevice(port: SerialPortStream): Promise<void> {
+  return new Promise<void>((res) => {
+    // destroy() alone would leave the device open (and its read running); close() releases it.
+    if (port.isOpen) {
+      port.close(() => {
+        port.destroy();
+        res();
+      });
+      return;
+    }
+    if (!port.destroyed) port.destroy();
+    res();
   });
 }
 
@@ -169,10 +202,14 @@ export class MemoryConnector implements Connector {
   }
 }
 
-/** Pty connector: plugging opens a socat pair at `<dir>/<name>` and attaches the device to its sim side. */
+/**
+ * Pty connector: plugging opens a socat pair at `<dir>/<name>` and attaches the device to its sim side.
+ * The gateway may open and close the host side as often as it likes; if socat goes away on its own, the
+ * device's side closes and the device is detached, as if its cable had been pulled.
+ */
 export class PtyConnector implements Connector {
   private pty: PtyPair | null = null;
-  private port: Duplex | null = null;
+  private port: SerialPortStream | null = null;
   private device: LinkEndpoint | null = null;
 
   constructor(
@@ -187,11 +224,27 @@ export class PtyConnector implements Connector {
 
   async connect(device: LinkEndpoint): Promise<void> {
     await this.disconnect();
-    this.pty = await openPtyPair(this.dir, this.name);
-    this.port = await openSerialDevice(this.pty.simPath, this.baudRate);
-    this.port.on("error", () => {});
+    const pty = await openPtyPair(this.dir, this.name);
+    this.pty = pty;
+    let port: SerialPortStream;
+    try {
+      port = await openSerialDevice(pty.simPath, this.baudRate);
+    } catch (err) {
+      // No device on it: the pair would only hold a pty and a process for nothing.
+      await pty.close();
+      this.pty = null;
+      throw err;
+    }
+    port.on("error", () => {});
+    port.once("close", () => {
+      if (this.port !== port) return;
+      this.port = null;
+      this.device?.detach();
+      this.device = null;
+    });
+    this.port = port;
     this.device = device;
-    device.attach(this.port);
+    device.attach(port);
   }
 
   async disconnect(): Promise<void> {
@@ -199,11 +252,8 @@ export class PtyConnector implements Connector {
     this.device = null;
     const port = this.port;
     this.port = null;
-    if (port && !port.destroyed) {
-      const closed = new Promise<void>((res) => port.once("close", () => res()));
-      port.destroy();
-      await closed;
-    }
+    // The device's side is closed (its fd released, its read ended) before socat goes.
+    if (port) await closeSerialDevice(port);
     await this.pty?.close();
     this.pty = null;
   }

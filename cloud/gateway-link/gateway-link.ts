@@ -2,6 +2,7 @@ import type { MqttClient } from "mqtt";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import { reconnectWithBackoff } from "../../shared/mqtt-reconnect.ts";
 import { Heartbeat, KeysUp, Status, UpMessage } from "../../shared/wire/messages.ts";
 import { parseTopic, topicFor, UP_CHANNELS, wildcardFor } from "../../shared/wire/topics.ts";
 import { redeliverPending } from "../commands/command-delivery.ts";
@@ -29,6 +30,9 @@ export type GatewayLinkConfig = {
 
 /** How long a close waits for messages in flight before it ends the broker session by force. */
 const CLOSE_GRACE_MS = 2_000;
+
+/** Waits between attempts to reach a broker that went away: doubling from the first, never beyond the cap. */
+const RECONNECT = { minMs: 500, maxMs: 10_000 };
 
 /** Enough of an up message to acknowledge it when nothing else in it can be used. */
 const SeqOnly = z.object({ seq: z.number().int().positive() });
@@ -63,7 +67,19 @@ export async function startGatewayLink(
     clean: false,
     username: cfg.username,
     password: cfg.password,
+    reconnectPeriod: 0,
   });
+  // Reconnects wait on our clock with a capped backoff; so nothing of mqtt.js's own reconnect remains,
+  // including its resubscription: every connect subscribes below.
+  const reconnects = reconnectWithBackoff(client, {
+    clock,
+    ...RECONNECT,
+    onWait: (ms) => log.info({ broker: cfg.brokerUrl, retry_in_ms: ms }, "broker unreachable: retrying"),
+  });
+  const subscribe = () =>
+    client.subscribeAsync(
+      Object.fromEntries(UP_CHANNELS.map((c) => [wildcardFor(cfg.prefix, c), { qos: 1 as const }])),
+    );
   // One gateway's messages are applied in arrival order; different gateways proceed in parallel.
   const chains = new Map<string, Promise<void>>();
   /** The map version this process last published per gateway. */
@@ -171,20 +187,6 @@ export async function startGatewayLink(
   });
   client.on("error", (err) => log.warn({ err }, "broker link error"));
 
-  await new Promise<void>((resolve, reject) => {
-    const timer = clock.setTimer(10_000, () =>
-      reject(new Error(`broker ${cfg.brokerUrl} did not answer within 10 s`)),
-    );
-    client.once("connect", () => {
-      clock.clearTimer(timer);
-      resolve();
-    });
-  });
-  await client.subscribeAsync(
-    Object.fromEntries(UP_CHANNELS.map((c) => [wildcardFor(cfg.prefix, c), { qos: 1 as const }])),
-  );
-  log.info({ broker: cfg.brokerUrl }, "gateway link connected");
-
   async function publishDeviceMaps(gatewayIds?: string[]) {
     for (const id of gatewayIds ?? (await allGatewayIds(db))) {
       const map = await deviceMapFor(db, id);
@@ -195,8 +197,28 @@ export async function startGatewayLink(
       published.set(id, map.version);
     }
   }
-  // Retained, so a gateway that connects later (or reconnects with a clean session) gets its map at once.
-  await publishDeviceMaps();
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = clock.setTimer(10_000, () =>
+        reject(new Error(`broker ${cfg.brokerUrl} did not answer within 10 s`)),
+      );
+      client.once("connect", () => {
+        clock.clearTimer(timer);
+        resolve();
+      });
+    });
+    await subscribe();
+    log.info({ broker: cfg.brokerUrl }, "gateway link connected");
+    // Retained, so a gateway that connects later (or reconnects with a clean session) gets its map at once.
+    await publishDeviceMaps();
+  } catch (err) {
+    // A link that never started must not go on reconnecting behind its caller's back.
+    reconnects.stop();
+    await client.endAsync(true);
+    throw err;
+  }
+
   // A manifest applied while the cloud runs (by the CLI, or another replica) records each gateway's new
   // map version in the store; every replica publishes what changed, so running gateways take it at once.
   const watcher = watchDeviceMaps({
@@ -208,10 +230,11 @@ export async function startGatewayLink(
     publish: (ids) => publishDeviceMaps(ids),
   });
   // After a reconnect (a broker restart loses subscriptions and, without persistence, retained maps),
-  // gateways may have sent into the void: publish the maps again and ask each gateway to resend what the
-  // cloud has not confirmed, instead of waiting for its periodic resend.
+  // gateways may have sent into the void: subscribe again, publish the maps again and ask each gateway to
+  // resend what the cloud has not confirmed, instead of waiting for its periodic resend.
   client.on("connect", () => {
-    void publishDeviceMaps()
+    void subscribe()
+      .then(() => publishDeviceMaps())
       .then(() => allGatewayIds(db))
       .then((ids) =>
         Promise.all(
@@ -233,6 +256,7 @@ export async function startGatewayLink(
     client,
     async close() {
       watcher.stop();
+      reconnects.stop();
       // Messages being applied finish (their effects commit or not); a publish that waits for an absent
       // broker does not hold the close for ever: after a grace period the client ends by force.
       const drained = Promise.allSettled([keySync.stop(), ...chains.values()]).then(() => true);

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import net from "node:net";
 import { MqttClient } from "mqtt";
 import type { Logger } from "pino";
+import { reconnectWithBackoff } from "../../shared/mqtt-reconnect.ts";
 import {
   Ack,
   CommandRequest,
@@ -13,7 +14,6 @@ import {
   type UpMessage,
 } from "../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../shared/wire/topics.ts";
-import { Backoff } from "../backoff.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock } from "../ports.ts";
 
 export type MqttBrokerLinkOptions = {
@@ -26,6 +26,8 @@ export type MqttBrokerLinkOptions = {
   /** Reconnect backoff bounds; each wait is drawn at random up to the current bound (full jitter). */
   minReconnectMs?: number;
   maxReconnectMs?: number;
+  /** The draw of that jitter, in [0, 1] (default Math.random). */
+  jitter?: () => number;
 };
 
 /**
@@ -36,16 +38,11 @@ export type MqttBrokerLinkOptions = {
  */
 export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements BrokerLink {
   private client: MqttClient | null = null;
-  private readonly backoff: Backoff;
+  private reconnects: { stop(): void } | null = null;
   connectedSince: string | null = null;
 
   constructor(private readonly o: MqttBrokerLinkOptions) {
     super();
-    this.backoff = new Backoff({
-      minMs: o.minReconnectMs ?? 1_000,
-      maxMs: o.maxReconnectMs ?? 30_000,
-      jitter: Math.random,
-    });
   }
 
   get connected(): boolean {
@@ -74,14 +71,21 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
         clean: false,
         keepalive: 15,
         connectTimeout: 5_000,
-        reconnectPeriod: this.backoff.upcoming,
+        reconnectPeriod: 0, // reconnects wait on the injected clock, with backoff (below)
         queueQoSZero: false, // heartbeats are ephemeral: never queued while offline
         will: { topic: topic("status"), payload: Buffer.from(this.status(false)), qos: 1, retain: true },
       },
     );
     this.client = client;
+    this.reconnects = reconnectWithBackoff(client, {
+      clock: this.o.clock,
+      minMs: this.o.minReconnectMs ?? 1_000,
+      maxMs: this.o.maxReconnectMs ?? 30_000,
+      jitter: this.o.jitter ?? Math.random,
+      onWait: (ms) =>
+        this.o.log.info({ broker: this.o.url, retry_in_ms: ms }, "broker unreachable: retrying"),
+    });
     client.on("connect", () => {
-      this.backoff.reset();
       this.connectedSince = this.o.clock.now().toISOString();
       this.o.log.info({ broker: this.o.url }, "broker connected");
       client.subscribe(
@@ -105,7 +109,6 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     client.on("close", () => {
       if (this.connectedSince) this.emit("disconnected");
       this.connectedSince = null;
-      client.options.reconnectPeriod = Math.max(100, this.backoff.next());
     });
     client.on("error", (err) => this.o.log.warn({ err: err.message }, "broker error"));
     client.on("message", (t, payload) => this.onMessage(t, payload));
@@ -178,6 +181,8 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     const client = this.client;
     if (!client) return;
     this.client = null;
+    this.reconnects?.stop();
+    this.reconnects = null;
     if (client.connected) {
       await client
         .publishAsync(topicFor(this.o.prefix, this.o.gatewayId, "status"), this.status(false), {

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { Backoff } from "../backoff.ts";
+import { Backoff } from "../../shared/backoff.ts";
 import type { Clock, SerialLink, SerialLinkFactory, TimerHandle } from "../ports.ts";
 import { closeLink } from "./close-link.ts";
 
@@ -11,6 +11,12 @@ export type ReopeningLinkOptions = {
   /** The first wait after a failed open or a lost link; doubles per failure up to maxReopenMs. */
   minReopenMs?: number;
   maxReopenMs?: number;
+  /**
+   * How long a link must stay open before its loss starts the backoff over (default maxReopenMs): a peer
+   * that accepts and drops at once (a device server without its device, a flapping adapter) is retried
+   * with growing waits, like one that cannot be opened at all.
+   */
+  stableMs?: number;
 };
 
 type Events = {
@@ -22,22 +28,33 @@ type Events = {
   openFailed: [Error];
   /** The open link reported an error (it usually closes next). */
   linkError: [Error];
+  /** The next attempt is due in `ms` (after each `closed` and `openFailed`). */
+  waiting: [ms: number];
 };
 
 /**
  * Keeps one serial device open for its owner (the lock-bus client, an RFID reader): opens it, and whenever
- * it closes or cannot be opened tries again after a backoff that doubles up to a cap and starts over after
- * a successful open. Links are single use (the SerialLinkFactory port), so each attempt asks for a new one.
+ * it closes or cannot be opened tries again after a backoff that doubles up to a cap and starts over once
+ * a link has stayed open for a while. Links are single use (the SerialLinkFactory port), so each attempt
+ * asks for a new one. Every wait is a timer on the injected clock, never a retry at once: a vanished peer
+ * costs a handful of attempts a minute, not a busy loop.
  */
 export class ReopeningLink extends EventEmitter<Events> {
   private current: SerialLink | null = null;
   private timer: TimerHandle | null = null;
   private stopped = false;
+  /** When the current link opened (clock ms). */
+  private openedAt = 0;
+  /** recycle() asked for this close: the reopen comes after the minimum wait. */
+  private recycling = false;
   private readonly backoff: Backoff;
+  private readonly stableMs: number;
 
   constructor(private readonly o: ReopeningLinkOptions) {
     super();
-    this.backoff = new Backoff({ minMs: o.minReopenMs ?? 500, maxMs: o.maxReopenMs ?? 10_000 });
+    const maxMs = o.maxReopenMs ?? 10_000;
+    this.backoff = new Backoff({ minMs: o.minReopenMs ?? 500, maxMs });
+    this.stableMs = o.stableMs ?? maxMs;
   }
 
   /** The open link, or null between a loss and the next successful open. */
@@ -56,7 +73,9 @@ export class ReopeningLink extends EventEmitter<Events> {
 
   /** Closes the link; it is reopened after the minimum wait (e.g. to unwedge a USB adapter). */
   recycle(): void {
-    if (this.current) void closeLink(this.current);
+    if (!this.current) return;
+    this.recycling = true;
+    void closeLink(this.current);
   }
 
   /** Closes the link for good: no more attempts. */
@@ -87,22 +106,27 @@ export class ReopeningLink extends EventEmitter<Events> {
     link.once("close", () => this.onClosed(link));
     link.on("error", (err: Error) => this.emit("linkError", err));
     this.current = link;
-    this.backoff.reset();
+    this.openedAt = this.o.clock.now().getTime();
     this.emit("open", link);
   }
 
   private onClosed(link: SerialLink): void {
     if (this.current !== link) return;
     this.current = null;
+    const lived = this.o.clock.now().getTime() - this.openedAt;
+    if (this.recycling || lived >= this.stableMs) this.backoff.reset();
+    this.recycling = false;
     this.emit("closed");
     this.scheduleReopen();
   }
 
   private scheduleReopen(): void {
     if (this.stopped || this.timer) return;
-    this.timer = this.o.clock.setTimer(this.backoff.next(), () => {
+    const ms = this.backoff.next();
+    this.timer = this.o.clock.setTimer(ms, () => {
       this.timer = null;
       void this.open();
     });
+    this.emit("waiting", ms);
   }
 }

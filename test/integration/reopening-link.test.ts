@@ -82,6 +82,42 @@ describe("ReopeningLink (the lock-bus client's and the readers' serial line)", (
     await r.line.stop();
   });
 
+  it("retries a link that drops as soon as it opens with growing waits; one that stayed open starts over", async () => {
+    const r = rig();
+    const waits: number[] = [];
+    r.line.on("waiting", (ms) => waits.push(ms));
+    r.dev.plug(true);
+    await r.line.start();
+    // A peer that accepts and hangs up at once (a device server without its device): five drops in a row.
+    for (let n = 0; n < 5; n++) {
+      r.dev.cables.at(-1)?.unplug();
+      await settle();
+      expect(await r.attemptAfter(waits.at(-1) as number)).toEqual({ tried: true, open: true });
+    }
+    expect(waits).toEqual([500, 1_000, 2_000, 4_000, 4_000]);
+    // Open for longer than the cap: its loss is news, not a flap, and the first wait is short again.
+    r.clock.advance(4_000);
+    r.dev.cables.at(-1)?.unplug();
+    await settle();
+    expect(waits.at(-1)).toBe(500);
+    await r.line.stop();
+  });
+
+  it("reopens after the minimum wait when its owner recycles it, however short the link lived", async () => {
+    const r = rig();
+    const waits: number[] = [];
+    r.line.on("waiting", (ms) => waits.push(ms));
+    r.dev.plug(true);
+    await r.line.start();
+    r.dev.cables.at(-1)?.unplug();
+    await settle();
+    expect(await r.attemptAfter(500)).toEqual({ tried: true, open: true });
+    r.line.recycle();
+    await settle();
+    expect(waits).toEqual([500, 500]);
+    await r.line.stop();
+  });
+
   it("stops for good: closes the link and never tries again", async () => {
     const r = rig();
     r.dev.plug(true);

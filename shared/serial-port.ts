@@ -9,7 +9,6 @@ import {
   type LinuxPortBinding,
 } from "@serialport/bindings-cpp";
 import { SerialPortStream } from "@serialport/stream";
-import type { SerialLink } from "../ports.ts";
 
 const readAsync = promisify(read);
 const RETRY = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR"]);
@@ -19,7 +18,7 @@ const RETRY = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR"]);
  * whose other end hung up (a pulled USB adapter, a closed pseudo-terminal) returns 0 bytes forever. The
  * read then spins in the thread pool, its promise chain grows without bound, and the port never closes.
  * A non-blocking tty read with no data fails with EAGAIN; 0 bytes means the device is gone, so this read
- * reports a disconnect instead, which closes the stream (and the gateway reopens it with backoff).
+ * reports a disconnect instead, which closes the stream (and its owner reopens it with backoff).
  */
 async function readUntilHangup(
   port: LinuxPortBinding,
@@ -59,8 +58,13 @@ function hangupAwareBinding(): BindingInterface | LinuxBindingInterface {
 
 const binding = hangupAwareBinding();
 
-/** A serial device path (/dev/ttyUSB0, a pseudo-terminal) through serialport; resolves once it is open. */
-export async function openSerialPort(path: string, baudRate: number): Promise<SerialLink> {
+/**
+ * A serial device path (/dev/ttyUSB0, either side of a pseudo-terminal) through serialport; resolves once
+ * it is open. Both ends of a line use it: the gateway for its buses and readers, the simulator for its side
+ * of a pseudo-terminal, so neither spins when the other goes away. Close it with close() (then destroy()):
+ * destroy() alone leaves the device open and locked.
+ */
+export async function openSerialPort(path: string, baudRate: number): Promise<SerialPortStream> {
   const port = new SerialPortStream({ binding, path, baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
   return port;
