@@ -11,6 +11,7 @@ import path from "node:path";
 import Fastify from "fastify";
 import pino from "pino";
 import { hashSecret } from "../cloud/auth/secrets.ts";
+import { createSettledNotifier } from "../cloud/commands/command-settled.ts";
 import { createDeadlineSweeper } from "../cloud/commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
 import { startEmbeddedBroker } from "../cloud/gateway-link/embedded-broker.ts";
@@ -73,13 +74,15 @@ const cloudMqtt = { username: "cloud", password: "bench-cloud-password" };
 const broker = await startEmbeddedBroker({ db, log, port: 0, prefix: "bench", cloud: cloudMqtt });
 const brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
 const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, throttleMs: 0, throttlePowerSaveMs: 0 };
+// One notifier for the process, as cloud/server.ts wires it: a `Prefer: wait` hears the link's endings at once.
+const settled = createSettledNotifier();
 const link = await startGatewayLink(
   { brokerUrl, ...cloudMqtt, clientId: cloudMqtt.username, prefix: "bench" },
-  { db, clock: systemClock, log, timeouts },
+  { db, clock: systemClock, log, timeouts, settled },
 );
-const { app, port } = await startCloud(db, { log, gateways: link, timeouts });
+const { app, port } = await startCloud(db, { log, gateways: link, timeouts, settled });
 const base = `http://127.0.0.1:${port}`;
-const sweeper = createDeadlineSweeper({ db, clock: systemClock, timeouts, log });
+const sweeper = createDeadlineSweeper({ db, clock: systemClock, timeouts, log, settled });
 sweeper.start();
 
 // Hardware: one board with 20 channels, answering at once, behind a pseudo-terminal.
@@ -135,6 +138,37 @@ async function roundTrip(i: number, name: "lock" | "unlock"): Promise<number> {
   }
 }
 
+/** POST with `Prefer: wait=10`: the one answer is the ended command. */
+async function waitedTrip(i: number, name: "lock" | "unlock"): Promise<number> {
+  const t0 = performance.now();
+  const post = await fetch(`${base}/device/v1/devices/${device(i)}/commands`, {
+    method: "POST",
+    headers: { ...auth, prefer: "wait=10" },
+    body: JSON.stringify({ command: name }),
+  });
+  const c = (await post.json()) as { id: string; state: { value: string; reason: string } };
+  if (c.state.value !== "SUCCESS")
+    throw new Error(`command ${c.id} ended ${c.state.value}: ${c.state.reason}`);
+  return performance.now() - t0;
+}
+
+/** What the spec suggests without it: POST, then GET every second until the command has ended. */
+async function politeTrip(i: number, name: "lock" | "unlock"): Promise<number> {
+  const t0 = performance.now();
+  const post = await fetch(`${base}/device/v1/devices/${device(i)}/commands`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ command: name }),
+  });
+  let c = (await post.json()) as { id: string; state: { value: string; reason: string } };
+  while (c.state.value !== "SUCCESS" && c.state.value !== "ERROR") {
+    await new Promise((r) => setTimeout(r, 1_000));
+    c = (await (await fetch(`${base}/device/v1/commands/${c.id}`, { headers: auth })).json()) as typeof c;
+  }
+  if (c.state.value === "ERROR") throw new Error(`command ${c.id} failed: ${c.state.reason}`);
+  return performance.now() - t0;
+}
+
 try {
   // Ready once a lock goes through end to end.
   box.step("waiting for the gateway daemon's first lock");
@@ -162,6 +196,18 @@ try {
     if (name === "lock") locked.add(i);
     else locked.delete(i);
     if (n % 20 === 0) peakRss = Math.max(peakRss, rssMb(pid));
+  }
+
+  // Without polling (Prefer: wait) against polling at the spec's 1 s cadence: what a rider waits.
+  box.step("comparing Prefer: wait with polling every second");
+  const WAITED = 20;
+  const waited: number[] = [];
+  const polite: number[] = [];
+  for (let n = 0; n < WAITED; n++) {
+    const i = n % DEVICES;
+    const name = locked.has(i) ? "unlock" : "lock";
+    waited.push(await waitedTrip(i, name));
+    polite.push(await politeTrip(i, name === "lock" ? "unlock" : "lock"));
   }
 
   // The floor, on the same machine and broker: a bare HTTP round trip, and MQTT publish → receive → echo.
@@ -209,6 +255,9 @@ try {
   console.log(
     `  ratio                     p50 ${(pct(trips, 50) / pct(floor, 50)).toFixed(1)}×   p99 ${(pct(trips, 99) / pct(floor, 99)).toFixed(1)}× the floor`,
   );
+  console.log(`Time to the ended command, ${WAITED} commands each way`);
+  console.log(`  POST with Prefer: wait    ${fmt(waited)}`);
+  console.log(`  POST, then GET every 1 s  ${fmt(polite)}`);
   console.log(
     `Gateway daemon resident memory: idle ${idleRss.toFixed(1)} MB, under load (peak) ${peakRss.toFixed(1)} MB`,
   );
