@@ -4,8 +4,11 @@
  * process so the load generator does not share their event loop.
  *   npm run bench            (DURATION=10 seconds per measurement by default)
  */
+import { printRuntime } from "./runtime.ts";
 import { compareWithBare, DURATION, withFixture } from "./support.ts";
 import { timeBox } from "./time-box.ts";
+
+printRuntime();
 
 type Info = { api: number; bare: number; token: string; bytes: number };
 

@@ -22,8 +22,11 @@ import { PtyConnector } from "../hardware-sim/links.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
 import { systemClock } from "../shared/clock.ts";
 import { topicFor } from "../shared/wire/topics.ts";
+import { printRuntime } from "./runtime.ts";
 import { benchDb, clientToken, declareOperator, listen, lockers, startCloud } from "./support.ts";
 import { timeBox } from "./time-box.ts";
+
+printRuntime();
 
 const COMMANDS = Number(process.env.COMMANDS ?? 400);
 const DEVICES = 20;

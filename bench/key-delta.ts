@@ -18,7 +18,10 @@ import { parseGatewayConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
 import { systemClock } from "../shared/clock.ts";
+import { printRuntime } from "./runtime.ts";
 import { timeBox } from "./time-box.ts";
+
+printRuntime();
 
 const CARDS = Number(process.env.CARDS ?? 100_000);
 const DELTAS = Number(process.env.DELTAS ?? 100);
@@ -187,7 +190,6 @@ try {
     `      p50 ${ms(pct(deltas, 50))}   p99 ${ms(pct(deltas, 99))}   max ${ms(Math.max(...deltas))}`,
   );
   console.log(`      of which the API's 204   p50 ${ms(pct(apiOnly, 50))}   p99 ${ms(pct(apiOnly, 99))}`);
-  console.log(`  node ${process.version}`);
 } finally {
   box.step("stopping the gateway and the cloud");
   await gateway.stop();

@@ -6,8 +6,11 @@
  *   npm run bench:sign-in     (DURATION=10 seconds per measurement by default)
  */
 import type autocannon from "autocannon";
+import { printRuntime } from "./runtime.ts";
 import { compareWithBare, DURATION, type Target, withFixture } from "./support.ts";
 import { timeBox } from "./time-box.ts";
+
+printRuntime();
 
 const PATH = "/external-users-auth/v1/sign-in";
 

@@ -23,7 +23,10 @@ import { encodeFrame } from "../shared/protocol/lock-bus/frame.ts";
 import { hostRequestFrame } from "../shared/protocol/lock-bus/messages.ts";
 import { READER_BAUD_RATE, readerLine } from "../shared/protocol/rfid-reader/reader-line.ts";
 import { type AccessDecision, type Grant, KeysDown, SNAPSHOT_PART_SIZE } from "../shared/wire/messages.ts";
+import { printRuntime } from "./runtime.ts";
 import { timeBox } from "./time-box.ts";
+
+printRuntime();
 
 const CARDS = 100_000;
 const TAPS = Number(process.env.TAPS ?? 2_000);

@@ -1,6 +1,5 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { type CloudConfig, loadCloudConfig } from "../cloud/config.ts";
 import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
@@ -9,6 +8,7 @@ import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { type RunningCloud, startCloud } from "../cloud/server.ts";
 import { type Clock, systemClock } from "../shared/clock.ts";
 import { didYouMean } from "../shared/did-you-mean.ts";
+import { PACKAGE_ROOT } from "../shared/package-root.ts";
 import { type DemoGateways, manifestGatewayIds, startDemoGateways } from "./demo-gateways.ts";
 import {
   type DemoVerification,
@@ -23,8 +23,8 @@ import {
   webhookBannerLines,
 } from "./demo-webhooks.ts";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const REPO_ROOT = path.resolve(here, "..");
+/** The repository (as source or built): the demo manifest and `npm start`'s data directory are under it. */
+export const REPO_ROOT = PACKAGE_ROOT;
 export const DEMO_MANIFEST = path.join(REPO_ROOT, "manifests", "demo-site.yaml");
 
 /** Defaults of the variables only the demo reads (README, Configuration). */

@@ -4,9 +4,16 @@
  * file, a log shipper). LOG_FORMAT=json|pretty overrides the guess. Card ids are masked wherever they
  * appear under a `card` key.
  */
+import { createRequire } from "node:module";
 import pino, { type DestinationStream, type Logger } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 import { maskCardId } from "./card-id.ts";
+
+/**
+ * pino-pretty (and its dependencies) only when a logger is made for a terminal: a daemon logging JSON to
+ * journald never loads it, which keeps its memory and start-up smaller.
+ */
+const loadPretty = (): typeof PinoPretty => createRequire(import.meta.url)("pino-pretty");
 
 export const LOG_FORMATS = ["json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -58,7 +65,7 @@ export function createLogger(o: LoggerOptions): Logger {
   if (format === "json") return pino(options, o.destination ?? pino.destination({ dest: 1, sync: true }));
   return pino(
     options,
-    pretty({
+    loadPretty()({
       destination: out as NodeJS.WritableStream,
       sync: true,
       colorize: colour(env, out),

@@ -3,6 +3,7 @@ import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
+import { assertSqliteRuntime } from "../../shared/sqlite-runtime.ts";
 import { migrationProvider } from "./migrations.ts";
 import type { Database } from "./schema.ts";
 
@@ -42,6 +43,7 @@ export async function openDb(config: StoreConfig): Promise<Db> {
 }
 
 function openSqlite(file: string): Db {
+  assertSqliteRuntime();
   if (file !== ":memory:") {
     // Owner-only: the store holds secret hashes. SQLite gives its -wal and -shm files the main file's mode.
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });

@@ -3,9 +3,8 @@
  * they ask for, and calls to the daemon over its control socket.
  */
 import { type Command, InvalidArgumentError } from "commander";
-import { ConfigError, controlSocketPath, loadGatewayConfig } from "../config.ts";
+import { CONTROL_ERROR } from "../control/control-api.ts";
 import { callControl } from "../control/control-client.ts";
-import { CONTROL_ERROR } from "../control/control-server.ts";
 import { DEFAULT_SOCKET, findDemoGateway, type SocketChoice, unreachableHint } from "./discover.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 import type { ParkctlIo } from "./io.ts";
@@ -27,12 +26,25 @@ export class CliContext {
   private readonly opts: GlobalOptions;
   private chosen: SocketChoice | null = null;
 
+  /** What reads --config's control socket, loaded by open() only when --config is given. */
+  private socketOfConfig: ((file: string) => string) | null = null;
+
   constructor(
     readonly io: ParkctlIo,
     cmd: Command,
   ) {
     this.opts = cmd.optsWithGlobals<GlobalOptions>();
     this.out = new Output(io, this.opts.json === true, colorEnabled(io, this.opts.color !== false));
+  }
+
+  /**
+   * A context for one run. The config parser (zod, yaml: most of parkctl's start-up time) is imported only
+   * when --config names a file to take the socket from.
+   */
+  static async open(io: ParkctlIo, cmd: Command): Promise<CliContext> {
+    const ctx = new CliContext(io, cmd);
+    if (ctx.opts.config) ctx.socketOfConfig = (await import("./config-file.ts")).controlSocketOf;
+    return ctx;
   }
 
   /**
@@ -51,15 +63,8 @@ export class CliContext {
   private chooseSocket(): SocketChoice {
     if (this.opts.socket) return { path: this.opts.socket, source: "socket" };
     if (this.opts.config) {
-      try {
-        return { path: controlSocketPath(loadGatewayConfig(this.opts.config)), source: "config" };
-      } catch (err) {
-        const why = err instanceof ConfigError ? err.message : String(err);
-        throw new CliExit(
-          EXIT.usage,
-          `cannot take the control socket from --config ${this.opts.config}:\n${why}`,
-        );
-      }
+      if (!this.socketOfConfig) throw new Error("a context for --config comes from CliContext.open()");
+      return { path: this.socketOfConfig(this.opts.config), source: "config" };
     }
     if (this.opts.gateway) return findDemoGateway(this.opts.gateway, this.io.env, this.cwd());
     if (this.io.env.PARKCTL_SOCKET) return { path: this.io.env.PARKCTL_SOCKET, source: "env" };

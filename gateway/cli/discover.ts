@@ -5,16 +5,16 @@
  * there, the error says where parkctl looked and how to point it elsewhere.
  */
 import { existsSync, readdirSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { isAbsolute, join, resolve } from "node:path";
 import { didYouMean } from "../../shared/did-you-mean.ts";
+import { PACKAGE_ROOT } from "../../shared/package-root.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { ControlUnreachableError } from "../control/control-client.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 
 export const DEFAULT_SOCKET = "/run/parking-gateway/control.sock";
-/** The repository parkctl runs from; `npm start` keeps the demo's state under its data/demo. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/** The repository parkctl runs from (as source or built); `npm start` keeps the demo's state under its data/demo. */
+export const REPO_ROOT = PACKAGE_ROOT;
 export const DEMO_DATA_DIR = "data/demo";
 
 export type SocketSource = "socket" | "config" | "gateway" | "env" | "default";

@@ -1,4 +1,8 @@
-/** parkctl entry point: `npm run parkctl -- <command>` or `tsx gateway/cli/parkctl.ts <command>`. */
+#!/usr/bin/env node
+/**
+ * parkctl entry point: `npm run parkctl -- <command>` from a checkout (through tsx); built, `parkctl
+ * <command>` (package.json bin: `node dist/gateway/cli/parkctl.js`).
+ */
 import { processIo } from "./io.ts";
 import { runParkctl } from "./run-parkctl.ts";
 

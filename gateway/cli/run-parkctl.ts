@@ -5,8 +5,8 @@
 import { Command, CommanderError, Option } from "commander";
 import { commanderExitCode } from "../../shared/command-line.ts";
 import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { CONTROL_ERROR } from "../control/control-api.ts";
 import { ControlCallError, ControlUnreachableError } from "../control/control-client.ts";
-import { CONTROL_ERROR } from "../control/control-server.ts";
 import { registerActuate } from "./commands/actuate.ts";
 import { registerCompletion } from "./commands/completion.ts";
 import { registerConfig } from "./commands/config.ts";
@@ -32,7 +32,7 @@ export async function runParkctl(argv: readonly string[], io: ParkctlIo): Promis
       const cmd = all.at(-1) as Command;
       const opts = (all.at(-2) ?? {}) as Record<string, unknown>;
       const args = all.slice(0, -2).map((a) => String(a));
-      ctx = new CliContext(io, cmd);
+      ctx = await CliContext.open(io, cmd);
       const result = await handler(ctx, args, opts);
       code = typeof result === "number" ? result : EXIT.ok;
     };

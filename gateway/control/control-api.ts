@@ -129,3 +129,13 @@ export const CONTROL_METHODS = [
   "probeSerial",
   "doctor",
 ] as const satisfies readonly (keyof ControlApi)[];
+
+/** Error codes on the wire. A daemon may throw ControlError with its own code (e.g. "device_not_found"). */
+export const CONTROL_ERROR = {
+  unknownMethod: "unknown_method",
+  badRequest: "bad_request",
+  /** An api method threw an error without a code of its own. */
+  failed: "failed",
+  /** The alias names no device: parkctl exits 4. */
+  deviceNotFound: "device_not_found",
+} as const;

@@ -8,17 +8,10 @@ import { chmod, lstat, mkdir, unlink } from "node:fs/promises";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { CONTROL_METHODS, type ControlApi } from "./control-api.ts";
+import { CONTROL_ERROR, CONTROL_METHODS, type ControlApi } from "./control-api.ts";
 
-/** Error codes on the wire. A daemon may throw ControlError with its own code (e.g. "device_not_found"). */
-export const CONTROL_ERROR = {
-  unknownMethod: "unknown_method",
-  badRequest: "bad_request",
-  /** An api method threw an error without a code of its own. */
-  failed: "failed",
-  /** The alias names no device: parkctl exits 4. */
-  deviceNotFound: "device_not_found",
-} as const;
+// The codes live with the protocol, which parkctl imports without the server's zod schemas.
+export { CONTROL_ERROR };
 
 /** Throw this from a ControlApi method to answer with a specific error code. */
 export class ControlError extends Error {

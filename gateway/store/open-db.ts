@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { assertSqliteRuntime } from "../../shared/sqlite-runtime.ts";
 
 export type GatewayDb = Database.Database;
 
@@ -90,6 +91,7 @@ const MIGRATIONS: string[] = [
  * outbox event, a command taken): it must survive a power cut the moment the write returns.
  */
 export function openGatewayDb(stateDir: string): GatewayDb {
+  assertSqliteRuntime();
   // Owner-only: the state holds commands and outbox events. SQLite gives its -wal and -shm files the main
   // file's mode.
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });

@@ -35,8 +35,8 @@ async function packagesImportedBy(entry: string): Promise<string[]> {
 }
 
 /**
- * A controller or a server installs with `npm ci --omit=dev` (systemd/README.md): whatever the daemons,
- * parkctl and the manifest CLI import must be a runtime dependency, never a dev one.
+ * A controller or a server builds and then prunes to its runtime dependencies (`npm prune --omit=dev`,
+ * systemd/README.md): whatever the daemons and the CLIs import must be a runtime dependency, never a dev one.
  */
 describe("what production runs needs only runtime dependencies", () => {
   it.each([
@@ -44,6 +44,7 @@ describe("what production runs needs only runtime dependencies", () => {
     "gateway/cli/parkctl.ts",
     "cloud/main.ts",
     "cloud/manifest/cli.ts",
+    "cloud/operator/cli.ts",
     "hardware-sim/main.ts",
     "demo/main.ts",
   ])("%s", async (entry) => {
@@ -53,7 +54,7 @@ describe("what production runs needs only runtime dependencies", () => {
     expect(missing, `${entry} imports packages that npm ci --omit=dev leaves out`).toEqual([]);
   });
 
-  it("tsx, which the systemd units run the sources with, is a runtime dependency", () => {
+  it("tsx, which `npm start` runs the demo with, is a runtime dependency (the units run the build)", () => {
     expect(pkg.dependencies).toHaveProperty("tsx");
   });
 });

@@ -141,9 +141,9 @@ describe("parking-gateway.service", () => {
     expect(service(u, "NotifyAccess")).toEqual(["all"]);
   });
 
-  it("runs Node with tsx on the gateway entry point and its config", () => {
+  it("runs the production build with plain node (no TypeScript loader), small V8 heaps, and its config", () => {
     expect(service(u, "ExecStart")).toEqual([
-      "/usr/bin/node --import tsx /opt/parking/gateway/main.ts --config /etc/parking-gateway/config.yaml",
+      "/usr/bin/node --max-semi-space-size=1 --v8-pool-size=1 /opt/parking/dist/gateway/main.js --config /etc/parking-gateway/config.yaml",
     ]);
     expect(service(u, "WorkingDirectory")).toEqual(["/opt/parking"]);
   });
@@ -194,15 +194,15 @@ describe("parking-cloud.service and parking-hardware-sim.service", () => {
     expect(service(u, "StateDirectory")).toEqual(["parking-cloud"]);
     expect(service(u, "EnvironmentFile")).toEqual(["-/etc/parking-cloud/env"]);
     expect(service(u, "Restart")).toEqual(["on-failure"]);
-    expect(service(u, "ExecStart")).toEqual(["/usr/bin/node --import tsx /opt/parking/cloud/main.ts"]);
+    expect(service(u, "ExecStart")).toEqual(["/usr/bin/node /opt/parking/dist/cloud/main.js"]);
   });
 
   it("mark the simulator as bench and demo only, run it as the gateway's user with no network", () => {
     const u = "parking-hardware-sim.service";
     expect(get(u, "Unit", "Description")[0]).toContain("bench rigs and demos only");
     expect(service(u, "User")).toEqual(["parking-gateway"]);
-    expect(service(u, "ExecStart")[0]).toContain(
-      "/opt/parking/hardware-sim/main.ts --dir /run/parking-hardware-sim",
+    expect(service(u, "ExecStart")[0]).toBe(
+      "/usr/bin/node /opt/parking/dist/hardware-sim/main.js --dir /run/parking-hardware-sim $SIM_ARGS",
     );
     expect(service(u, "RuntimeDirectory")).toEqual(["parking-hardware-sim"]);
     expect(service(u, "RestrictAddressFamilies")).toEqual(["AF_UNIX"]);
