@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/clock.ts";
 import { deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
+import { every } from "../../shared/every.ts";
 import type { Db } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
 
@@ -15,7 +16,6 @@ export const CONFIRMED_OFFLINE_MS = LONG_DEAD_AFTER_MS;
  */
 export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger; everyMs?: number }) {
   const { db, clock, log } = deps;
-  let timer: TimerHandle | null = null;
 
   async function check(): Promise<number> {
     const now = clock.now();
@@ -101,24 +101,8 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
     return events;
   }
 
-  function schedule() {
-    timer = clock.setTimer(deps.everyMs ?? 15_000, () => {
-      void check()
-        .catch((err: unknown) => log.error({ err }, "connection watch failed"))
-        .finally(() => {
-          if (timer) schedule();
-        });
-    });
-  }
-
-  return {
-    check,
-    start() {
-      if (!timer) schedule();
-    },
-    stop() {
-      if (timer) clock.clearTimer(timer);
-      timer = null;
-    },
-  };
+  const rounds = every(clock, deps.everyMs ?? 15_000, check, (err) =>
+    log.error({ err }, "connection watch failed"),
+  );
+  return { check, start: rounds.start, stop: rounds.stop };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import type { Clock, DeviceDirectory, Outbox, SensorBook, TimerHandle } from "../ports.ts";
+import { every } from "../../shared/every.ts";
+import type { Clock, DeviceDirectory, Outbox, SensorBook } from "../ports.ts";
 
 /**
  * Raises `door_held_open` once per opening when a door (a bike-house door or a locker's) stays open for
@@ -18,7 +19,6 @@ export function createDoorWatch(d: {
 }) {
   /** Doors seen open: since when, and whether this opening was already reported. */
   const open = new Map<string, { since: number; reported: boolean }>();
-  let timer: TimerHandle | null = null;
 
   function check(): number {
     const now = d.clock.now().getTime();
@@ -50,25 +50,6 @@ export function createDoorWatch(d: {
     return raised;
   }
 
-  function schedule() {
-    timer = d.clock.setTimer(d.everyS * 1000, () => {
-      try {
-        check();
-      } catch (err) {
-        d.log.error({ err }, "door watch failed");
-      }
-      if (timer) schedule();
-    });
-  }
-
-  return {
-    check,
-    start() {
-      if (!timer) schedule();
-    },
-    stop() {
-      if (timer) d.clock.clearTimer(timer);
-      timer = null;
-    },
-  };
+  const rounds = every(d.clock, d.everyS * 1000, check, (err) => d.log.error({ err }, "door watch failed"));
+  return { check, start: rounds.start, stop: rounds.stop };
 }
