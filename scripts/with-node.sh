@@ -9,13 +9,9 @@ major=${1:?usage: scripts/with-node.sh <major> <command> [args...]}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-# Does this node satisfy engines.node? Our engines is a list of caret ranges ("^22.14.0 || ^24.0.0").
+# Does this node satisfy engines.node? (scripts/check-node.mjs)
 meets_engines() {
-  "$1" -e '
-    const want = require(process.argv[1]).engines.node.split("||").map((r) => r.trim().replace(/^\^/, "").split(".").map(Number));
-    const [M, m, p] = process.versions.node.split(".").map(Number);
-    process.exit(want.some(([wM, wm, wp]) => M === wM && (m > wm || (m === wm && p >= wp))) ? 0 : 1);
-  ' "$root/package.json" 2>/dev/null
+  "$1" "$root/scripts/check-node.mjs" --quiet
 }
 
 machine=$(command -v node || true)
