@@ -36,4 +36,8 @@ export class LruMap<K, V> {
   delete(key: K): boolean {
     return this.map.delete(key);
   }
+
+  clear(): void {
+    this.map.clear();
+  }
 }

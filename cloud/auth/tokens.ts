@@ -1,10 +1,13 @@
-import { createHmac } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 import { decodeJwt, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/clock.ts";
+import { LruMap } from "./lru-map.ts";
 import type { ClientPrincipal, Principal, UserPrincipal } from "./principal.ts";
 
 export const ACCESS_TOKEN_TTL_S = 3600;
+/** Tokens whose signature and claims were checked, kept until they expire: pollers repeat theirs. */
+const VERIFIED_TOKENS = 10_000;
 
 export type TokenVerdict = { ok: true; principal: Principal } | { ok: false; reason: string };
 
@@ -20,10 +23,13 @@ type Kind = Principal["kind"];
  */
 export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; clock: Clock }) {
   const { issuer, clock } = deps;
-  const keys: Record<Kind, Uint8Array> = {
-    client: deps.secret,
-    user: new Uint8Array(createHmac("sha256", deps.secret).update("external-user access token").digest()),
+  // Key objects made once: jose imports a raw key again on every call.
+  const keys: Record<Kind, KeyObject> = {
+    client: createSecretKey(deps.secret),
+    user: createSecretKey(createHmac("sha256", deps.secret).update("external-user access token").digest()),
   };
+  /** A token verified before is the same token: only its expiry can change the verdict (no nbf issued). */
+  const verified = new LruMap<string, { principal: Principal; expMs: number }>(VERIFIED_TOKENS);
 
   function sign(kind: Kind, subject: string, claims: Record<string, unknown>): Promise<string> {
     const now = Math.floor(clock.now().getTime() / 1000);
@@ -65,6 +71,12 @@ export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; cl
     },
 
     async verify(token: string): Promise<TokenVerdict> {
+      const known = verified.get(token);
+      if (known) {
+        if (clock.now().getTime() < known.expMs) return { ok: true, principal: known.principal };
+        verified.delete(token);
+        return { ok: false, reason: "token expired" };
+      }
       let kind: unknown;
       try {
         kind = decodeJwt(token).kind;
@@ -81,7 +93,9 @@ export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; cl
         });
         const principal =
           payload.kind !== kind ? null : kind === "client" ? clientFrom(payload) : userFrom(payload);
-        return principal ? { ok: true, principal } : { ok: false, reason: "malformed claims" };
+        if (!principal) return { ok: false, reason: "malformed claims" };
+        verified.set(token, { principal, expMs: (payload.exp as number) * 1000 });
+        return { ok: true, principal };
       } catch (err) {
         if (err instanceof errors.JWTExpired) return { ok: false, reason: "token expired" };
         return { ok: false, reason: "token invalid" };

@@ -9,7 +9,8 @@ import type { Db } from "../store/db.ts";
 import type { LocationsTable } from "../store/schema.ts";
 import { aggregate } from "./aggregates.ts";
 import { parseLocationAttrs } from "./location-attrs.ts";
-import { locationName, presentLocation, presentLocationDetail } from "./present-location.ts";
+import { createLocationViews, type ListBody, type LocationHead } from "./location-views.ts";
+import { locationName, presentLocationDetail } from "./present-location.ts";
 
 export type LocationQuery = {
   tags: string[];
@@ -29,6 +30,27 @@ export function distanceM(a: { lat: number; lng: number }, b: { lat: number; lng
   return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
+/** The locations a list query picks, in its order: by code, or nearest first when `near` is given. */
+export function pickLocations<H extends Pick<LocationHead, "tags" | "latitude" | "longitude">>(
+  heads: readonly H[],
+  q: Pick<LocationQuery, "tags" | "near">,
+): H[] {
+  let rows = [...heads];
+  if (q.tags.length > 0) {
+    rows = rows.filter((r) => {
+      const tags = JSON.parse(r.tags) as string[];
+      return q.tags.every((t) => tags.includes(t));
+    });
+  }
+  const near = q.near;
+  if (!near) return rows;
+  return rows
+    .map((r) => ({ r, d: distanceM(near, { lat: r.latitude, lng: r.longitude }) }))
+    .filter((x) => near.radiusM === undefined || x.d <= near.radiusM)
+    .sort((x, y) => x.d - y.d)
+    .map((x) => x.r);
+}
+
 /** The caller's location; another operator's answers exactly as a missing one (BOLA: S12). */
 export async function findOwnedLocation(db: Db, principal: Principal, id: string): Promise<LocationsTable> {
   const row = await db
@@ -44,6 +66,7 @@ export async function findOwnedLocation(db: Db, principal: Principal, id: string
 export function createLocationService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   const devices = deviceRepository(db);
+  const views = createLocationViews({ db, clock });
 
   /** A new type must fit the devices the location holds: a location of lockers cannot become BIKE_DOCKS. */
   async function assertHoldsFit(locationId: string, type: LocationType) {
@@ -58,44 +81,15 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
   }
 
   return {
-    async list(principal: Principal, q: LocationQuery) {
-      let rows = await db
-        .selectFrom("locations")
-        .selectAll()
-        .where("operator_id", "=", principal.operatorId)
-        .orderBy("code")
-        .orderBy("id")
-        .execute();
-      if (q.tags.length > 0) {
-        rows = rows.filter((r) => {
-          const tags = JSON.parse(r.tags) as string[];
-          return q.tags.every((t) => tags.includes(t));
-        });
-      }
-      const near = q.near;
-      if (near) {
-        const withDistance = rows.map((r) => ({
-          r,
-          d: distanceM(near, { lat: r.latitude, lng: r.longitude }),
-        }));
-        rows = withDistance
-          .filter((x) => near.radiusM === undefined || x.d <= near.radiusM)
-          .sort((x, y) => x.d - y.d)
-          .map((x) => x.r);
-      }
-      const summaries = await devices.summariesAt(
-        rows.map((r) => r.id),
-        principal.operatorId,
-      );
-      const now = clock.now();
-      return rows.map((r) =>
-        presentLocation({
-          row: r,
-          agg: aggregate(summaries.get(r.id) ?? [], now),
-          principal,
-          includeResources: q.includeResources,
-        }),
-      );
+    /** The list body, served from views kept current by data version and health (location-views.ts). */
+    async list(principal: Principal, q: LocationQuery): Promise<ListBody> {
+      const filtered = q.tags.length > 0 || q.near !== undefined;
+      const heads = await views.heads(principal, filtered);
+      const picked = filtered ? pickLocations(heads, q) : heads;
+      return views.body(principal, picked, {
+        includeResources: q.includeResources,
+        queryKey: JSON.stringify([q.tags, q.near ?? null]),
+      });
     },
 
     async get(principal: Principal, id: string, includeResources: boolean) {

@@ -6,6 +6,7 @@ import pg from "pg";
 import { assertSqliteRuntime } from "../../shared/sqlite-runtime.ts";
 import { migrationProvider } from "./migrations.ts";
 import type { Database } from "./schema.ts";
+import { withStatementCache } from "./statement-cache.ts";
 
 export type Db = Kysely<Database>;
 
@@ -54,7 +55,7 @@ function openSqlite(file: string): Db {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
 async function openPostgres(url: string, schema?: string): Promise<Db> {

@@ -6,6 +6,7 @@ import { whitelistsMigration } from "./migrations/008-whitelists.ts";
 import { webhooksMigration } from "./migrations/009-webhooks.ts";
 import { keySyncMigration } from "./migrations/010-key-sync.ts";
 import { photosMigration } from "./migrations/011-photos.ts";
+import { locationDataVersionMigration } from "./migrations/013-location-data-version.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -214,6 +215,7 @@ const migrations: Record<string, Migration> = {
   "009-webhooks": webhooksMigration,
   "010-key-sync": keySyncMigration,
   "011-photos": photosMigration,
+  "013-location-data-version": locationDataVersionMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -9,6 +9,7 @@ import {
   isOnline,
   LONG_DEAD_AFTER_MS,
   legacyHealth,
+  nextHealthChange,
   UNHEALTHY_AFTER_MS,
 } from "./health.ts";
 
@@ -166,5 +167,39 @@ describe("device health properties", () => {
         expect(legacyHealth(v)).toBe(v === null ? null : v.health === "LONG_DEAD" ? "DEAD" : v.health);
       }),
     );
+  });
+});
+
+describe("nextHealthChange", () => {
+  const input = fc.record({
+    last_seen_at: fc.option(fc.integer({ min: -3 * HOUR, max: 3 * HOUR }).map(iso)),
+    offline_at: fc.option(fc.integer({ min: -3 * HOUR, max: 3 * HOUR }).map(iso)),
+  });
+  // Instants on and beside every threshold, where an off-by-one would show.
+  const instant = fc.oneof(
+    fc.integer({ min: -4 * HOUR, max: 4 * HOUR }),
+    fc.constantFrom(0, UNHEALTHY_AFTER_MS, DEAD_AFTER_MS, DEAD_AFTER_MS + LONG_DEAD_AFTER_MS),
+  );
+
+  it("is later than now, and health holds until it (a view made now is true until then)", () => {
+    fc.assert(
+      fc.property(input, instant, fc.double({ min: 0, max: 1, noNaN: true }), (h, t, f) => {
+        const next = nextHealthChange(h, at(t));
+        expect(next).toBeGreaterThan(T0 + t);
+        const end = Number.isFinite(next) ? next - T0 : t + 10 * HOUR;
+        const later = t + Math.floor((end - t) * f);
+        expect(deriveHealth(h, at(Math.min(later, end - 1)))).toEqual(deriveHealth(h, at(t)));
+        expect(deriveHealth(h, at(end - 1))).toEqual(deriveHealth(h, at(t)));
+      }),
+    );
+  });
+
+  it("names the moments a heartbeat's device turns unhealthy, dead and long dead", () => {
+    const h = seenAt(0);
+    expect(nextHealthChange(h, at(0)) - T0).toBe(UNHEALTHY_AFTER_MS);
+    expect(nextHealthChange(h, at(UNHEALTHY_AFTER_MS)) - T0).toBe(DEAD_AFTER_MS);
+    expect(nextHealthChange(h, at(DEAD_AFTER_MS)) - T0).toBe(DEAD_AFTER_MS + LONG_DEAD_AFTER_MS);
+    expect(nextHealthChange(h, at(DEAD_AFTER_MS + LONG_DEAD_AFTER_MS))).toBe(Number.POSITIVE_INFINITY);
+    expect(nextHealthChange({ last_seen_at: null, offline_at: null }, at(0))).toBe(Number.POSITIVE_INFINITY);
   });
 });

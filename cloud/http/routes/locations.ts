@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
@@ -53,6 +53,15 @@ function radiusOf(radius: string | string[] | undefined): number | undefined {
   return Number(radius);
 }
 
+/** Whether an If-None-Match header names `etag` (weak comparison: a W/ prefix is ignored), or is `*`. */
+export function ifNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(",").some((t) => {
+    const tag = t.trim();
+    return tag === "*" || tag.replace(/^W\//, "") === etag;
+  });
+}
+
 const IdParams = z.object({ id: PathId });
 /**
  * Reads answer no 403: every client sees all of its operator's locations, and another operator's is not
@@ -69,9 +78,13 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       tags: ["locations"],
       summary: "List locations",
       querystring: ListQuery,
-      response: { 200: LocationList, ...listErrors },
+      response: {
+        200: LocationList,
+        304: z.null().describe("Not modified: the ETag given in If-None-Match is current"),
+        ...listErrors,
+      },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const q = request.query;
       const tags = q.tag === undefined ? [] : Array.isArray(q.tag) ? q.tag : [q.tag];
       const near = q.lat_lng
@@ -81,12 +94,16 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
             return { lat, lng, ...(radiusM !== undefined ? { radiusM } : {}) };
           })()
         : undefined;
-      const data = await locations.list(principalOf(request), {
+      const list = await locations.list(principalOf(request), {
         tags,
         near,
         includeResources: q.include === "resources",
       });
-      return { data, uri: "/location/v1/locations" };
+      // Pollers that send back the ETag get a 304 without the body (RFC 9110 §13.1.2).
+      reply.header("etag", list.etag);
+      if (ifNoneMatch(request.headers["if-none-match"], list.etag)) return reply.code(304).send(null);
+      // Already serialised: sent as is, past the response schema it was built to.
+      return (reply as FastifyReply).type("application/json; charset=utf-8").send(list.body);
     },
   });
 

@@ -1,0 +1,164 @@
+import { createHash } from "node:crypto";
+import { sql } from "kysely";
+import type { Clock } from "../../shared/clock.ts";
+import { nextHealthChange } from "../../shared/domain/health.ts";
+import { LruMap } from "../auth/lru-map.ts";
+import { can, type Principal } from "../auth/principal.ts";
+import { deviceRepository } from "../devices/device-repository.ts";
+import type { Db } from "../store/db.ts";
+import { aggregate } from "./aggregates.ts";
+import { presentLocation } from "./present-location.ts";
+
+/** What a list reads of every location first: enough to filter and order it and to check its view. */
+export type LocationHead = {
+  id: string;
+  created_at: string;
+  data_version: string;
+  /** Read only for a filtered list. */
+  tags: string;
+  latitude: number;
+  longitude: number;
+};
+
+/** One location as a list shows it to one kind of caller, serialised, and how long it stays true. */
+type View = {
+  /** The location's data_version and created_at it was made from. */
+  version: string;
+  createdAt: string;
+  /** The clock reading it was made at and the first instant a device's health may change after it. */
+  madeAt: number;
+  validUntil: number;
+  json: string;
+  /** Unique in this process: names this exact view in a list body's memo key. */
+  serial: number;
+};
+
+export type ListBody = { body: Buffer; etag: string };
+
+const LIST_URI = "/location/v1/locations";
+/** Operators × caller kinds whose views are kept, and list bodies (operator × kind × query) memoised. */
+const VIEW_SETS = 64;
+const BODIES = 256;
+/** How many locations one refresh query names: well inside both stores' bound-parameter limits. */
+const REFRESH_CHUNK = 500;
+
+/**
+ * Location list views kept per location and caller kind (restricted fields or not, resources or not).
+ * Each request still reads every location's data_version from the store (one light query), so a change
+ * made by any writer or replica is seen at once; only locations whose version moved, or whose devices'
+ * health has reached its next change since the view was made, are read and presented again. The body
+ * assembled from the views is memoised with its ETag, so an unchanged list costs one query and a copy.
+ */
+export function createLocationViews(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+  const devices = deviceRepository(db);
+  const viewSets = new LruMap<string, Map<string, View>>(VIEW_SETS);
+  const bodies = new LruMap<string, { key: string; list: ListBody }>(BODIES);
+  let serials = 0;
+
+  function fresh(v: View | undefined, head: LocationHead, t: number): v is View {
+    return (
+      v !== undefined &&
+      v.version === head.data_version &&
+      v.createdAt === head.created_at &&
+      v.madeAt <= t &&
+      t < v.validUntil
+    );
+  }
+
+  /** Reads and presents `ids` again. The location row is read before its devices: see below. */
+  async function refresh(
+    views: Map<string, View>,
+    ids: string[],
+    principal: Principal,
+    includeResources: boolean,
+  ) {
+    for (let i = 0; i < ids.length; i += REFRESH_CHUNK) {
+      const chunk = ids.slice(i, i + REFRESH_CHUNK);
+      // A device write after this read bumps the version past the one recorded here, so the view it
+      // misses is refreshed on the next request; reading devices first could record a stale view as new.
+      const rows = await db
+        .selectFrom("locations")
+        .selectAll()
+        .select(sql<string>`cast(data_version as text)`.as("data_version"))
+        .where("id", "in", chunk)
+        .where("operator_id", "=", principal.operatorId)
+        .execute();
+      const summaries = await devices.summariesAt(chunk, principal.operatorId);
+      const now = clock.now();
+      for (const { data_version, ...row } of rows) {
+        const devs = summaries.get(row.id) ?? [];
+        let validUntil = Number.POSITIVE_INFINITY;
+        for (const d of devs) validUntil = Math.min(validUntil, nextHealthChange(d, now));
+        const location = presentLocation({ row, agg: aggregate(devs, now), principal, includeResources });
+        const old = views.get(row.id);
+        // Two requests may refresh at once: never replace a view with one made from an older version.
+        if (old && old.createdAt === row.created_at && BigInt(old.version) > BigInt(data_version)) continue;
+        views.set(row.id, {
+          version: data_version,
+          createdAt: row.created_at,
+          madeAt: now.getTime(),
+          validUntil,
+          json: JSON.stringify(location),
+          serial: ++serials,
+        });
+      }
+    }
+  }
+
+  return {
+    /**
+     * Every location of the caller's operator, in the list's order, with what checks its view; the
+     * columns a filter reads only when asked for (`filtered`): a row costs more than its SQL.
+     */
+    heads(principal: Principal, filtered: boolean): Promise<LocationHead[]> {
+      const q = db
+        .selectFrom("locations")
+        .select(["id", "created_at"])
+        .select(sql<string>`cast(data_version as text)`.as("data_version"))
+        .where("operator_id", "=", principal.operatorId)
+        .orderBy("code")
+        .orderBy("id");
+      if (filtered) return q.select(["code", "tags", "latitude", "longitude"]).execute();
+      return q.execute() as Promise<LocationHead[]>;
+    },
+
+    /**
+     * The list body of `picked` (heads already filtered and ordered) for this caller, with its ETag.
+     * `queryKey` names the filter that picked them, so equal lists of equal queries share one body.
+     */
+    async body(
+      principal: Principal,
+      picked: readonly LocationHead[],
+      opts: { includeResources: boolean; queryKey: string },
+    ): Promise<ListBody> {
+      const kind = `${can(principal, "RESTRICTED_FIELDS") ? "r" : "-"}${opts.includeResources ? "i" : "-"}`;
+      const setKey = `${principal.operatorId}|${kind}`;
+      let views = viewSets.get(setKey);
+      if (!views) {
+        views = new Map();
+        viewSets.set(setKey, views);
+      }
+      const t = clock.now().getTime();
+      const stale = picked.filter((h) => !fresh(views.get(h.id), h, t)).map((h) => h.id);
+      if (stale.length > 0) await refresh(views, stale, principal, opts.includeResources);
+
+      const parts: View[] = [];
+      for (const h of picked) {
+        const v = views.get(h.id);
+        // Deleted between the two reads: the list is as of the head read, less what no longer exists.
+        if (v) parts.push(v);
+      }
+      const key = parts.map((v) => v.serial).join(",");
+      const memoKey = `${setKey}|${opts.queryKey}`;
+      const memo = bodies.get(memoKey);
+      if (memo?.key === key) return memo.list;
+      const body = Buffer.from(`{"data":[${parts.map((v) => v.json).join(",")}],"uri":"${LIST_URI}"}`);
+      const list = { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
+      bodies.set(memoKey, { key, list });
+      return list;
+    },
+  };
+}
+
+export type LocationViews = ReturnType<typeof createLocationViews>;
