@@ -172,7 +172,7 @@ describe("the OpenAPI document", () => {
   // and no 403 on reads, which every client of an operator may make (another tenant's object is a 404).
   const TRANSPORT = ["400", "405", "408", "431", "500"];
   const STATUSES: Record<string, string[]> = {
-    "get /location/v1/locations": ["200", "401"],
+    "get /location/v1/locations": ["200", "304", "401"],
     "get /location/v1/locations/{id}": ["200", "401", "404", "414"],
     "patch /location/v1/locations/{id}": ["204", "401", "403", "404", "413", "414", "415", "503"],
     "get /location/v1/public-areas": ["200", "401"],
