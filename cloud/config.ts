@@ -30,6 +30,15 @@ export const CloudConfig = z.object({
    * under this id only; Mosquitto (use_username_as_clientid) replaces it with the user name.
    */
   MQTT_CLIENT_ID: z.string().min(1).optional(),
+  /**
+   * Shared-subscription group of the cloud's replicas on an external broker: each gateway message goes to
+   * one replica of the group. Empty: plain subscriptions (every process gets every message). The
+   * embedded broker has no shared subscriptions and ignores it.
+   */
+  MQTT_SHARE_GROUP: z
+    .string()
+    .regex(/^([A-Za-z0-9_-]{1,64})?$/, "letters, digits, '_' or '-' (at most 64), or empty")
+    .default("parking-cloud"),
   /** HMAC key for access tokens (≥ 32 bytes); generated and kept in DATA_DIR when unset. */
   TOKEN_SECRET: z.string().min(32).optional(),
   /** Public base URL; the token issuer is `${AUTH_URL}` (default: the base URL). */

@@ -10,6 +10,7 @@ import { createSettledNotifier } from "./commands/command-settled.ts";
 import { createDeadlineSweeper } from "./commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "./commands/timeouts.ts";
 import type { CloudConfig } from "./config.ts";
+import { createAppliedSeqsPruner } from "./gateway-link/applied-seqs-pruner.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "./gateway-link/gateway-link.ts";
 import { createConnectionWatch } from "./site-events/connection-watch.ts";
@@ -79,11 +80,16 @@ export async function startCloud(
       password: mqttPassword,
       clientId: mqttClientId,
       prefix: cfg.MQTT_PREFIX,
+      // aedes has no shared subscriptions; the embedded broker serves one process anyway.
+      shareGroup: broker || !cfg.MQTT_SHARE_GROUP ? undefined : cfg.MQTT_SHARE_GROUP,
     },
     { db, clock, log, timeouts, settled },
   );
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });
   sweeper.start();
+  // Forgets the outbox seqs no gateway can send again (applied_seqs would otherwise grow for ever).
+  const pruner = createAppliedSeqsPruner({ db, clock, log });
+  pruner.start();
   // Sends the operators' webhooks from the durable queue (cloud/webhooks/); safe beside other replicas.
   const webhooks = startWebhookDelivery({ db, clock, log });
   // Health is derived from time: this turns its changes into connection site events (webhooks).
@@ -119,6 +125,7 @@ export async function startCloud(
     mqttUrl,
     async stop() {
       sweeper.stop();
+      pruner.stop();
       connections.stop();
       await app.close();
       await link.close();

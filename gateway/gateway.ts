@@ -261,6 +261,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     monitors: buses.map((b) => b.monitor),
     clock,
     intervalMs: cfg.heartbeat_interval_s * 1000,
+    outbox,
   });
   // A board that answers again (or stops answering) is news the cloud should not wait an interval for.
   for (const b of buses) {

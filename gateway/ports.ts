@@ -60,8 +60,11 @@ export type BrokerLinkEvents = {
   connected: [];
   disconnected: [];
   command: [CommandRequest];
-  /** The cloud applied these outbox rows; `resend` asks for everything unconfirmed again. */
-  ack: [seqs: number[], resend: boolean];
+  /**
+   * The cloud applied these outbox rows of outbox `outboxId` ('' : rows numbered without one; absent: a cloud
+   * that names none); `resend` asks for everything unconfirmed again.
+   */
+  ack: [seqs: number[], resend: boolean, outboxId?: string];
   deviceMap: [DeviceMap];
   /** Whitelist sync for this gateway: a delta, a snapshot part, or the answer to a card query. */
   keys: [KeysDown];
@@ -110,7 +113,7 @@ export interface PhotoStore {
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** An outbox message before the outbox numbers it. */
-export type Pending = DistributiveOmit<UpMessage, "seq" | "gateway_id" | "observed_at"> & {
+export type Pending = DistributiveOmit<UpMessage, "seq" | "gateway_id" | "outbox_id" | "observed_at"> & {
   observed_at?: string;
 };
 
@@ -125,12 +128,26 @@ export interface Outbox {
   append(msg: Pending): UpMessage;
   /** Messages after `afterSeq`, oldest first. */
   pending(afterSeq?: number, limit?: number): UpMessage[];
-  /** Removes the rows the cloud confirmed; returns how many were still there. */
-  confirm(seqs: number[]): number;
+  /**
+   * Removes the rows the cloud confirmed — with `outboxId`, only rows of that outbox identity ('' : rows
+   * written before the store had one), so an ack meant for an earlier store confirms nothing; returns how
+   * many were still there.
+   */
+  confirm(seqs: number[], outboxId?: string): number;
   stats(): { pending: number; oldest: string | null };
   rows(limit?: number): OutboxRow[];
   on(event: "appended", listener: () => void): unknown;
   off(event: "appended", listener: () => void): unknown;
+}
+
+/**
+ * Where the durable outbox stands, for heartbeats: the identity its messages carry (made with the store,
+ * another for a store made again) and the lowest seq it may still send, so the cloud can forget the rest.
+ */
+export interface OutboxPosition {
+  readonly id: string;
+  /** Every seq below this was confirmed and deleted: it is never sent again. */
+  unconfirmedFrom(): number;
 }
 
 export type CommandState = "RECEIVED" | "SUCCESS" | "ERROR";
@@ -269,7 +286,7 @@ export interface TapJournal {
 
 /** The gateway's durable state, one database. */
 export interface GatewayStore {
-  readonly outbox: Outbox;
+  readonly outbox: Outbox & OutboxPosition;
   readonly commandLog: CommandLog;
   readonly bookings: BookingStore;
   readonly keys: KeyCache;

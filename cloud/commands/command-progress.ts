@@ -4,6 +4,7 @@ import type { DeviceInput, LockState } from "../../shared/domain/device-machine.
 import type { CommandProgress } from "../../shared/wire/messages.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
+import { readingSource } from "../devices/reading-order.ts";
 import type { GatewayReport } from "../gateway-link/gateway-reports.ts";
 import { photoUri } from "../photos/photo-uri.ts";
 import type { Executor } from "../store/db.ts";
@@ -61,8 +62,10 @@ export async function applyCommandProgress(
       break;
   }
   const sensors: SensorReading = msg.lock_state ? { lock_state: msg.lock_state, sensors_at: ts } : {};
+  // The lock reading keeps outbox order with the gateway's other reports (replicas apply them in any).
+  const reading = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
   const step = (commandId: string | null, input: DeviceInput) =>
-    advanceDevice(tx, { deviceId: cmd.device_id, commandId, input, now, cfg, sensors });
+    advanceDevice(tx, { deviceId: cmd.device_id, commandId, input, now, cfg, sensors, reading });
   const sensed = (lockState: LockState) => step(null, { kind: "sensed", lockState });
   // The gateway has the command, so the broker had it: when its report overtakes the broker's
   // acknowledgement of our publish, record the hand-over first (REQUEST_SENT) so no step is missing.
@@ -75,6 +78,18 @@ export async function applyCommandProgress(
   });
   const moved = await advanceCommand(tx, { commandId: cmd.id, input, now, cfg, events: () => [event] });
   if (!moved) {
+    // Overtaken by the outcome (another replica applied that first, or this was sent again after the
+    // replica that had it died): the hand-over is history all the same, in its place before the outcome.
+    if (
+      msg.state === "RECEIVED" &&
+      !cmd.events.some((e) => e.name === event.name || ENDED_BY_CLOUD.has(e.name))
+    ) {
+      const handOver = new Set(["REQUEST_INITIATED", "REQUEST_SENT"]);
+      await commands.appendEvent(cmd.id, event, now, (es) => {
+        const i = es.findIndex((e) => !handOver.has(e.name));
+        return i < 0 ? es.length : i;
+      });
+    }
     // The cloud already ended this command (superseded, or past its deadline) but the hardware went on:
     // what it did is recorded on the command, whose state stays as it was (issue: force commands are honest).
     if (msg.state !== "RECEIVED" && cmd.events.some((e) => ENDED_BY_CLOUD.has(e.name))) {

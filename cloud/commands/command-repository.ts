@@ -122,15 +122,22 @@ export function commandRepository(db: Executor) {
 
     /**
      * Adds an event without moving the command's state: what the hardware reported about a command the
-     * cloud had already ended is still part of its history.
+     * cloud had already ended is still part of its history. At the end, or at the index `at` gives.
      */
-    async appendEvent(id: string, event: CommandEvent, now: Date): Promise<void> {
+    async appendEvent(
+      id: string,
+      event: CommandEvent,
+      now: Date,
+      at?: (events: CommandEvent[]) => number,
+    ): Promise<void> {
       for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
         const row = await db.selectFrom("commands").select("events").where("id", "=", id).executeTakeFirst();
         if (!row) return;
+        const events = fromJson(row.events);
+        events.splice(at ? at(events) : events.length, 0, event);
         const res = await db
           .updateTable("commands")
-          .set({ events: toJson([...fromJson(row.events), event]), updated_at: now.toISOString() })
+          .set({ events: toJson(events), updated_at: now.toISOString() })
           .where("id", "=", id)
           // The events themselves are the compare-and-set: two appends in one millisecond cannot both win.
           .where("events", "=", row.events)

@@ -14,6 +14,7 @@ import {
   deviceRepository,
   type SensorReading,
 } from "./device-repository.ts";
+import { freshReading, type ReadingPosition } from "./reading-order.ts";
 
 const MAX_CAS_ATTEMPTS = 5;
 
@@ -26,6 +27,8 @@ export type DeviceStep = {
   cfg: CommandTimeoutConfig;
   /** What the hardware reported with the input; `lock_state` here is a fresh reading. */
   sensors?: SensorReading;
+  /** Where the report carrying `sensors` sits in its gateway's outbox: a later one's fields win. */
+  reading?: ReadingPosition;
 };
 
 export type DeviceStepResult = { device: DeviceRecord; changed: boolean; from: DeviceStateValue };
@@ -39,9 +42,12 @@ export type DeviceStepResult = { device: DeviceRecord; changed: boolean; from: D
 export function stepDevice(
   device: DeviceRecord,
   step: Omit<DeviceStep, "deviceId">,
-): { changes: DeviceChanges; changed: boolean } {
+): { changes: DeviceChanges; changed: boolean; lockStale: boolean } {
   const { commandId, now, cfg } = step;
-  const sensors = step.sensors ?? {};
+  // Applied out of outbox order (replicas), a field a later report has set keeps that report's value.
+  const order = freshReading(device.sensor_marks, step.reading, step.sensors ?? {});
+  const sensors = order.fresh;
+  const lockStale = order.stale.includes("lock_state");
   const family = familyOf(device.type);
   const t = timeoutsFor(cfg, device.power_save_strategy);
   const mine = commandId === null || device.command_id === commandId;
@@ -59,10 +65,11 @@ export function stepDevice(
       changed = true;
     }
   };
-  if (mine) feed(input);
+  if (mine && !(input.kind === "sensed" && lockStale)) feed(input);
   if (mine && sensors.lock_state && input.kind !== "sensed" && !isInterim(state.value))
     feed({ kind: "sensed", lockState: sensors.lock_state });
   const changes: DeviceChanges = { ...sensors };
+  if (order.marks) changes.sensor_marks = order.marks;
   if (changed) {
     changes.state = state;
     if (!isInterim(state.value)) changes.command_id = null;
@@ -75,7 +82,7 @@ export function stepDevice(
     // that falls back to the booking).
     if (state.value !== "BOOKED" && !isInterim(state.value)) changes.booked_by = null;
   }
-  return { changes, changed };
+  return { changes, changed, lockStale };
 }
 
 /** Feeds the device machine one input (`stepDevice`) with a compare-and-set on the device's version. */
@@ -85,13 +92,50 @@ export async function advanceDevice(tx: Executor, step: DeviceStep): Promise<Dev
     const device = await devices.find(step.deviceId);
     if (!device) return null;
     const from = device.state.value;
-    const { changes, changed } = stepDevice(device, step);
+    const { changes, changed, lockStale } = stepDevice(device, step);
     if (!changed && Object.keys(changes).length === 0) return { device, changed: false, from };
     const written = await devices.compareAndSet(device, changes, step.now);
     if (!written) continue;
     // Sessions follow the device: one settled free or locked holds no active session or booking it had.
     if (changed) await sessionsFollowDevice(tx, written, step.now);
+    // Its lock reading was older than the one the device holds: that later report takes effect after
+    // this step, as it would have had it come after it.
+    if (lockStale && step.input.kind !== "sensed" && !isInterim(written.state.value)) {
+      const later = await advanceDevice(tx, {
+        deviceId: step.deviceId,
+        commandId: null,
+        input: { kind: "sensed", lockState: written.lock_state },
+        now: step.now,
+        cfg: step.cfg,
+      });
+      if (later) return { device: later.device, changed: changed || later.changed, from };
+    }
     return { device: written, changed, from };
   }
   throw new Error(`device ${step.deviceId}: too much contention`);
+}
+
+/**
+ * Writes a reading that moves no state (door, item, sleep) in outbox order (`freshReading`), with a
+ * compare-and-set on the device's version. False when the device is unknown or every field was stale.
+ */
+export async function recordReadingInOrder(
+  tx: Executor,
+  deviceId: string,
+  sensors: SensorReading,
+  reading: ReadingPosition,
+): Promise<boolean> {
+  const devices = deviceRepository(tx);
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    const device = await devices.find(deviceId);
+    if (!device) return false;
+    const { fresh, stale, marks } = freshReading(device.sensor_marks, reading, sensors);
+    if (stale.length > 0 && !marks) return false;
+    if (!marks) {
+      await devices.recordReading(deviceId, fresh); // carries no ordered field: nothing to order
+      return true;
+    }
+    if (await devices.recordReadingIf(device, { ...fresh, sensor_marks: marks })) return true;
+  }
+  throw new Error(`device ${deviceId}: too much contention`);
 }

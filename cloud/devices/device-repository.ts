@@ -34,7 +34,13 @@ export type DeviceChanges = SensorReading &
   Partial<
     Pick<
       DeviceRecord,
-      "state" | "command_id" | "last_lock_command_at" | "user_id" | "user_access_key" | "booked_by"
+      | "state"
+      | "command_id"
+      | "last_lock_command_at"
+      | "user_id"
+      | "user_access_key"
+      | "booked_by"
+      | "sensor_marks"
     >
   >;
 
@@ -153,6 +159,23 @@ export function deviceRepository(db: Executor) {
     /** A reading with no lock state has nothing to reconcile: it is kept as it comes. */
     async recordReading(id: string, reading: SensorReading): Promise<void> {
       await db.updateTable("devices").set(toColumns(reading)).where("id", "=", id).execute();
+    },
+
+    /**
+     * `recordReading` with a compare-and-set on the device's version (bumped; `updated_at`, which dates
+     * the settings, is not): false when another writer came first.
+     */
+    async recordReadingIf(
+      device: DeviceRecord,
+      reading: SensorReading & Pick<DeviceChanges, "sensor_marks">,
+    ): Promise<boolean> {
+      const res = await db
+        .updateTable("devices")
+        .set({ ...toColumns(reading), version: device.version + 1 })
+        .where("id", "=", device.id)
+        .where("version", "=", device.version)
+        .executeTakeFirst();
+      return res.numUpdatedRows > 0n;
     },
 
     /** The gateway's GUARD and the listed devices of the gateway were heard from at `at`. */

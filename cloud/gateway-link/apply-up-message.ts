@@ -9,9 +9,10 @@ import type { Db } from "../store/db.ts";
 import { applyDeviceState, applyHardwareEvent } from "./gateway-reports.ts";
 
 /**
- * Applies one outbox message from a gateway exactly once: the (gateway_id, seq) row and the message's
- * effects commit together, so a redelivery after a lost ack changes nothing (F4, F6). A command's outcome
- * is told to `settled` once committed.
+ * Applies one outbox message from a gateway exactly once: the (gateway_id, outbox_id, seq) row and the
+ * message's effects commit together, so a redelivery after a lost ack changes nothing (F4, F6), while a
+ * gateway whose store was made again (seq from 1, another outbox id) is heard. A message naming no outbox
+ * dedups as ''. A command's outcome is told to `settled` once committed.
  */
 export async function applyUpMessage(
   db: Db,
@@ -34,8 +35,13 @@ function applyInTransaction(
   return db.transaction().execute(async (trx) => {
     const inserted = await trx
       .insertInto("applied_seqs")
-      .values({ gateway_id: gatewayId, seq: msg.seq, applied_at: deps.now.toISOString() })
-      .onConflict((oc) => oc.columns(["gateway_id", "seq"]).doNothing())
+      .values({
+        gateway_id: gatewayId,
+        outbox_id: msg.outbox_id ?? "",
+        seq: msg.seq,
+        applied_at: deps.now.toISOString(),
+      })
+      .onConflict((oc) => oc.columns(["gateway_id", "outbox_id", "seq"]).doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows === 0n) return "duplicate";
     const report = { gatewayId, cfg: deps.timeouts, now: deps.now, log: deps.log };

@@ -3,8 +3,8 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { reconnectWithBackoff } from "../../shared/mqtt-reconnect.ts";
-import { Heartbeat, KeysUp, Status, UpMessage } from "../../shared/wire/messages.ts";
-import { parseTopic, topicFor, UP_CHANNELS, wildcardFor } from "../../shared/wire/topics.ts";
+import { Heartbeat, KeysUp, OutboxId, Status, UpMessage } from "../../shared/wire/messages.ts";
+import { parseTopic, sharedFilter, topicFor, UP_CHANNELS, wildcardFor } from "../../shared/wire/topics.ts";
 import { redeliverPending } from "../commands/command-delivery.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { createKeySync } from "../key-sync/key-sync.ts";
@@ -19,9 +19,14 @@ export type GatewayLinkConfig = {
   brokerUrl: string;
   username?: string;
   password?: string;
-  /** Stable per replica so the broker keeps its session (and queued messages) across reconnects. */
+  /** Stable per replica, and unique among replicas (a second login under an id ends the first). */
   clientId: string;
   prefix: string;
+  /**
+   * Subscribe to the up channels as this shared-subscription group, so each message reaches one replica
+   * of the group; unset: plain subscriptions. A group member's session is clean (docs/decisions.md).
+   */
+  shareGroup?: string;
   /** How often the store is checked for changed device maps. */
   mapPollMs?: number;
   /** How often gateways whose confirmed key version lags are brought up to date (repairs lost deltas). */
@@ -35,7 +40,10 @@ const CLOSE_GRACE_MS = 2_000;
 const RECONNECT = { minMs: 500, maxMs: 10_000 };
 
 /** Enough of an up message to acknowledge it when nothing else in it can be used. */
-const SeqOnly = z.object({ seq: z.number().int().positive() });
+const SeqOnly = z.object({
+  seq: z.number().int().positive(),
+  outbox_id: OutboxId.optional().catch(undefined),
+});
 
 export type GatewayLink = GatewayPublisher & {
   /** Publishes (retained) the device map of each gateway, e.g. after the site manifest changed. */
@@ -64,7 +72,10 @@ export async function startGatewayLink(
   const { db, clock, log, timeouts } = deps;
   const client = connectMqtt(cfg.brokerUrl, {
     clientId: cfg.clientId,
-    clean: false,
+    // A lone subscriber keeps its session, so the broker queues for it while it reconnects. A group
+    // member's does not: the broker would go on queueing a dead replica's share of the messages for it
+    // (Mosquitto does) instead of handing them to the live ones.
+    clean: cfg.shareGroup !== undefined,
     username: cfg.username,
     password: cfg.password,
     reconnectPeriod: 0,
@@ -76,11 +87,12 @@ export async function startGatewayLink(
     ...RECONNECT,
     onWait: (ms) => log.info({ broker: cfg.brokerUrl, retry_in_ms: ms }, "broker unreachable: retrying"),
   });
+  const filterFor = (c: (typeof UP_CHANNELS)[number]) =>
+    cfg.shareGroup ? sharedFilter(cfg.shareGroup, wildcardFor(cfg.prefix, c)) : wildcardFor(cfg.prefix, c);
   const subscribe = () =>
-    client.subscribeAsync(
-      Object.fromEntries(UP_CHANNELS.map((c) => [wildcardFor(cfg.prefix, c), { qos: 1 as const }])),
-    );
-  // One gateway's messages are applied in arrival order; different gateways proceed in parallel.
+    client.subscribeAsync(Object.fromEntries(UP_CHANNELS.map((c) => [filterFor(c), { qos: 1 as const }])));
+  // One gateway's messages are applied in arrival order; different gateways proceed in parallel. Beside
+  // other replicas of a share group that order is not the gateway's: what depends on it checks seq.
   const chains = new Map<string, Promise<void>>();
   /** The map version this process last published per gateway. */
   const published = new Map<string, string>();
@@ -89,8 +101,9 @@ export async function startGatewayLink(
     async publishCommand(gatewayId, request) {
       await client.publishAsync(topicFor(cfg.prefix, gatewayId, "cmd"), JSON.stringify(request), { qos: 1 });
     },
-    async ack(gatewayId, seqs) {
-      await client.publishAsync(topicFor(cfg.prefix, gatewayId, "ack"), JSON.stringify({ seqs }), { qos: 1 });
+    async ack(gatewayId, seqs, outboxId) {
+      const ack = outboxId === undefined ? { seqs } : { seqs, outbox_id: outboxId };
+      await client.publishAsync(topicFor(cfg.prefix, gatewayId, "ack"), JSON.stringify(ack), { qos: 1 });
     },
     keysChanged(gatewayIds) {
       keySync.keysChanged(gatewayIds);
@@ -122,12 +135,13 @@ export async function startGatewayLink(
         },
         msg ? "message names another gateway: dropped" : "invalid up message dropped",
       );
-      if (seq.success) await publisher.ack(gatewayId, [seq.data.seq]);
+      if (seq.success) await publisher.ack(gatewayId, [seq.data.seq], seq.data.outbox_id ?? "");
       return;
     }
-    // A duplicate is acknowledged again: its first ack was evidently lost.
+    // A duplicate is acknowledged again: its first ack was evidently lost. The ack names the outbox ("" :
+    // none), so a gateway whose store was made again does not take it for its own seq.
     await applyUpMessage(db, gatewayId, msg, { now: clock.now(), timeouts, log, settled: deps.settled });
-    await publisher.ack(gatewayId, [msg.seq]);
+    await publisher.ack(gatewayId, [msg.seq], msg.outbox_id ?? "");
   }
 
   async function onStatus(st: Status) {
@@ -209,7 +223,7 @@ export async function startGatewayLink(
       });
     });
     await subscribe();
-    log.info({ broker: cfg.brokerUrl }, "gateway link connected");
+    log.info({ broker: cfg.brokerUrl, share_group: cfg.shareGroup ?? null }, "gateway link connected");
     // Retained, so a gateway that connects later (or reconnects with a clean session) gets its map at once.
     await publishDeviceMaps();
   } catch (err) {

@@ -1,10 +1,12 @@
 import type { Logger } from "pino";
 import type { DeviceStateReport, HardwareEvent, Heartbeat, Status } from "../../shared/wire/messages.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
-import { advanceDevice } from "../devices/advance-device.ts";
+import { advanceDevice, recordReadingInOrder } from "../devices/advance-device.ts";
 import { deviceRepository, type SensorReading } from "../devices/device-repository.ts";
+import { readingSource } from "../devices/reading-order.ts";
 import { raiseHardwareAlarm } from "../site-events/hardware-alarms.ts";
 import type { Db, Executor } from "../store/db.ts";
+import { recordOutboxPosition } from "./outbox-positions.ts";
 
 /** One message from a gateway's outbox, with what applying it needs. */
 export type GatewayReport<M> = {
@@ -17,11 +19,13 @@ export type GatewayReport<M> = {
 
 /**
  * Heartbeats mark the gateway's GUARD and every bus device it reached as seen now. The cloud's clock,
- * not the gateway's, decides health, so a gateway with a wrong clock cannot look healthy (F14).
+ * not the gateway's, decides health, so a gateway with a wrong clock cannot look healthy (F14). Where its
+ * outbox stands is kept for pruning `applied_seqs`.
  */
 export async function applyHeartbeat(db: Db, hb: Heartbeat, now: Date): Promise<void> {
   const reachable = hb.devices.filter((d) => d.reachable).map((d) => d.device_id);
   await deviceRepository(db).markSeen(hb.gateway_id, reachable, now.toISOString());
+  if (hb.outbox) await recordOutboxPosition(db, hb.gateway_id, hb.outbox, now);
 }
 
 /** The retained status and the Last Will: offline takes every device of the gateway down at once. */
@@ -66,8 +70,10 @@ export async function applyDeviceState(
     ...(msg.item_present !== undefined ? { item_present: msg.item_present } : {}),
     ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
   };
+  // Another replica may have applied a later report of this gateway already: older fields give way.
+  const reading = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
   if (!msg.lock_state) {
-    await devices.recordReading(msg.device_id, sensors);
+    await recordReadingInOrder(tx, msg.device_id, sensors, reading);
     return;
   }
   const res = await advanceDevice(tx, {
@@ -77,6 +83,7 @@ export async function applyDeviceState(
     now,
     cfg,
     sensors,
+    reading,
   });
   if (!res?.changed) return;
   const to = res.device.state.value;
@@ -88,6 +95,7 @@ export async function applyDeviceState(
     .insertInto("device_state_changes")
     .values({
       gateway_id: gatewayId,
+      outbox_id: msg.outbox_id ?? "",
       seq: msg.seq,
       device_id: msg.device_id,
       from_value: res.from,
@@ -118,6 +126,7 @@ export async function applyHardwareEvent(
     .insertInto("hardware_events")
     .values({
       gateway_id: gatewayId,
+      outbox_id: msg.outbox_id ?? "",
       seq: msg.seq,
       device_id: deviceId,
       source: msg.source,

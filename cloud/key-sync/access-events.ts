@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { maskCardId } from "../../shared/card-id.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
+import { readingSource, setLater } from "../devices/reading-order.ts";
 import { openCardSession } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 
@@ -24,6 +25,7 @@ export async function applyAccessDecision(
     .insertInto("access_events")
     .values({
       gateway_id: gatewayId,
+      outbox_id: msg.outbox_id ?? "",
       seq: msg.seq,
       operator_id: gw.operator_id,
       location_id: gw.location_id,
@@ -39,12 +41,16 @@ export async function applyAccessDecision(
       observed_at: msg.observed_at,
       received_at: o.now.toISOString(),
     })
-    .onConflict((oc) => oc.columns(["gateway_id", "seq"]).doNothing())
+    .onConflict((oc) => oc.columns(["gateway_id", "outbox_id", "seq"]).doNothing())
     .execute();
   // An rfid_parking lock the hardware did: the card's session (the unlock ends it through the sensors).
   if (msg.granted && msg.actuated && msg.action === "lock" && msg.reason === "parked" && msg.device_id) {
     const device = await deviceRepository(trx).find(msg.device_id);
-    if (device && device.gateway_id === gatewayId)
+    // Applied after a later report of this gateway found the latch open (replicas apply in any order):
+    // in outbox order the session ended there, so it is not opened now.
+    const at = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
+    const over = device?.lock_state === "UNLOCKED" && setLater(device.sensor_marks, at, "lock_state");
+    if (device && device.gateway_id === gatewayId && !over)
       await openCardSession(trx, { device, cardId: msg.card_id, startedAt: msg.observed_at, now: o.now });
   }
   o.log.info(

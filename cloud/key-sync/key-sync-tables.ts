@@ -33,6 +33,8 @@ export interface GatewayKeyChangesTable {
 /** A tap as a gateway decided it (and what it did about it), kept for the operator. */
 export interface AccessEventsTable {
   gateway_id: string;
+  /** The outbox the message came from ('' : none named); with `seq`, the message. */
+  outbox_id: string;
   seq: number;
   operator_id: string;
   location_id: string;

@@ -168,16 +168,28 @@ program
     "--user <name>",
     "user the broker switches to when started as root (Mosquitto's default: mosquitto)",
   )
+  .option(
+    "--cloud-users <names>",
+    "comma-separated broker users of the cloud, one per replica (default: MQTT_USERNAME or cloud)",
+  )
   .addHelpText(
     "after",
     "\nThe cloud's user is MQTT_USERNAME (default cloud) with password MQTT_PASSWORD (required); gateway\n" +
-      "secrets come from secret or secret_env. Example:\n" +
+      "secrets come from secret or secret_env. Replicas of the cloud need a user each (--cloud-users), all\n" +
+      "with MQTT_PASSWORD. Example:\n" +
       "  MQTT_PASSWORD=… DEMO_GATEWAY_SECRET=… npm run manifest -- mosquitto manifests/demo-site.yaml --out ./mosquitto",
   )
   .action(
     (
       file: string,
-      opts: { out: string; prefix?: string; listener: string; skipHashed?: boolean; user?: string },
+      opts: {
+        out: string;
+        prefix?: string;
+        listener: string;
+        skipHashed?: boolean;
+        user?: string;
+        cloudUsers?: string;
+      },
     ) => {
       // secret_env is checked by the export itself (a hashed-only gateway may be skipped with a warning).
       const manifest = failOnProblems(readManifest(file), "nothing was written");
@@ -189,6 +201,10 @@ program
           listener: parseListener(opts.listener),
           skipHashed: opts.skipHashed,
           user: opts.user,
+          cloudUsers: opts.cloudUsers
+            ?.split(",")
+            .map((u) => u.trim())
+            .filter(Boolean),
         });
       } catch (err) {
         // What the manifest and the environment give cannot be exported (a hashed-only secret, no MQTT_PASSWORD).
@@ -197,9 +213,9 @@ program
       for (const id of exp.skipped)
         console.warn(`warning: gateway ${id} left out: it only has a secret_hash`);
       const written = writeMosquittoExport(opts.out, exp);
-      console.log(
-        `${file}: ${exp.gatewayIds.length} gateways and the cloud user written to ${written.join(", ")}`,
-      );
+      const cloud =
+        exp.cloudUsers.length > 1 ? `the cloud users ${exp.cloudUsers.join(", ")}` : "the cloud user";
+      console.log(`${file}: ${exp.gatewayIds.length} gateways and ${cloud} written to ${written.join(", ")}`);
     },
   );
 

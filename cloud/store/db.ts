@@ -21,8 +21,11 @@ export type StoreConfig =
       schema?: string;
     };
 
-/** Opens the store named by config and runs pending migrations. */
-export async function openDb(config: StoreConfig): Promise<Db> {
+/**
+ * Opens the store named by config and runs pending migrations (up to and including `migrateTo` when given:
+ * a test of a migration starts from the schema before it).
+ */
+export async function openDb(config: StoreConfig, opts: { migrateTo?: string } = {}): Promise<Db> {
   const db =
     config.kind === "sqlite" ? openSqlite(config.file) : await openPostgres(config.url, config.schema);
   const schema = config.kind === "postgres" ? config.schema : undefined;
@@ -32,7 +35,9 @@ export async function openDb(config: StoreConfig): Promise<Db> {
     provider: migrationProvider,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = opts.migrateTo
+    ? await migrator.migrateTo(opts.migrateTo)
+    : await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
     await db.destroy();

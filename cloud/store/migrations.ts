@@ -6,7 +6,9 @@ import { whitelistsMigration } from "./migrations/008-whitelists.ts";
 import { webhooksMigration } from "./migrations/009-webhooks.ts";
 import { keySyncMigration } from "./migrations/010-key-sync.ts";
 import { photosMigration } from "./migrations/011-photos.ts";
+import { outboxIdentityMigration } from "./migrations/012-outbox-identity.ts";
 import { locationDataVersionMigration } from "./migrations/013-location-data-version.ts";
+import { sensorMarksMigration } from "./migrations/014-sensor-marks.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -215,7 +217,9 @@ const migrations: Record<string, Migration> = {
   "009-webhooks": webhooksMigration,
   "010-key-sync": keySyncMigration,
   "011-photos": photosMigration,
+  "012-outbox-identity": outboxIdentityMigration,
   "013-location-data-version": locationDataVersionMigration,
+  "014-sensor-marks": sensorMarksMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

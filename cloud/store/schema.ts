@@ -16,6 +16,7 @@ import type {
 } from "../../shared/wire/messages.ts";
 import type { AccessListTables } from "../access-lists/access-list-tables.ts";
 import type { DeviceAttrs } from "../devices/device-attrs.ts";
+import type { ReadingMarks } from "../devices/reading-order.ts";
 import type { KeySyncTables } from "../key-sync/key-sync-tables.ts";
 import type { PhotoTables } from "../photos/photo-tables.ts";
 import type { SessionTables } from "../sessions/session-tables.ts";
@@ -119,6 +120,8 @@ export interface DevicesTable {
   door_open: number | null;
   item_present: number | null;
   sensors_at: string | null;
+  /** Outbox position of the last report applied per sensor field (cloud/devices/reading-order.ts). */
+  sensor_marks: Json<ReadingMarks> | null;
   /** Tags, comment, flags, price list, settings, bus address */
   attrs: Json<DeviceAttrs>;
   /** Optimistic concurrency: every state write checks and bumps it. */
@@ -145,14 +148,34 @@ export interface CommandsTable {
   updated_at: string;
 }
 
+/** One outbox message applied: (gateway_id, outbox_id, seq), '' for a message that named no outbox. */
 export interface AppliedSeqsTable {
   gateway_id: string;
+  outbox_id: string;
   seq: number;
   applied_at: string;
 }
 
+/**
+ * What a gateway's outbox says in its heartbeats: every seq below `unconfirmed_from` it has deleted and never
+ * sends again. Its `applied_seqs` rows below a checkpoint old enough may go
+ * (cloud/gateway-link/applied-seqs-pruner.ts).
+ */
+export interface GatewayOutboxesTable {
+  gateway_id: string;
+  outbox_id: string;
+  /** The highest reported (heartbeats may arrive out of order; the value only grows). */
+  unconfirmed_from: number;
+  /** When that value was first reported. */
+  reported_at: string;
+  /** An earlier report and its time, moved up to the latest once the pruner has used it. */
+  checkpoint_from: number;
+  checkpoint_at: string;
+}
+
 export interface HardwareEventsTable {
   gateway_id: string;
+  outbox_id: string;
   seq: number;
   device_id: string | null;
   source: string;
@@ -166,6 +189,7 @@ export interface HardwareEventsTable {
 /** Device state changes the sensors caused (no command did): who and why, for the site's history. */
 export interface DeviceStateChangesTable {
   gateway_id: string;
+  outbox_id: string;
   seq: number;
   device_id: string;
   from_value: DeviceStateValue;
@@ -220,6 +244,7 @@ export interface Database
   devices: DevicesTable;
   commands: CommandsTable;
   applied_seqs: AppliedSeqsTable;
+  gateway_outboxes: GatewayOutboxesTable;
   hardware_events: HardwareEventsTable;
   device_state_changes: DeviceStateChangesTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -132,7 +132,9 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       }
       case "ack": {
         const r = Ack.safeParse(data);
-        return r.success ? this.emit("ack", r.data.seqs, r.data.resend ?? false) : drop(r.error.issues);
+        return r.success
+          ? this.emit("ack", r.data.seqs, r.data.resend ?? false, r.data.outbox_id)
+          : drop(r.error.issues);
       }
       case "config": {
         const r = DeviceMap.safeParse(data);

@@ -1,9 +1,16 @@
-import type { BoardReachability, BrokerLink, Clock, DeviceDirectory, TimerHandle } from "../ports.ts";
+import type {
+  BoardReachability,
+  BrokerLink,
+  Clock,
+  DeviceDirectory,
+  OutboxPosition,
+  TimerHandle,
+} from "../ports.ts";
 
 /**
  * Heartbeats (flow 3): the gateway and every device it can reach, at a fixed interval, QoS 0 and never
  * queued. A device on a board that answered its last ping is reachable; a GPIO-wired door is reachable
- * while the gateway runs.
+ * while the gateway runs. With the outbox, each also tells the cloud which seqs it will never send again.
  */
 export function createHeartbeat(o: {
   gatewayId: string;
@@ -12,6 +19,7 @@ export function createHeartbeat(o: {
   monitors: BoardReachability[];
   clock: Clock;
   intervalMs: number;
+  outbox?: OutboxPosition;
 }) {
   let timer: TimerHandle | null = null;
 
@@ -28,6 +36,7 @@ export function createHeartbeat(o: {
         .all()
         .filter((d) => d.type !== "GUARD")
         .map((d) => ({ device_id: d.device_id, reachable: reachable(d.bus?.board) })),
+      ...(o.outbox ? { outbox: { id: o.outbox.id, unconfirmed_from: o.outbox.unconfirmedFrom() } } : {}),
     });
   }
 

@@ -5,7 +5,9 @@ import type { BrokerLink, Clock, Outbox, TimerHandle } from "../ports.ts";
  * Moves the outbox to the cloud (ARCHITECTURE: wire principles): command progress (flow 1), site events
  * (flow 5) and sensor reports (flow 6). Publishes rows in sequence order with QoS 1, deletes a row only
  * when the cloud's `ack` names it, and sends again whatever stays unacknowledged for `resendAfterMs` or
- * was in flight when the connection dropped (the cloud ignores repeats by seq).
+ * was in flight when the connection dropped (the cloud ignores repeats by outbox identity and seq). An ack
+ * naming another outbox identity (meant for the store this gateway had before its state was lost) confirms
+ * nothing here.
  */
 export function createOutboxPump(o: {
   outbox: Outbox;
@@ -74,9 +76,9 @@ export function createOutboxPump(o: {
 
   const onAppended = () => void pump();
   const onConnected = () => resendFromStart();
-  const onAck = (seqs: number[], resend: boolean) => {
-    o.outbox.confirm(seqs);
-    for (const s of seqs) sentAt.delete(s);
+  const onAck = (seqs: number[], resend: boolean, outboxId?: string) => {
+    // An ack names one outbox: when it confirmed none of ours it says nothing about what we sent.
+    if (o.outbox.confirm(seqs, outboxId) > 0) for (const s of seqs) sentAt.delete(s);
     if (resend) resendFromStart();
   };
 

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -5,7 +6,8 @@ import { assertSqliteRuntime } from "../../shared/sqlite-runtime.ts";
 
 export type GatewayDb = Database.Database;
 
-const MIGRATIONS: string[] = [
+/** Each entry's SQL, or a function giving it when it must differ per store (a fresh random value). */
+const MIGRATIONS: (string | (() => string))[] = [
   `CREATE TABLE outbox (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: a seq is never reused, even after deletes
      type TEXT NOT NULL,
@@ -84,6 +86,15 @@ const MIGRATIONS: string[] = [
      id INTEGER PRIMARY KEY,
      body TEXT NOT NULL                      -- the access decision, without the actuation's outcome
    );`,
+  // The outbox's identity, made once with this store: a store made again after its state was lost starts
+  // its seq over at 1, and the cloud must not take those for the old store's (docs/decisions.md, wire).
+  // Rows written before keep '' (they were numbered without one, and the cloud knows them so).
+  () => `CREATE TABLE outbox_identity (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     outbox_id TEXT NOT NULL
+   );
+   INSERT INTO outbox_identity (id, outbox_id) VALUES (1, '${randomUUID()}');
+   ALTER TABLE outbox ADD COLUMN outbox_id TEXT NOT NULL DEFAULT '';`,
 ];
 
 /**
@@ -104,7 +115,8 @@ export function openGatewayDb(stateDir: string): GatewayDb {
   const version = db.pragma("user_version", { simple: true }) as number;
   for (let v = version; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v] as string);
+      const m = MIGRATIONS[v] as string | (() => string);
+      db.exec(typeof m === "function" ? m() : m);
       db.pragma(`user_version = ${v + 1}`);
     })();
   }

@@ -35,10 +35,21 @@ export const CommandRequest = z.object({
 });
 export type CommandRequest = z.infer<typeof CommandRequest>;
 
+/**
+ * A gateway store's outbox identity: a random UUID made once with the store, so a store that was lost and
+ * made again (its seq starting over at 1) is told from the one before it (docs/decisions.md, wire).
+ */
+export const OutboxId = z.uuid();
+
 /** Common fields of every up-going message that travels through the gateway's durable outbox. */
 const OutboxFields = {
   gateway_id: z.string(),
-  /** Per-gateway monotonic sequence number: the cloud applies each (gateway_id, seq) once. */
+  /**
+   * The outbox the message was numbered in. Optional: absent (older gateways, and rows written before the
+   * store had an identity) dedups as the empty identity.
+   */
+  outbox_id: OutboxId.optional(),
+  /** Monotonic within its outbox: the cloud applies each (gateway_id, outbox_id, seq) once. */
   seq: z.number().int().positive(),
   /** RFC 3339, from the side that observed the fact. */
   observed_at: Timestamp,
@@ -207,6 +218,12 @@ export type UpMessageInput = z.input<typeof UpMessage>;
 export const Ack = z.object({
   seqs: z.array(z.number().int().positive()).max(1000),
   /**
+   * The outbox these seqs were numbered in, echoed from the up message ("": it carried none). A gateway
+   * confirms only its rows of that identity, so a late ack meant for the store it had before its state was
+   * lost confirms nothing. Absent (a cloud that predates outbox identities): rows are confirmed by seq alone.
+   */
+  outbox_id: z.union([OutboxId, z.literal("")]).optional(),
+  /**
    * Set when the cloud has just (re)subscribed: whatever the gateway sent meanwhile may have found no
    * subscriber, so it sends every unconfirmed row again now rather than at its next periodic resend.
    */
@@ -219,6 +236,12 @@ export const Heartbeat = z.object({
   gateway_id: z.string(),
   sent_at: Timestamp,
   devices: z.array(z.object({ device_id: z.uuid(), reachable: z.boolean() })).max(1000),
+  /**
+   * The gateway's outbox and the lowest seq it may still send: every seq below `unconfirmed_from` was
+   * confirmed and deleted, and is never sent again, so the cloud may forget it (docs/decisions.md, wire).
+   * Absent from older gateways, whose dedup rows are then kept.
+   */
+  outbox: z.object({ id: OutboxId, unconfirmed_from: z.number().int().positive() }).optional(),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 

@@ -25,6 +25,18 @@ export function wildcardFor(prefix: string, channel: UpChannel): string {
   return `${prefix}/${WIRE_VERSION}/gw/+/${channel}`;
 }
 
+/** A shared-subscription group name: one topic level, no wildcards (MQTT 5 §4.8.2). */
+export const SHARE_GROUP_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * `filter` as a shared subscription of `group` (`$share/<group>/<filter>`): the broker hands each
+ * matching message to one subscriber of the group, so replicas of the cloud split the gateways' messages.
+ */
+export function sharedFilter(group: string, filter: string): string {
+  if (!SHARE_GROUP_PATTERN.test(group)) throw new Error(`invalid shared-subscription group: ${group}`);
+  return `$share/${group}/${filter}`;
+}
+
 export function parseTopic(prefix: string, topic: string): { gatewayId: string; channel: Channel } | null {
   const head = `${prefix}/${WIRE_VERSION}/gw/`;
   if (!topic.startsWith(head)) return null;

@@ -337,7 +337,9 @@ describe("access at the edge: lockers", () => {
     });
     r.link.connect();
     await r.link.until(() => r.link.decisions().length > 0);
-    expect(r.link.decisions()).toEqual([{ ...draft, actuated: null, gateway_id: GW, seq: 1 }]);
+    expect(r.link.decisions()).toEqual([
+      { ...draft, actuated: null, gateway_id: GW, seq: 1, outbox_id: expect.any(String) },
+    ]);
     // The latch read at start says the lock never happened: the locker is free, and nobody's.
     await r.sync(r.snapshot(1, [grantOf(RIDER)]));
     expect(await r.tap("reader-2", RIDER)).toMatchObject({ reason: "parked" });

@@ -91,3 +91,20 @@ describe("heartbeats go at once when there is news, not only each interval", () 
     expect(link.heartbeats.length).toBe(before + 2);
   });
 });
+
+describe("heartbeats say where the outbox stands", () => {
+  it("its identity, which every message carries, and the lowest seq it may still send", async () => {
+    const { clock, link } = await rig();
+    link.connect();
+    const first = link.heartbeats[0]?.outbox;
+    expect(first).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), unconfirmed_from: 1 });
+    link.sendMap(MAP); // the locker's first reading goes up the outbox, and the stand-in confirms it
+    await eventually(() => {
+      clock.advance(INTERVAL_S * 1000); // an interval heartbeat
+      expect(link.up.length).toBeGreaterThan(0);
+      const last = Math.max(...link.up.map((m) => m.seq));
+      expect(link.heartbeats.at(-1)?.outbox).toEqual({ id: first?.id, unconfirmed_from: last + 1 });
+    });
+    expect(link.up.every((m) => m.outbox_id === first?.id)).toBe(true);
+  });
+});

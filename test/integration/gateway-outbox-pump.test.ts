@@ -65,6 +65,11 @@ class FakeBroker extends EventEmitter<BrokerLinkEvents> {
     this.emit("ack", seqs, false);
   }
 
+  /** An ack as the cloud sends it now: naming the outbox the seqs were numbered in. */
+  ackFor(outboxId: string, ...seqs: number[]) {
+    this.emit("ack", seqs, false, outboxId);
+  }
+
   /** The cloud's "resend" request after it (re)subscribed. */
   askResend() {
     this.emit("ack", [], true);
@@ -311,6 +316,26 @@ describe("outbox pump", () => {
     await settle();
     // Rows 1 and 2 were sent on the old connection and never acknowledged: they must go again.
     expect(r.broker.published).toEqual([1, 2, 3]);
+  });
+
+  it("an ack naming another outbox (the store before the state was lost) confirms nothing", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(2);
+    await settle();
+    r.broker.ackFor("0b9f1c2e-5d7a-4e3b-9c1d-2f4a6b8c0d1e", 1, 2);
+    expect(r.outbox.pending().map((m) => m.seq)).toEqual([1, 2]);
+    // Still unconfirmed, so sent again at the next check; an ack naming this outbox then confirms them.
+    r.broker.reset();
+    r.clock.advance(RESEND_MS);
+    await settle();
+    expect(r.broker.published).toEqual([1, 2]);
+    r.broker.ackFor(r.outbox.id, 1, 2);
+    expect(r.outbox.pending()).toEqual([]);
+    r.broker.reset();
+    r.clock.advance(RESEND_MS * 3);
+    await settle();
+    expect(r.broker.published).toEqual([]);
   });
 
   it("stop() detaches: nothing is published afterwards", async () => {

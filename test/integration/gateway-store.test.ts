@@ -51,11 +51,11 @@ describe("openGatewayDb", () => {
     const db = open();
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL
-    expect(db.pragma("user_version", { simple: true })).toBe(3);
+    expect(db.pragma("user_version", { simple: true })).toBe(4);
     db.close();
     // A second open does not re-run the migrations (they would fail on existing tables).
     const again = open();
-    expect(again.pragma("user_version", { simple: true })).toBe(3);
+    expect(again.pragma("user_version", { simple: true })).toBe(4);
   });
 
   it("brings a store of the first schema up to date, keeping what it holds", () => {
@@ -69,15 +69,17 @@ describe("openGatewayDb", () => {
       "key_state",
       "parked_cards",
       "pending_taps",
+      "outbox_identity",
     ])
       db.exec(`DROP TABLE ${t}`);
+    db.exec("ALTER TABLE outbox DROP COLUMN outbox_id");
     db.pragma("user_version = 1");
     db.prepare(
       "INSERT INTO local_actions (at, who, why, device_alias, action, result) VALUES ('t', 'a', 'b', '1', 'lock', 'ok')",
     ).run();
     db.close();
     const again = open();
-    expect(again.pragma("user_version", { simple: true })).toBe(3);
+    expect(again.pragma("user_version", { simple: true })).toBe(4);
     expect(again.prepare("SELECT count(*) AS n FROM bookings").get()).toEqual({ n: 0 });
     expect(again.prepare("SELECT version FROM key_state").get()).toEqual({ version: 0 });
     expect(again.prepare("SELECT count(*) AS n FROM local_actions").get()).toEqual({ n: 1 });
@@ -220,6 +222,79 @@ describe("SqliteOutbox", () => {
     expect(seen).toEqual([]); // deferred to a microtask, so an outer transaction commits first
     await Promise.resolve();
     expect(seen).toEqual([1]);
+  });
+});
+
+describe("the outbox identity", () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it("is made once with the store, kept across a reopen, and another when the state is lost", () => {
+    const db = open();
+    const first = new SqliteOutbox(db, GW, clock);
+    expect(first.id).toMatch(UUID);
+    expect(first.append(event()).outbox_id).toBe(first.id);
+    db.close();
+    expect(new SqliteOutbox(open(), GW, clock).id).toBe(first.id);
+
+    for (const d of dbs) d.close();
+    rmSync(dir, { recursive: true, force: true }); // a replaced SD card, a reinstall
+    const remade = new SqliteOutbox(open(), GW, clock);
+    expect(remade.id).toMatch(UUID);
+    expect(remade.id).not.toBe(first.id);
+    // Numbering starts over: the identity is what tells these messages from the first store's.
+    const m = remade.append(event());
+    expect([m.seq, m.outbox_id]).toEqual([1, remade.id]);
+    expect(UpMessage.parse(m).outbox_id).toBe(remade.id);
+  });
+
+  it("an ack naming another outbox confirms nothing; one naming this outbox, or none, confirms by seq", () => {
+    const outbox = new SqliteOutbox(open(), GW, clock);
+    for (let i = 0; i < 4; i++) outbox.append(event());
+    expect(outbox.confirm([1, 2], "0b9f1c2e-5d7a-4e3b-9c1d-2f4a6b8c0d1e")).toBe(0);
+    expect(outbox.confirm([1, 2], "")).toBe(0); // '': rows from before the store had an identity
+    expect(outbox.pending().map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    expect(outbox.confirm([1, 2], outbox.id)).toBe(2);
+    expect(outbox.confirm([3])).toBe(1); // a cloud from before outbox identities
+    expect(outbox.pending().map((m) => m.seq)).toEqual([4]);
+  });
+
+  it("unconfirmedFrom is the oldest row still here, else one past the last seq ever given", () => {
+    const outbox = new SqliteOutbox(open(), GW, clock);
+    expect(outbox.unconfirmedFrom()).toBe(1);
+    for (let i = 0; i < 4; i++) outbox.append(event());
+    expect(outbox.unconfirmedFrom()).toBe(1);
+    outbox.confirm([2, 3]);
+    expect(outbox.unconfirmedFrom()).toBe(1); // 1 may still be sent
+    outbox.confirm([1]);
+    expect(outbox.unconfirmedFrom()).toBe(4);
+    outbox.confirm([4]);
+    expect(outbox.unconfirmedFrom()).toBe(5); // empty, and seq 5 is the next one
+  });
+
+  it("a store from before outbox identities keeps its rows under '' and numbers on under a new one", () => {
+    const db = open();
+    const old = new SqliteOutbox(db, GW, clock);
+    old.append(event("old 1"));
+    old.append(event("old 2"));
+    // Back to the schema before identities, with rows as that version wrote them.
+    db.exec(`UPDATE outbox SET body = json_remove(body, '$.outbox_id');
+             ALTER TABLE outbox DROP COLUMN outbox_id;
+             DROP TABLE outbox_identity;`);
+    db.pragma("user_version = 3");
+    db.close();
+
+    const outbox = new SqliteOutbox(open(), GW, clock);
+    const fresh = outbox.append(event("new"));
+    expect([fresh.seq, fresh.outbox_id]).toEqual([3, outbox.id]);
+    // The old rows go up as they were numbered: without an identity (the cloud dedups them as '').
+    expect(outbox.pending().map((m) => [m.seq, m.outbox_id])).toEqual([
+      [1, undefined],
+      [2, undefined],
+      [3, outbox.id],
+    ]);
+    expect(outbox.confirm([1, 3], "")).toBe(1);
+    expect(outbox.confirm([2, 3], outbox.id)).toBe(1);
+    expect(outbox.pending().map((m) => m.seq)).toEqual([2]);
   });
 });
 

@@ -18,7 +18,7 @@ import {
 } from "../../cloud/gateway-link/mosquitto-export.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { type ManifestInput, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { topicFor, wildcardFor } from "../../shared/wire/topics.ts";
+import { sharedFilter, topicFor, wildcardFor } from "../../shared/wire/topics.ts";
 import { eventually } from "../support/eventually.ts";
 import { watchSession } from "../support/session-watch.ts";
 
@@ -188,6 +188,41 @@ describe("the Mosquitto export files", () => {
       ].join("\n"),
     );
     expect(() => mosquittoAcl("Bad/Prefix", "cloud", [])).toThrow(/invalid topic prefix/);
+  });
+
+  it("gives each replica of the cloud a user of its own, all with MQTT_PASSWORD and the cloud's access", () => {
+    const exp = buildMosquittoExport(manifest, env, {
+      dir: "/srv/mqtt",
+      prefix: PREFIX,
+      listener: LISTENER,
+      skipHashed: true,
+      cloudUsers: ["cloud-1", "cloud-2"],
+    });
+    const lines = exp.files.passwd.trim().split("\n");
+    expect(lines.map((l) => l.split(":")[0])).toEqual(["cloud-1", "cloud-2", A.id, B.id]);
+    for (const user of ["cloud-1", "cloud-2"])
+      expect(
+        verifyMosquittoPassword(
+          CLOUD_PASSWORD,
+          lines.find((l) => l.startsWith(`${user}:`))?.slice(user.length + 1) ?? "",
+        ),
+      ).toBe(true);
+    expect(exp.files.acl).toContain(
+      [
+        "user cloud-1",
+        `topic readwrite ${PREFIX}/v1/gw/#`,
+        "",
+        "user cloud-2",
+        `topic readwrite ${PREFIX}/v1/gw/#`,
+      ].join("\n"),
+    );
+    expect(exp.cloudUsers).toEqual(["cloud-1", "cloud-2"]);
+    expect(() =>
+      resolveBrokerUsers(manifest, env, { skipHashed: true, cloudUsers: ["cloud-1", A.id] }),
+    ).toThrow(/gateway gw-a has the cloud's user name \(a cloud user\)/);
+    expect(() => resolveBrokerUsers(manifest, env, { skipHashed: true, cloudUsers: ["c", "c"] })).toThrow(
+      /named twice/,
+    );
   });
 
   it("fails naming every gateway that has only a secret_hash, unless told to skip them", () => {
@@ -405,12 +440,12 @@ describe("a real Mosquitto running the exported files", () => {
     writeFileSync(file, JSON.stringify(input));
     const out = path.join(dir, "mosquitto");
     const args = ["mosquitto", file, "--out", out, "--prefix", PREFIX, "--listener", `127.0.0.1:${port}`];
-    args.push("--skip-hashed");
+    args.push("--skip-hashed", "--cloud-users", "cloud,cloud-2");
     // Started as root, Mosquitto switches to the 'mosquitto' user, which cannot read this temp dir.
     if (process.getuid?.() === 0) args.push("--user", "root");
     const { stdout, stderr } = await cli(args, env);
     expect(stderr).toContain("warning: gateway gw-c left out");
-    expect(stdout).toContain("2 gateways and the cloud user written");
+    expect(stdout).toContain("2 gateways and the cloud users cloud, cloud-2 written");
 
     broker = spawn(MOSQUITTO as string, ["-c", path.join(out, "mosquitto.conf")], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -458,6 +493,21 @@ describe("a real Mosquitto running the exported files", () => {
     await eventually(() =>
       expect(got).toContainEqual({ topic: topicFor(PREFIX, A.id, "up"), payload: "from-a" }),
     );
+  });
+
+  it("lets two replicas of the cloud, a user each, share the up messages as one group without ending each other", async () => {
+    const group = `g${Math.random().toString(36).slice(2, 8)}`;
+    const one = await connect("cloud", CLOUD_PASSWORD, { clientId: "cloud" });
+    const two = await connect("cloud-2", CLOUD_PASSWORD, { clientId: "cloud" });
+    const [got1, got2] = [inbox(one), inbox(two)];
+    for (const c of [one, two])
+      expect(await subscribe(c, sharedFilter(group, wildcardFor(PREFIX, "up")))).toBe(1);
+    const a = await connect(A.id, A.secret);
+    for (let i = 0; i < 4; i++) await a.publishAsync(topicFor(PREFIX, A.id, "up"), `m${i}`, { qos: 1 });
+    await eventually(() => expect(got1.length + got2.length).toBe(4));
+    expect(got1.length).toBe(2);
+    expect(got2.length).toBe(2);
+    expect([one.connected, two.connected]).toEqual([true, true]);
   });
 
   it("never delivers gateway A's publish on gateway B's up topic", async () => {

@@ -99,11 +99,15 @@ export async function startCloudHarness(
     externalUsers?: AppDeps["externalUsers"];
     whitelists?: AppDeps["whitelists"];
     commandWaitPollMs?: number;
+    /** The store to use, e.g. one another harness (replica) uses too; its own fresh one by default. */
+    store?: TestDb;
+    /** The clock to use, e.g. one shared with another harness; a new FakeClock by default. */
+    clock?: FakeClock;
   } = {},
 ): Promise<CloudHarness> {
-  const store = await openTestDb();
+  const store = opts.store ?? (await openTestDb());
   const db = store.db;
-  const clock = new FakeClock();
+  const clock = opts.clock ?? new FakeClock();
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const gateways = new RecordingGateways();
   const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, ...opts.timeouts };

@@ -43,12 +43,13 @@ export function gatewayReports(harness: () => CloudHarness, firstSeq = 0) {
       gatewayId: string,
       deviceId: string,
       reading: SensorReading,
+      opts: { seq?: number } = {},
     ): Promise<"applied" | "duplicate"> {
       const h = harness();
       return h.report(gatewayId, {
         type: "device_state",
         gateway_id: gatewayId,
-        seq: ++seq,
+        seq: opts.seq ?? ++seq,
         observed_at: h.clock.now().toISOString(),
         device_id: deviceId,
         ...reading,

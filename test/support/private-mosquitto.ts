@@ -58,6 +58,10 @@ export async function startPrivateMosquitto() {
   await up();
   return {
     url: `mqtt://127.0.0.1:${port}`,
+    /** The broker's process id while it runs (a benchmark reads its memory and CPU). */
+    get pid(): number | undefined {
+      return child?.pid;
+    },
     async kill() {
       const c = child;
       child = null;

@@ -52,6 +52,10 @@ export type SiteOptions = {
   /** Runs the connection watch and webhook delivery as the cloud process does (off: a test that does not
    * look at site events does not pay for their sweeps). */
   siteEvents?: boolean;
+  /** The cloud's store: the project's TEST_DB by default; replicas share a PostgreSQL one. */
+  store?: "sqlite" | "postgres";
+  /** The in-process cloud subscribes as this shared-subscription group (a replica beside others). */
+  shareGroup?: string;
 };
 
 /**
@@ -62,7 +66,7 @@ export type SiteOptions = {
 export async function startSite(o: SiteOptions) {
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const clock = new OffsetClock();
-  const store: TestDb = await openTestDb();
+  const store: TestDb = await openTestDb(o.store);
   const manifest = fixtureManifest(await fixtureSecretHash());
   o.manifest?.(manifest);
   await applyManifest(store.db, SiteManifest.parse(manifest), clock);
@@ -86,7 +90,7 @@ export async function startSite(o: SiteOptions) {
   // As in the cloud process: what ends a command (gateway report, deadline) wakes a `Prefer: wait`.
   const settled = createSettledNotifier();
   const link: GatewayLink = await startGatewayLink(
-    { brokerUrl, ...CLOUD_MQTT, clientId: cloudClientId, prefix },
+    { brokerUrl, ...CLOUD_MQTT, clientId: cloudClientId, prefix, shareGroup: o.shareGroup },
     {
       db: store.db,
       clock,
@@ -197,6 +201,7 @@ export async function startSite(o: SiteOptions) {
   const site = {
     app,
     db: store.db,
+    store,
     clock,
     sim,
     link,

@@ -62,7 +62,7 @@ export class StandInBrokerLink extends EventEmitter<BrokerLinkEvents> implements
   publishUp(msg: UpMessage): Promise<void> {
     if (!this.connected) return Promise.reject(new Error("not connected"));
     this.up.push(msg);
-    queueMicrotask(() => this.emit("ack", [msg.seq], false));
+    queueMicrotask(() => this.emit("ack", [msg.seq], false, msg.outbox_id ?? ""));
     this.signal.notify();
     return Promise.resolve();
   }

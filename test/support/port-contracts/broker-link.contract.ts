@@ -33,7 +33,7 @@ function record(link: BrokerLink) {
   const seen = {
     connected: 0,
     commands: [] as CommandRequest[],
-    acks: [] as [number[], boolean][],
+    acks: [] as [number[], boolean, string?][],
     maps: [] as DeviceMap[],
     keys: [] as KeysDown[],
   };
@@ -45,7 +45,9 @@ function record(link: BrokerLink) {
     });
   on("connected", () => seen.connected++);
   on("command", (c) => seen.commands.push(c));
-  on("ack", (seqs, resend) => seen.acks.push([seqs, resend]));
+  on("ack", (seqs, resend, outboxId) =>
+    seen.acks.push(outboxId === undefined ? [seqs, resend] : [seqs, resend, outboxId]),
+  );
   on("deviceMap", (m) => seen.maps.push(m));
   on("keys", (k) => seen.keys.push(k));
   return { seen, until: (done: () => boolean) => signal.until(done) };
@@ -66,6 +68,8 @@ async function listen(site: BrokerSite, channel: Channel) {
 }
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 15, 10, 0, 0, ms)).toISOString();
+
+const OUTBOX_ID = "0b9f1c2e-5d7a-4e3b-9c1d-2f4a6b8c0d1e";
 
 const COMMAND: CommandRequest = {
   command_id: "cccccccc-0000-4000-8000-000000000001",
@@ -156,15 +160,20 @@ export function brokerLinkContract(
       await send("cmd", "not json at all");
       await send("cmd", JSON.stringify({ ...COMMAND, name: "explode" }));
       await send("ack", JSON.stringify({ seqs: [-1] }));
+      await send("ack", JSON.stringify({ seqs: [3], outbox_id: "not an outbox id" }));
       await send("config", JSON.stringify({ gateway_id: site.gatewayId }));
       await send("cmd", JSON.stringify(COMMAND));
       await send("ack", JSON.stringify({ seqs: [1, 2], resend: true }));
+      await send("ack", JSON.stringify({ seqs: [3], outbox_id: OUTBOX_ID }));
       await send("config", JSON.stringify(map));
       await events.until(
-        () => events.seen.commands.length + events.seen.acks.length + events.seen.maps.length >= 3,
+        () => events.seen.commands.length + events.seen.acks.length + events.seen.maps.length >= 4,
       );
       expect(events.seen.commands).toEqual([COMMAND]);
-      expect(events.seen.acks).toEqual([[[1, 2], true]]);
+      expect(events.seen.acks).toEqual([
+        [[1, 2], true],
+        [[3], false, OUTBOX_ID],
+      ]);
       expect(events.seen.maps).toEqual([map]);
       expect(link.connected).toBe(true);
     });

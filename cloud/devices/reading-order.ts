@@ -1,0 +1,71 @@
+import type { Json } from "../store/json-column.ts";
+import { fromJson, toJson } from "../store/json-column.ts";
+import type { SensorReading } from "./device-repository.ts";
+
+/** The sensor fields whose order matters: each keeps the value of the latest report that carried it. */
+export const ORDERED_FIELDS = ["lock_state", "door_open", "item_present", "sleep_state"] as const;
+export type OrderedField = (typeof ORDERED_FIELDS)[number];
+
+/**
+ * Where a report sits in its gateway's outbox. `source` names one sequence: seqs compare only within it
+ * (another gateway, or a gateway whose outbox began again, starts a new one).
+ */
+export type ReadingPosition = { source: string; seq: number };
+
+/** Per device: the seq of the last report applied for each field, within one source. */
+export type ReadingMarks = { source: string; seq: Partial<Record<OrderedField, number>> };
+
+/** The sequence a gateway's reports belong to: its outbox (a store made again numbers from 1 anew). */
+export function readingSource(gatewayId: string, outboxId: string | undefined): string {
+  return `${gatewayId}/${outboxId ?? ""}`;
+}
+
+export type FreshReading = {
+  /** The fields no later report has set, with `sensors_at` when there is any; everything else as given. */
+  fresh: SensorReading;
+  /** Fields of the reading a later report has already set. */
+  stale: OrderedField[];
+  /** The marks to store with `fresh`; null when nothing moved them. */
+  marks: Json<ReadingMarks> | null;
+};
+
+/**
+ * Keeps a device's sensors in outbox order when reports of one gateway are applied out of it (replicas of
+ * the cloud each taking some of them): a field takes a report's value only if no report later in the
+ * same sequence has set it already, so the end state is the one in-order application gives.
+ */
+export function freshReading(
+  stored: Json<ReadingMarks> | null,
+  at: ReadingPosition | undefined,
+  reading: SensorReading,
+): FreshReading {
+  const carried = ORDERED_FIELDS.filter((f) => reading[f] !== undefined);
+  if (!at || carried.length === 0) return { fresh: reading, stale: [], marks: null };
+  const prior = stored ? fromJson(stored) : null;
+  const seqs = prior && prior.source === at.source ? { ...prior.seq } : {};
+  const fresh: SensorReading = { ...reading };
+  const stale: OrderedField[] = [];
+  for (const f of carried) {
+    const last = seqs[f];
+    if (last !== undefined && last > at.seq) {
+      stale.push(f);
+      delete fresh[f];
+    } else seqs[f] = at.seq;
+  }
+  if (stale.length === carried.length) {
+    delete fresh.sensors_at;
+    return { fresh, stale, marks: null };
+  }
+  return { fresh, stale, marks: toJson<ReadingMarks>({ source: at.source, seq: seqs }) };
+}
+
+/** Whether a report later than `at` in the same sequence has set `field` already. */
+export function setLater(
+  stored: Json<ReadingMarks> | null,
+  at: ReadingPosition,
+  field: OrderedField,
+): boolean {
+  const prior = stored ? fromJson(stored) : null;
+  const last = prior?.source === at.source ? prior.seq[field] : undefined;
+  return last !== undefined && last > at.seq;
+}

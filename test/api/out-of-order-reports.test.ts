@@ -1,0 +1,157 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Command } from "../../shared/api/command.ts";
+import { Device } from "../../shared/api/device.ts";
+import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { gatewayReports } from "../support/gateway-reports.ts";
+
+/**
+ * Replicas of the cloud in one shared-subscription group each take some of a gateway's reports and apply
+ * them side by side, so they land in any order: the end state must be the one outbox order gives.
+ */
+const LOCKER = fx.device("L1", "1");
+
+let h: CloudHarness;
+const gateway = gatewayReports(() => h);
+beforeEach(async () => {
+  h = await startCloudHarness();
+});
+afterEach(() => h.close());
+
+async function post(body: Record<string, unknown>) {
+  const res = await h.call(CLIENTS.admin, {
+    method: "POST",
+    url: `/device/v1/devices/${LOCKER}/commands`,
+    payload: body,
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return Command.parse(res.json());
+}
+
+const get = async (url: string) => (await h.call(CLIENTS.admin, { method: "GET", url })).json();
+const device = async () => Device.parse(await get(`/device/v1/devices/${LOCKER}`));
+
+function orders<T>(xs: T[]): T[][] {
+  if (xs.length <= 1) return [xs];
+  return xs.flatMap((x, i) => orders([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
+}
+
+describe("one gateway's reports applied out of outbox order", () => {
+  // An occupied locker is unlocked by command, and the rider at once latches it shut again by hand:
+  // RECEIVED (1st), SUCCESS with the latch open (2nd), a reading of the latch shut (3rd).
+  it.each(orders(["received", "unlocked", "relatched"]))(
+    "in the order %s, %s, %s the locker ends as the hardware left it: LOCKED, the command a SUCCESS",
+    async (...order: string[]) => {
+      await gateway.progress("gw-a1", await post({ command: "lock", user_id: "rider-1" }), "SUCCESS", {
+        lock_state: "LOCKED",
+      });
+      h.clock.advance(h.timeouts.throttleMs);
+      const unlock = await post({ command: "unlock" });
+      const seq = { received: gateway.nextSeq(), unlocked: gateway.nextSeq(), relatched: gateway.nextSeq() };
+      const apply = {
+        received: () => gateway.progress("gw-a1", unlock, "RECEIVED", { seq: seq.received }),
+        unlocked: () =>
+          gateway.progress("gw-a1", unlock, "SUCCESS", { lock_state: "UNLOCKED", seq: seq.unlocked }),
+        relatched: () =>
+          gateway.deviceState("gw-a1", LOCKER, { lock_state: "LOCKED" }, { seq: seq.relatched }),
+      } as const;
+      for (const step of order) expect(await apply[step as keyof typeof apply]()).toBe("applied");
+
+      const ended = Command.parse(await get(`/device/v1/commands/${unlock.id}`));
+      expect(ended.state.value).toBe("SUCCESS");
+      // A RECEIVED overtaken by the outcome still takes its place in the history.
+      expect(ended.events.map((e) => e.name)).toEqual([
+        "REQUEST_INITIATED",
+        "REQUEST_SENT",
+        "RESPONSE_COMMAND_RECEIVED",
+        "RESPONSE_DEVICE_UNLOCKED",
+      ]);
+      const d = await device();
+      expect({ state: d.state.value, lock_state: d.lock_state, user: d.user }).toEqual({
+        state: "LOCKED",
+        lock_state: "LOCKED",
+        user: null,
+      });
+    },
+  );
+
+  it("an older lock reading applied after a newer one changes nothing", async () => {
+    const older = gateway.nextSeq();
+    const newer = gateway.nextSeq();
+    await gateway.deviceState("gw-a1", LOCKER, { lock_state: "LOCKED", cause: "technician" }, { seq: newer });
+    const sensorsAt = h.clock.now().toISOString();
+    h.clock.advance(1_000);
+    expect(await gateway.deviceState("gw-a1", LOCKER, { lock_state: "UNLOCKED" }, { seq: older })).toBe(
+      "applied",
+    );
+    const d = await device();
+    expect({ state: d.state.value, lock_state: d.lock_state }).toEqual({
+      state: "LOCKED",
+      lock_state: "LOCKED",
+    });
+    const row = await h.db
+      .selectFrom("devices")
+      .select("sensors_at")
+      .where("id", "=", LOCKER)
+      .executeTakeFirstOrThrow();
+    expect(row.sensors_at).toBe(sensorsAt);
+    const changes = await h.db
+      .selectFrom("device_state_changes")
+      .select(["seq", "to_value"])
+      .where("device_id", "=", LOCKER)
+      .execute();
+    expect(changes).toEqual([{ seq: newer, to_value: "LOCKED" }]);
+  });
+
+  it("each sensor keeps the value of the latest report that carried it", async () => {
+    const first = gateway.nextSeq();
+    const second = gateway.nextSeq();
+    const third = gateway.nextSeq();
+    await gateway.deviceState("gw-a1", LOCKER, { door_open: true }, { seq: third });
+    await gateway.deviceState("gw-a1", LOCKER, { sleep_state: "LIGHT_SLEEP" }, { seq: second });
+    await gateway.deviceState(
+      "gw-a1",
+      LOCKER,
+      { door_open: false, item_present: true, sleep_state: "" },
+      { seq: first },
+    );
+    const row = await h.db
+      .selectFrom("devices")
+      .select(["door_open", "item_present", "sleep_state"])
+      .where("id", "=", LOCKER)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ door_open: 1, item_present: 1, sleep_state: "LIGHT_SLEEP" });
+  });
+
+  it("a card parking applied after the latch was found open again opens no session", async () => {
+    const tap = gateway.nextSeq();
+    const latched = gateway.nextSeq();
+    const opened = gateway.nextSeq();
+    await gateway.deviceState("gw-a1", LOCKER, { lock_state: "LOCKED", cause: "tap" }, { seq: latched });
+    await gateway.deviceState("gw-a1", LOCKER, { lock_state: "UNLOCKED" }, { seq: opened });
+    const parked = await h.report("gw-a1", {
+      type: "access_decision",
+      gateway_id: "gw-a1",
+      seq: tap,
+      observed_at: h.clock.now().toISOString(),
+      reader: "reader-1",
+      device_id: LOCKER,
+      card_id: "04a1b2c3",
+      granted: true,
+      action: "lock",
+      reason: "parked",
+      whitelist_id: null,
+      decided_by: "local",
+      actuated: true,
+    });
+    expect(parked).toBe("applied");
+    const sessions = await h.db
+      .selectFrom("sessions")
+      .select("status")
+      .where("device_id", "=", LOCKER)
+      .where("status", "=", "active")
+      .execute();
+    // In outbox order the tap opened a session and the open latch ended it.
+    expect(sessions).toEqual([]);
+  });
+});
