@@ -213,7 +213,11 @@ export function judge(doc: OpenApiDocument, operations: Operation[], ex: Exchang
   }
   if (ex.status === 405 && !headerOf(ex, "allow"))
     violations.push({ kind: "envelope", detail: "405 without Allow" });
-  if (ex.status >= 300 && ex.status < 400 && dest.kind !== "undocumented route")
+  // A 304 is no redirect: it answers a conditional GET, and must be listed for the operation (checked above).
+  const redirect = ex.status >= 300 && ex.status < 400 && ex.status !== 304;
+  if (redirect && dest.kind !== "undocumented route")
     violations.push({ kind: "undocumented status", detail: `redirect ${ex.status} from ${where}` });
+  if (ex.status === 304 && (!["GET", "HEAD"].includes(ex.method.toUpperCase()) || ex.body !== ""))
+    violations.push({ kind: "envelope", detail: `304 to ${ex.method} ${where}, or with a body` });
   return violations;
 }
