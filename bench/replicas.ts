@@ -14,6 +14,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import path from "node:path";
+import { sql } from "kysely";
 import type { MqttClient } from "mqtt";
 import pg from "pg";
 import { hashSecret } from "../cloud/auth/secrets.ts";
@@ -236,13 +237,46 @@ type Load = {
   p50?: number;
   p99?: number;
   errors: number;
+  /** Cores used: each replica, the PostgreSQL backends serving them, this load generator; the machine. */
   replicaCpu: number[];
+  pgCpu: number;
+  generatorCpu: number;
   machineBusy: number;
 };
+
+/**
+ * CPU seconds of the PostgreSQL backends serving the replicas (named by application_name), sampled twice
+ * a second: a backend's time counts from its first sample, so a connection's first half second is missed.
+ */
+function pgBackendCpu(db: Db) {
+  const last = new Map<number, number>();
+  let total = 0;
+  const tick = async () => {
+    const rows = await sql<{ pid: number }>`select pid from pg_stat_activity
+      where application_name like 'bench-replica-%'`.execute(db);
+    for (const { pid } of rows.rows) {
+      let now: number;
+      try {
+        now = cpuSeconds(pid);
+      } catch {
+        continue; // gone meanwhile
+      }
+      const before = last.get(pid);
+      if (before !== undefined) total += now - before;
+      last.set(pid, now);
+    }
+  };
+  const timer = setInterval(() => void tick().catch(() => {}), 500);
+  return {
+    seconds: () => total,
+    stop: () => clearInterval(timer),
+  };
+}
 
 /** Runs `load` for WARMUP_S + DURATION seconds, counting only the measured part, with CPU use. */
 async function measured(
   replicas: Replica[],
+  db: Db,
   load: (until: number, record: (latencyMs: number | null) => void) => Promise<void>,
 ): Promise<Load> {
   const latencies: number[] = [];
@@ -252,10 +286,15 @@ async function measured(
   const end = warmEnd + DURATION * 1000;
   let cpu0: number[] = [];
   let m0 = machineTicks();
+  let pg0 = 0;
+  let own0 = process.cpuUsage();
+  const pg = pgBackendCpu(db);
   const startMeasuring = setTimeout(() => {
     start = Date.now();
     cpu0 = replicas.map((r) => cpuSeconds(r.child.pid as number));
     m0 = machineTicks();
+    pg0 = pg.seconds();
+    own0 = process.cpuUsage();
   }, WARMUP_S * 1000);
   await load(end, (ms) => {
     if (Date.now() < start) return;
@@ -263,8 +302,10 @@ async function measured(
     else latencies.push(ms);
   });
   clearTimeout(startMeasuring);
+  pg.stop();
   const seconds = (Date.now() - start) / 1000;
   const m1 = machineTicks();
+  const own = process.cpuUsage(own0);
   const cpu = replicas.map((r, i) => (cpuSeconds(r.child.pid as number) - (cpu0[i] ?? 0)) / seconds);
   return {
     rate: latencies.length / seconds,
@@ -272,11 +313,13 @@ async function measured(
     p99: pct(latencies, 99),
     errors,
     replicaCpu: cpu,
+    pgCpu: (pg.seconds() - pg0) / seconds,
+    generatorCpu: (own.user + own.system) / 1e6 / seconds,
     machineBusy: (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total),
   };
 }
 
-async function runWith(n: number, brokerUrl: string): Promise<{ commands: Load; reports: Load }> {
+async function runWith(n: number, brokerUrl: string): Promise<{ idle: Load; commands: Load; reports: Load }> {
   box.step(`${n} replica(s): filling the store`);
   const store = await openStore(`${n}_${Math.random().toString(36).slice(2, 6)}`);
   const prefix = `brep${n}${Math.random().toString(36).slice(2, 6)}`;
@@ -286,8 +329,17 @@ async function runWith(n: number, brokerUrl: string): Promise<{ commands: Load; 
     box.step(`${n} replica(s): starting`);
     for (let i = 0; i < n; i++)
       replicas.push(
-        await startReplica(i + 1, { DATABASE_URL: store.url, MQTT_URL: brokerUrl, MQTT_PREFIX: prefix }),
+        await startReplica(i + 1, {
+          DATABASE_URL: `${store.url}&application_name=bench-replica-${i + 1}`,
+          MQTT_URL: brokerUrl,
+          MQTT_PREFIX: prefix,
+        }),
       );
+    // Idle: what the replicas' own rounds (deadlines, webhooks, health, maps, keys) cost with no load.
+    box.step(`${n} replica(s): idle`);
+    const idle = await measured(replicas, store.db, async (until) => {
+      await sleep(until - Date.now());
+    });
     const tokenRes = await fetch(`${replicas[0]?.base}/oauth2/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -304,7 +356,7 @@ async function runWith(n: number, brokerUrl: string): Promise<{ commands: Load; 
     const restUntil = new Map<string, number>();
     let nextDevice = 0;
     let nextReplica = 0;
-    const commands = await measured(replicas, async (until, record) => {
+    const commands = await measured(replicas, store.db, async (until, record) => {
       const worker = async () => {
         while (Date.now() < until) {
           const device = devices[nextDevice++ % devices.length] as string;
@@ -336,7 +388,7 @@ async function runWith(n: number, brokerUrl: string): Promise<{ commands: Load; 
     box.step(`${n} replica(s): reports`);
     let g = 0;
     let door = false;
-    const reports = await measured(replicas, async (until, record) => {
+    const reports = await measured(replicas, store.db, async (until, record) => {
       const sender = async () => {
         while (Date.now() < until) {
           const gw = g++ % GATEWAYS;
@@ -353,7 +405,7 @@ async function runWith(n: number, brokerUrl: string): Promise<{ commands: Load; 
       };
       await Promise.all(Array.from({ length: WINDOW }, sender));
     });
-    return { commands, reports };
+    return { idle, commands, reports };
   } finally {
     box.step(`${n} replica(s): stopping`);
     for (const r of replicas) await r.stop();
@@ -375,7 +427,7 @@ console.log(
 );
 /** 1, 2, 2, 1, …: each count runs as often, early and late, so a machine that gets busier favours neither. */
 const order = Array.from({ length: ROUNDS }, (_, r) => (r % 2 === 0 ? [1, 2] : [2, 1])).flat();
-const results: { n: number; commands: Load; reports: Load }[] = [];
+const results: { n: number; idle: Load; commands: Load; reports: Load }[] = [];
 try {
   for (const n of order) {
     const r = { n, ...(await runWith(n, mosquitto.url)) };
@@ -386,15 +438,17 @@ try {
   await mosquitto.stop();
 }
 
-function printRun({ n, commands, reports }: (typeof results)[number]) {
+function printRun({ n, idle, commands, reports }: (typeof results)[number]) {
+  const pc = (x: number) => `${(x * 100).toFixed(0)}%`;
   const cpu = (l: Load) =>
-    `${l.replicaCpu.map((c) => `${(c * 100).toFixed(0)}%`).join(" + ")} (machine ${(l.machineBusy * 100).toFixed(0)}% busy)`;
+    `CPU: replicas ${l.replicaCpu.map(pc).join(" + ")}, their PostgreSQL ${pc(l.pgCpu)}, load generator ${pc(l.generatorCpu)}; machine ${pc(l.machineBusy)} busy`;
   console.log(`\n${n} replica${n > 1 ? "s" : ""}`);
+  console.log(`  idle      ${"".padStart(6)}     ${cpu(idle)}`);
   console.log(
-    `  commands  ${commands.rate.toFixed(0).padStart(6)}/s   POST → SUCCESS applied: p50 ${commands.p50?.toFixed(1)} ms   p99 ${commands.p99?.toFixed(1)} ms   refused ${commands.errors}   replica CPU ${cpu(commands)}`,
+    `  commands  ${commands.rate.toFixed(0).padStart(6)}/s   POST → SUCCESS applied: p50 ${commands.p50?.toFixed(1)} ms   p99 ${commands.p99?.toFixed(1)} ms   refused ${commands.errors}\n            ${cpu(commands)}`,
   );
   console.log(
-    `  reports   ${reports.rate.toFixed(0).padStart(6)}/s   publish → ack: p50 ${reports.p50?.toFixed(1)} ms   p99 ${reports.p99?.toFixed(1)} ms   replica CPU ${cpu(reports)}`,
+    `  reports   ${reports.rate.toFixed(0).padStart(6)}/s   publish → ack: p50 ${reports.p50?.toFixed(1)} ms   p99 ${reports.p99?.toFixed(1)} ms\n            ${cpu(reports)}`,
   );
 }
 

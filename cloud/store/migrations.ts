@@ -9,6 +9,7 @@ import { photosMigration } from "./migrations/011-photos.ts";
 import { outboxIdentityMigration } from "./migrations/012-outbox-identity.ts";
 import { locationDataVersionMigration } from "./migrations/013-location-data-version.ts";
 import { sensorMarksMigration } from "./migrations/014-sensor-marks.ts";
+import { devicesByGatewayMigration } from "./migrations/015-devices-by-gateway.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -220,6 +221,7 @@ const migrations: Record<string, Migration> = {
   "012-outbox-identity": outboxIdentityMigration,
   "013-location-data-version": locationDataVersionMigration,
   "014-sensor-marks": sensorMarksMigration,
+  "015-devices-by-gateway": devicesByGatewayMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
