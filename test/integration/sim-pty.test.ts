@@ -2,13 +2,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SerialPort } from "serialport";
+import type { SerialPortStream } from "@serialport/stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LockBus } from "../../hardware-sim/bus.ts";
 import { HostProbe } from "../../hardware-sim/host-probe.ts";
 import { openPtyPair, openSerialDevice, PtyConnector } from "../../hardware-sim/links.ts";
 import { LockBoard } from "../../hardware-sim/lock-controller.ts";
 import { SimReader } from "../../hardware-sim/rfid-reader.ts";
+import { openSerialPort } from "../../shared/serial-port.ts";
 import { eventually } from "../support/eventually.ts";
 
 let dir = "";
@@ -24,21 +25,23 @@ afterEach(async () => {
 });
 
 /** Opens a path the way the gateway does (serialport), closing it after the test. */
-async function openHost(path: string, baudRate: number): Promise<SerialPort> {
-  const port = await new Promise<SerialPort>((res, rej) => {
-    const p = new SerialPort({ path, baudRate }, (err) => (err ? rej(err) : res(p)));
-  });
+/**
+ * The host's end, opened as the gateway opens its lines: stock serialport's read spins on a hung-up pty
+ * and may never report the close, which on a busy machine left this test waiting for ever.
+ */
+async function openHost(path: string, baudRate: number): Promise<SerialPortStream> {
+  const port = await openSerialPort(path, baudRate);
   port.on("error", () => {});
   cleanups.push(() => closePort(port));
   return port;
 }
 
-function closePort(port: SerialPort): Promise<void> {
+function closePort(port: SerialPortStream): Promise<void> {
   return port.isOpen ? new Promise((res) => port.close(() => res())) : Promise.resolve();
 }
 
 /** Collects the text a reader prints. */
-function text(port: SerialPort): { value: string } {
+function text(port: SerialPortStream): { value: string } {
   const t = { value: "" };
   port.on("data", (d: Buffer) => {
     t.value += d.toString("latin1");
