@@ -54,7 +54,7 @@ export type GatewayLink = GatewayPublisher & {
 
 /**
  * The cloud's end of the wire (flow 1 steps 2 and 7): publishes commands, and applies what gateways
- * report, validated by the shared schemas and deduplicated by (gateway_id, seq).
+ * report, validated by the shared schemas and deduplicated by (gateway_id, outbox_id, seq).
  */
 export async function startGatewayLink(
   cfg: GatewayLinkConfig,
