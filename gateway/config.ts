@@ -69,7 +69,10 @@ export const GatewayConfig = z.strictObject({
     })
     .optional(),
   heartbeat_interval_s: z.number().positive().default(5),
-  /** Outbox rows the cloud has not confirmed after this long are sent again (the cloud drops repeats). */
+  /**
+   * Outbox rows the cloud has not confirmed after this long are sent again (the cloud drops repeats); each
+   * resend that brings no ack doubles the wait, up to 2 minutes, until an ack or a new connection.
+   */
   outbox_resend_s: z.number().positive().default(10),
   /**
    * When to read every device's sensors again (node-cron syntax; null: never). Events report changes as

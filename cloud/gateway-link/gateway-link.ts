@@ -12,7 +12,8 @@ import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
 import { allGatewayIds, deviceMapFor, watchDeviceMaps } from "./device-map.ts";
-import { applyHeartbeat, applyStatus } from "./gateway-reports.ts";
+import { applyStatus } from "./gateway-reports.ts";
+import { createHeartbeatIntake } from "./heartbeat-intake.ts";
 import { connectMqtt } from "./mqtt-client.ts";
 
 export type GatewayLinkConfig = {
@@ -96,6 +97,8 @@ export async function startGatewayLink(
   const chains = new Map<string, Promise<void>>();
   /** The map version this process last published per gateway. */
   const published = new Map<string, string>();
+  // Heartbeats of all gateways are written together (its chain still waits for each gateway's own).
+  const heartbeats = createHeartbeatIntake(db);
 
   const publisher: GatewayPublisher = {
     async publishCommand(gatewayId, request) {
@@ -169,7 +172,7 @@ export async function startGatewayLink(
         const hb = Heartbeat.safeParse(payload);
         if (!hb.success || hb.data.gateway_id !== t.gatewayId)
           return log.warn({ topic }, "invalid heartbeat dropped");
-        return applyHeartbeat(db, hb.data, clock.now());
+        return heartbeats.apply(hb.data, clock.now());
       }
       case "status": {
         const st = Status.safeParse(payload);

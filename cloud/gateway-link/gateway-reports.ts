@@ -1,12 +1,11 @@
 import type { Logger } from "pino";
-import type { DeviceStateReport, HardwareEvent, Heartbeat, Status } from "../../shared/wire/messages.ts";
+import type { DeviceStateReport, HardwareEvent, Status } from "../../shared/wire/messages.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { advanceDevice, recordReadingInOrder } from "../devices/advance-device.ts";
 import { deviceRepository, type SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
 import { raiseHardwareAlarm } from "../site-events/hardware-alarms.ts";
 import type { Db, Executor } from "../store/db.ts";
-import { recordOutboxPosition } from "./outbox-positions.ts";
 
 /** One message from a gateway's outbox, with what applying it needs. */
 export type GatewayReport<M> = {
@@ -16,17 +15,6 @@ export type GatewayReport<M> = {
   now: Date;
   log: Logger;
 };
-
-/**
- * Heartbeats mark the gateway's GUARD and every bus device it reached as seen now. The cloud's clock,
- * not the gateway's, decides health, so a gateway with a wrong clock cannot look healthy (F14). Where its
- * outbox stands is kept for pruning `applied_seqs`.
- */
-export async function applyHeartbeat(db: Db, hb: Heartbeat, now: Date): Promise<void> {
-  const reachable = hb.devices.filter((d) => d.reachable).map((d) => d.device_id);
-  await deviceRepository(db).markSeen(hb.gateway_id, reachable, now.toISOString());
-  if (hb.outbox) await recordOutboxPosition(db, hb.gateway_id, hb.outbox, now);
-}
 
 /** The retained status and the Last Will: offline takes every device of the gateway down at once. */
 export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> {

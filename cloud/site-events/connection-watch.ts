@@ -8,6 +8,9 @@ import { recordSiteEvent } from "../webhooks/site-events.ts";
 /** A location offline this long is confirmed offline (spec: connection_confirmed, 2 hours or more). */
 export const CONFIRMED_OFFLINE_MS = LONG_DEAD_AFTER_MS;
 
+/** Rows per insert of first sightings: 3 parameters each, well inside SQLite's 32,766. */
+const FIRST_SIGHT_CHUNK = 1_000;
+
 /**
  * Turns health, which is derived from time (shared/domain/health.ts), into site events: a device going
  * offline or online → `connection`; a location whose every device has been dead for 2 hours or more →
@@ -36,6 +39,7 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
       .execute();
     let events = 0;
     const byLocation = new Map<string, { operatorId: string; deadSince: string[]; all: number }>();
+    const firstSight: { device_id: string; online: number; changed_at: string }[] = [];
     for (const d of devices) {
       const view = deriveHealth(d, now);
       if (!view) continue;
@@ -46,11 +50,7 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
       if (view.dead_since) loc.deadSince.push(view.dead_since);
       if (d.notified === null) {
         // First sight: the starting point, not a change.
-        await db
-          .insertInto("device_connections")
-          .values({ device_id: d.id, online: online ? 1 : 0, changed_at: at })
-          .onConflict((oc) => oc.column("device_id").doNothing())
-          .execute();
+        firstSight.push({ device_id: d.id, online: online ? 1 : 0, changed_at: at });
         continue;
       }
       if ((d.notified === 1) === online) continue;
@@ -74,6 +74,13 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
       });
       if (claimed) events++;
     }
+    // Written together: a fleet coming up for the first time is thousands of them.
+    for (let k = 0; k < firstSight.length; k += FIRST_SIGHT_CHUNK)
+      await db
+        .insertInto("device_connections")
+        .values(firstSight.slice(k, k + FIRST_SIGHT_CHUNK))
+        .onConflict((oc) => oc.column("device_id").doNothing())
+        .execute();
     for (const [locationId, loc] of byLocation) {
       // Offline means every device known there is dead; the outage began when the last one died.
       if (loc.deadSince.length !== loc.all) continue;

@@ -1,13 +1,17 @@
 import type { Logger } from "pino";
 import type { BrokerLink, Clock, Outbox, TimerHandle } from "../ports.ts";
 
+/** A cloud that acknowledges nothing is asked again at most this often (doubling from `resendAfterMs`). */
+const MAX_RESEND_AFTER_MS = 120_000;
+
 /**
  * Moves the outbox to the cloud (ARCHITECTURE: wire principles): command progress (flow 1), site events
  * (flow 5) and sensor reports (flow 6). Publishes rows in sequence order with QoS 1, deletes a row only
  * when the cloud's `ack` names it, and sends again whatever stays unacknowledged for `resendAfterMs` or
- * was in flight when the connection dropped (the cloud ignores repeats by outbox identity and seq). An ack
- * naming another outbox identity (meant for the store this gateway had before its state was lost) confirms
- * nothing here.
+ * was in flight when the connection dropped (the cloud ignores repeats by outbox identity and seq). Each
+ * resend that brings no ack doubles the wait before the next, up to two minutes: a cloud slow under load
+ * is not buried under copies of what it has not yet applied (issue 10, fleet). An ack naming another
+ * outbox identity (meant for the store this gateway had before its state was lost) confirms nothing here.
  */
 export function createOutboxPump(o: {
   outbox: Outbox;
@@ -15,9 +19,13 @@ export function createOutboxPump(o: {
   clock: Clock;
   log: Logger;
   resendAfterMs?: number;
+  maxResendAfterMs?: number;
   batch?: number;
 }) {
   const resendAfterMs = o.resendAfterMs ?? 10_000;
+  const maxResendAfterMs = Math.max(resendAfterMs, o.maxResendAfterMs ?? MAX_RESEND_AFTER_MS);
+  /** How old the oldest unacknowledged row must be before it goes again: grows while acks stay away. */
+  let staleAfterMs = resendAfterMs;
   const sentAt = new Map<number, number>();
   let lastSent = 0;
   /** Bumped by every resend from the start, so a publish that completes afterwards cannot move the cursor. */
@@ -67,19 +75,27 @@ export function createOutboxPump(o: {
     const at = oldest ? sentAt.get(oldest.seq) : undefined;
     // A row never sent while no pump runs: its publish failed and stopped the batch.
     const stuck = oldest !== undefined && at === undefined && !pumping;
-    if (stuck || (oldest && at !== undefined && now - at >= resendAfterMs)) {
-      o.log.info({ seq: oldest.seq }, "unacknowledged outbox rows: sending again");
+    if (stuck || (oldest && at !== undefined && now - at >= staleAfterMs)) {
+      o.log.info({ seq: oldest.seq, waited_ms: staleAfterMs }, "unacknowledged outbox rows: sending again");
       resendFromStart();
+      if (!stuck) staleAfterMs = Math.min(staleAfterMs * 2, maxResendAfterMs);
     }
     timer = o.clock.setTimer(resendAfterMs, checkStale);
   }
 
   const onAppended = () => void pump();
-  const onConnected = () => resendFromStart();
+  // A new connection, or a cloud that (re)subscribed and asks: the link is fresh, so is the patience.
+  const onConnected = () => {
+    staleAfterMs = resendAfterMs;
+    resendFromStart();
+  };
   const onAck = (seqs: number[], resend: boolean, outboxId?: string) => {
     // An ack names one outbox: when it confirmed none of ours it says nothing about what we sent.
-    if (o.outbox.confirm(seqs, outboxId) > 0) for (const s of seqs) sentAt.delete(s);
-    if (resend) resendFromStart();
+    if (o.outbox.confirm(seqs, outboxId) > 0) {
+      for (const s of seqs) sentAt.delete(s);
+      staleAfterMs = resendAfterMs;
+    }
+    if (resend) onConnected();
   };
 
   return {

@@ -338,6 +338,54 @@ describe("outbox pump", () => {
     expect(r.broker.published).toEqual([]);
   });
 
+  it("backs off while the cloud acknowledges nothing: each resend doubles the wait, up to 2 minutes", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(2);
+    await settle();
+    r.broker.reset();
+    /** The instants (s) at which the rows went again, over `seconds` of the clock, checked every 10 s. */
+    const resends = async (seconds: number) => {
+      const at: number[] = [];
+      for (let t = 0; t < seconds; t += RESEND_MS / 1000) {
+        r.clock.advance(RESEND_MS);
+        await settle();
+        if (r.broker.published.length) at.push(t + RESEND_MS / 1000);
+        r.broker.reset();
+      }
+      return at;
+    };
+    // Sent at 0; again at 10 s, then after 20, 40, 80 and 120 s (the cap), and every 120 s from there.
+    expect(await resends(400)).toEqual([10, 30, 70, 150, 270, 390]);
+  });
+
+  it("an ack, or a new connection, ends the backoff: the next unacknowledged row waits resendAfterMs", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(2);
+    await settle();
+    for (let k = 0; k < 7; k++) {
+      r.clock.advance(RESEND_MS); // resends at 10, 30 and 70 s: the wait is 80 s now
+      await settle();
+    }
+    r.broker.ack(1);
+    r.broker.reset();
+    r.clock.advance(RESEND_MS); // row 2, sent at 70 s, is 10 s old at 80 s
+    await settle();
+    expect(r.broker.published).toEqual([2]);
+    for (let k = 0; k < 3; k++) {
+      r.clock.advance(RESEND_MS); // again at 100 s: the wait is 40 s
+      await settle();
+    }
+    r.broker.disconnect();
+    r.broker.connect();
+    await settle();
+    r.broker.reset();
+    r.clock.advance(RESEND_MS);
+    await settle();
+    expect(r.broker.published).toEqual([2]);
+  });
+
   it("stop() detaches: nothing is published afterwards", async () => {
     const r = rig();
     r.pump.start();

@@ -9,7 +9,8 @@ import {
 import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
 import { type CommandTimeoutConfig, DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
 import { applyUpMessage } from "../../cloud/gateway-link/apply-up-message.ts";
-import { applyHeartbeat, applyStatus } from "../../cloud/gateway-link/gateway-reports.ts";
+import { applyStatus } from "../../cloud/gateway-link/gateway-reports.ts";
+import { createHeartbeatIntake } from "../../cloud/gateway-link/heartbeat-intake.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import type { GatewayPublisher } from "../../cloud/ports.ts";
@@ -112,6 +113,7 @@ export async function startCloudHarness(
   const gateways = new RecordingGateways();
   const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, ...opts.timeouts };
   const settled = createSettledNotifier();
+  const heartbeats = createHeartbeatIntake(db);
   await applyManifest(db, SiteManifest.parse(fixtureManifest(await fixtureSecretHash())), clock);
   const app = await buildApp({
     db,
@@ -169,7 +171,7 @@ export async function startCloudHarness(
     // Parsed like the gateway link parses what arrives over MQTT (defaults filled in).
     report: (gatewayId, msg) =>
       applyUpMessage(db, gatewayId, UpMessage.parse(msg), { now: clock.now(), timeouts, log, settled }),
-    heartbeat: (hb) => applyHeartbeat(db, hb, clock.now()),
+    heartbeat: (hb) => heartbeats.apply(hb, clock.now()),
     status: (st) => applyStatus(db, st, clock.now()),
     async close() {
       await app.close();

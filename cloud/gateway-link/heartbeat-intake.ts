@@ -1,0 +1,122 @@
+import { PostgresAdapter, sql } from "kysely";
+import type { Heartbeat } from "../../shared/wire/messages.ts";
+import { deviceRepository } from "../devices/device-repository.ts";
+import type { Db } from "../store/db.ts";
+import { recordOutboxPosition } from "./outbox-positions.ts";
+
+type Beat = { hb: Heartbeat; at: string };
+type Batch = { beats: Beat[]; done: Promise<void>; resolve: () => void; reject: (err: unknown) => void };
+
+export type HeartbeatIntake = {
+  /** Applies a heartbeat received at `now`, with those of other gateways that came meanwhile; resolves once committed. */
+  apply(hb: Heartbeat, now: Date): Promise<void>;
+};
+
+/**
+ * A heartbeat marks its gateway's GUARD and every bus device it reached as seen at its arrival: the
+ * cloud's clock, not the gateway's, decides health, so a gateway with a wrong clock cannot look healthy
+ * (F14). Where its outbox stands is kept for pruning `applied_seqs`.
+ *
+ * Heartbeats are applied as a group commit: while one batch is being written, those that arrive wait and go
+ * together in the next, so a quiet cloud writes each at once and a busy one writes a batch per round trip
+ * instead of a statement and a commit per heartbeat (issue 10, fleet). On PostgreSQL a batch is two
+ * statements whatever its size, committed without waiting for the WAL flush: a heartbeat lost to a database
+ * crash is replaced by the next one 10 s later (docs/decisions.md, Fleet intake). Callers keep each
+ * gateway's messages in order by awaiting `apply` before their next one.
+ */
+export function createHeartbeatIntake(db: Db): HeartbeatIntake {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  /** Where each gateway's outbox last stood as this process wrote it: an unchanged position is not written again. */
+  const positions = new Map<string, string>();
+  let next: Batch | null = null;
+  let writing = false;
+
+  function newBatch(): Batch {
+    let resolve!: () => void;
+    let reject!: (err: unknown) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    return { beats: [], done, resolve, reject };
+  }
+
+  async function writeAll(): Promise<void> {
+    // Every heartbeat handed in within this turn of the event loop joins the first batch.
+    await new Promise<void>((r) => setImmediate(r));
+    while (next) {
+      const batch = next;
+      next = null;
+      try {
+        await write(batch.beats);
+        batch.resolve();
+      } catch (err) {
+        batch.reject(err);
+      }
+    }
+    writing = false;
+  }
+
+  async function write(all: Beat[]): Promise<void> {
+    // A gateway's latest heartbeat says all its earlier ones do.
+    const beats = [...new Map(all.map((b) => [b.hb.gateway_id, b])).values()];
+    const moved = beats.filter(({ hb }) => hb.outbox && positions.get(hb.gateway_id) !== positionKey(hb));
+    if (!postgres) {
+      // SQLite is in-process: its statements cost microseconds; what a batch saves is the commits.
+      await db.transaction().execute(async (trx) => {
+        const devices = deviceRepository(trx);
+        for (const { hb, at } of beats) await devices.markSeen(hb.gateway_id, reachableIds(hb), at);
+        for (const { hb, at } of moved)
+          if (hb.outbox) await recordOutboxPosition(trx, hb.gateway_id, hb.outbox, new Date(at));
+      });
+    } else {
+      await db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL synchronous_commit TO OFF`.execute(trx);
+        const seen = beats.map(({ hb, at }) => ({
+          gateway_id: hb.gateway_id,
+          at,
+          reachable: reachableIds(hb),
+        }));
+        // As markSeen, for every gateway at once: its GUARD and the bus devices it reached.
+        await sql`
+          UPDATE devices AS d SET last_seen_at = v.at, offline_at = NULL
+          FROM json_to_recordset(${JSON.stringify(seen)}::json) AS v(gateway_id text, at text, reachable text[])
+          WHERE d.gateway_id = v.gateway_id AND (d.type = 'GUARD' OR d.id = ANY (v.reachable))`.execute(trx);
+        if (moved.length === 0) return;
+        const rows = moved.map(({ hb, at }) => ({
+          gateway_id: hb.gateway_id,
+          outbox_id: hb.outbox?.id,
+          unconfirmed_from: hb.outbox?.unconfirmed_from,
+          at,
+        }));
+        // As recordOutboxPosition: only a higher position is written, a new outbox starts its checkpoint.
+        await sql`
+          INSERT INTO gateway_outboxes
+            (gateway_id, outbox_id, unconfirmed_from, reported_at, checkpoint_from, checkpoint_at)
+          SELECT v.gateway_id, v.outbox_id, v.unconfirmed_from, v.at, v.unconfirmed_from, v.at
+          FROM json_to_recordset(${JSON.stringify(rows)}::json)
+            AS v(gateway_id text, outbox_id text, unconfirmed_from integer, at text)
+          ON CONFLICT (gateway_id, outbox_id) DO UPDATE
+            SET unconfirmed_from = excluded.unconfirmed_from, reported_at = excluded.reported_at
+            WHERE excluded.unconfirmed_from > gateway_outboxes.unconfirmed_from`.execute(trx);
+      });
+    }
+    for (const { hb } of moved) positions.set(hb.gateway_id, positionKey(hb));
+  }
+
+  return {
+    apply(hb, now) {
+      next ??= newBatch();
+      next.beats.push({ hb, at: now.toISOString() });
+      const { done } = next;
+      if (!writing) {
+        writing = true;
+        void writeAll();
+      }
+      return done;
+    },
+  };
+}
+
+const reachableIds = (hb: Heartbeat) => hb.devices.filter((d) => d.reachable).map((d) => d.device_id);
+const positionKey = (hb: Heartbeat) => `${hb.outbox?.id}:${hb.outbox?.unconfirmed_from}`;

@@ -1,0 +1,118 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createHeartbeatIntake } from "../../cloud/gateway-link/heartbeat-intake.ts";
+import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+
+type Seen = { last_seen_at: string | null; offline_at: string | null };
+type Device = { id: string; gateway_id: string; type: string };
+
+/** One round: heartbeats of several gateways arriving together, then status reports. */
+type Round = {
+  advanceMs: number;
+  beats: { gw: number; reachable: boolean[]; position: number }[];
+  statuses: { gw: number; online: boolean }[];
+};
+
+describe("heartbeat intake (group commit)", () => {
+  let h: CloudHarness;
+  let devices: Device[];
+  let gateways: string[];
+
+  beforeAll(async () => {
+    h = await startCloudHarness();
+    devices = await h.db.selectFrom("devices").select(["id", "gateway_id", "type"]).orderBy("id").execute();
+    gateways = [...new Set(devices.map((d) => d.gateway_id))].sort();
+  });
+  afterAll(() => h.close());
+
+  const busOf = (gw: string) => devices.filter((d) => d.gateway_id === gw && d.type !== "GUARD");
+  const read = async () =>
+    new Map(
+      (await h.db.selectFrom("devices").select(["id", "last_seen_at", "offline_at"]).execute()).map((r) => [
+        r.id,
+        { last_seen_at: r.last_seen_at, offline_at: r.offline_at },
+      ]),
+    );
+
+  it("heartbeats of many gateways at once go in fewer transactions than heartbeats", async () => {
+    const intake = createHeartbeatIntake(h.db);
+    const spy = vi.spyOn(h.db, "transaction");
+    try {
+      const at = h.clock.now();
+      // Every gateway beats 5 times, as a busy cloud receives them: all at once.
+      await Promise.all(
+        gateways.flatMap((gw) =>
+          [1, 2, 3, 4, 5].map(() =>
+            intake.apply({ gateway_id: gw, sent_at: at.toISOString(), devices: [] }, at),
+          ),
+        ),
+      );
+      expect(gateways.length).toBeGreaterThan(2);
+      expect(spy.mock.calls.length).toBeGreaterThan(0);
+      expect(spy.mock.calls.length).toBeLessThan(gateways.length);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("what a batch writes is what each heartbeat and status would have written alone, in order", async () => {
+    const rounds = fc.array(
+      fc.record({
+        advanceMs: fc.integer({ min: 1, max: 40_000 }),
+        beats: fc.uniqueArray(
+          fc.record({
+            gw: fc.nat(50),
+            reachable: fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+            position: fc.integer({ min: 1, max: 5 }),
+          }),
+          { selector: (b) => b.gw % gateways.length, maxLength: 8 },
+        ),
+        statuses: fc.array(fc.record({ gw: fc.nat(50), online: fc.boolean() }), { maxLength: 2 }),
+      }),
+      { minLength: 1, maxLength: 6 },
+    );
+    await fc.assert(
+      fc.asyncProperty(rounds, async (rs: Round[]) => {
+        // Each run starts from the store as the previous left it: the model starts from the store too.
+        const model = await read();
+        const positions = new Map<string, number>();
+        for (const row of await h.db.selectFrom("gateway_outboxes").selectAll().execute())
+          positions.set(row.gateway_id, row.unconfirmed_from);
+        for (const r of rs) {
+          h.clock.advance(r.advanceMs);
+          const at = h.clock.now().toISOString();
+          await Promise.all(
+            r.beats.map((b) => {
+              const gw = gateways[b.gw % gateways.length] as string;
+              const bus = busOf(gw);
+              const reachable = bus.filter((_, i) => b.reachable[i % b.reachable.length]);
+              for (const d of devices)
+                if (d.gateway_id === gw && (d.type === "GUARD" || reachable.includes(d)))
+                  model.set(d.id, { last_seen_at: at, offline_at: null });
+              positions.set(gw, Math.max(positions.get(gw) ?? 0, b.position));
+              return h.heartbeat({
+                gateway_id: gw,
+                sent_at: at,
+                devices: bus.map((d) => ({ device_id: d.id, reachable: reachable.includes(d) })),
+                outbox: { id: "0b9f1c2e-5d7a-4e3b-9c1d-2f4a6b8c0d1e", unconfirmed_from: b.position },
+              });
+            }),
+          );
+          for (const st of r.statuses) {
+            const gw = gateways[st.gw % gateways.length] as string;
+            for (const d of devices.filter((x) => x.gateway_id === gw)) {
+              const was = model.get(d.id) as Seen;
+              if (!st.online) model.set(d.id, { ...was, offline_at: at });
+              else if (d.type === "GUARD") model.set(d.id, { last_seen_at: at, offline_at: null });
+            }
+            await h.status({ gateway_id: gw, online: st.online, at });
+          }
+        }
+        expect(await read()).toEqual(model);
+        const stored = await h.db.selectFrom("gateway_outboxes").selectAll().execute();
+        expect(new Map(stored.map((row) => [row.gateway_id, row.unconfirmed_from]))).toEqual(positions);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
