@@ -26,7 +26,7 @@ await declareOperator(db, {
 });
 await db
   .updateTable("devices")
-  .set({ last_seen_at: new Date(Date.now() + 3_600_000).toISOString() })
+  .set({ seen_at: new Date(Date.now() + 3_600_000).toISOString() })
   .execute();
 
 const { api, bare, token, sample } = await serveListing(db, "/location/v1/locations?include=resources");

@@ -4,7 +4,7 @@
  * the figures instead of hiding), and how long a heartbeat takes to reach the store.
  */
 import pg from "pg";
-import { guardId, LOCKERS_PER_GATEWAY, lockerId, operatorOf } from "./fleet-shape.ts";
+import { gatewayId, LOCKERS_PER_GATEWAY, lockerId, operatorOf } from "./fleet-shape.ts";
 
 export const max = (xs: number[]): number => (xs.length ? Math.max(...xs) : Number.NaN);
 
@@ -114,7 +114,7 @@ const GIVE_UP_MS = 30_000;
 
 /**
  * Heartbeat intake lag: from a simulated gateway publishing a heartbeat (the fleet reports the instant)
- * to the store showing it applied, i.e. its GUARD's `last_seen_at` at or after that instant (the cloud
+ * to the store showing it applied, i.e. its gateway's `heartbeat_at` at or after that instant (the cloud
  * writes its own clock's now when it applies a heartbeat; same machine, same clock). Polled by primary
  * key, so each probe costs the store little; the figure includes the commit.
  */
@@ -127,13 +127,13 @@ export function heartbeatProbes(o: { databaseUrl: string }) {
 
   async function probe(gateway: number, at: number): Promise<void> {
     const since = new Date(at).toISOString();
-    const id = guardId(gateway);
+    const id = gatewayId(gateway);
     for (;;) {
-      const r = await pool.query<{ last_seen_at: string | null }>(
-        "SELECT last_seen_at FROM devices WHERE id = $1",
+      const r = await pool.query<{ heartbeat_at: string | null }>(
+        "SELECT heartbeat_at FROM gateways WHERE id = $1",
         [id],
       );
-      const seen = r.rows[0]?.last_seen_at;
+      const seen = r.rows[0]?.heartbeat_at;
       const now = Date.now();
       if (seen && seen >= since) {
         lags.push({ at, ms: now - at });
@@ -165,12 +165,12 @@ export function heartbeatProbes(o: { databaseUrl: string }) {
     record(on: boolean) {
       recording = on;
     },
-    /** Sampled across the whole fleet: GUARDs whose last heartbeat applied is older than `staleMs`. */
+    /** Sampled across the whole fleet: gateways whose last heartbeat applied is older than `staleMs`. */
     async staleness(staleMs: number): Promise<{ stale: number; oldestAgeMs: number }> {
       const r = await pool.query<{ stale: string; oldest: string | null }>(
-        `SELECT count(*) FILTER (WHERE last_seen_at IS NULL OR last_seen_at < $1) AS stale,
-                min(last_seen_at) AS oldest
-           FROM devices WHERE type = 'GUARD'`,
+        `SELECT count(*) FILTER (WHERE heartbeat_at IS NULL OR heartbeat_at < $1) AS stale,
+                min(heartbeat_at) AS oldest
+           FROM gateways`,
         [new Date(Date.now() - staleMs).toISOString()],
       );
       const row = r.rows[0];
@@ -187,7 +187,8 @@ export function heartbeatProbes(o: { databaseUrl: string }) {
     /** Devices seen by the cloud that its connection watch has not recorded yet (first sight). */
     async unwatchedDevices(): Promise<number> {
       const r = await pool.query<{ n: string }>(
-        `SELECT (SELECT count(*) FROM devices WHERE last_seen_at IS NOT NULL)
+        `SELECT (SELECT count(*) FROM devices AS d WHERE d.seen_at IS NOT NULL OR d.offline_at IS NOT NULL
+                 OR (d.reachable = 1 AND (SELECT g.heartbeat_at FROM gateways AS g WHERE g.id = d.gateway_id) IS NOT NULL))
               - (SELECT count(*) FROM device_connections) AS n`,
       );
       return Math.max(0, Number(r.rows[0]?.n ?? 0));

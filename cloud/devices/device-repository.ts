@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { DeviceState } from "../../shared/domain/device-machine.ts";
 import type { DeviceType } from "../../shared/domain/device-types.ts";
 import type { Executor } from "../store/db.ts";
@@ -8,11 +9,24 @@ import { type DeviceAttrs, parseDeviceAttrs } from "./device-attrs.ts";
 type StateColumns = "state_value" | "state_changed_at" | "state_timeout_at" | "state_restore";
 type FlagColumns = "has_camera" | "door_open" | "item_present";
 
+/** Columns behind `last_seen_at` (migration 016): read through it, never on their own. */
+type SeenColumns = "seen_at" | "reachable";
+
 /**
- * A device as the services see it: the machine's state in one piece, the attributes parsed and the 0/1
- * columns as booleans. Only this repository reads or writes the `devices` table's columns.
+ * When a device was last seen: when its gateway's latest heartbeat arrived if that heartbeat reached it
+ * and is later, when it was seen before otherwise. One row per gateway is what a heartbeat writes.
  */
-export type DeviceRecord = Omit<DevicesTable, StateColumns | FlagColumns | "attrs"> & {
+export const lastSeenAt = sql<string | null>`coalesce((select g.heartbeat_at from gateways as g
+  where g.id = devices.gateway_id and devices.reachable = 1
+    and g.heartbeat_at > coalesce(devices.seen_at, '')), devices.seen_at)`.as("last_seen_at");
+
+/**
+ * A device as the services see it: the machine's state in one piece, the attributes parsed, the 0/1
+ * columns as booleans and when it was last seen. Only this repository reads or writes the `devices`
+ * table's columns.
+ */
+export type DeviceRecord = Omit<DevicesTable, StateColumns | FlagColumns | SeenColumns | "attrs"> & {
+  last_seen_at: string | null;
   state: DeviceState;
   attrs: DeviceAttrs;
   has_camera: boolean;
@@ -23,10 +37,7 @@ export type DeviceRecord = Omit<DevicesTable, StateColumns | FlagColumns | "attr
 
 /** What the hardware reported: written whatever the state machine makes of it. */
 export type SensorReading = Partial<
-  Pick<
-    DeviceRecord,
-    "lock_state" | "door_open" | "item_present" | "sensors_at" | "sleep_state" | "last_seen_at"
-  >
+  Pick<DeviceRecord, "lock_state" | "door_open" | "item_present" | "sensors_at" | "sleep_state">
 >;
 
 /** What a command or a machine step changes; `compareAndSet` adds the version and `updated_at`. */
@@ -52,11 +63,12 @@ const SUMMARY_COLUMNS = [
   "state_value",
   "state_changed_at",
   "hardware_state",
-  "last_seen_at",
   "offline_at",
   "created_at",
 ] as const;
-export type DeviceSummary = Pick<DevicesTable, (typeof SUMMARY_COLUMNS)[number]>;
+export type DeviceSummary = Pick<DevicesTable, (typeof SUMMARY_COLUMNS)[number]> & {
+  last_seen_at: string | null;
+};
 
 /** How a gateway reaches a device: one entry of the gateway's device map. */
 export type DeviceWiring = Pick<DeviceRecord, "type" | "alias" | "has_camera" | "power_save_strategy"> & {
@@ -67,8 +79,17 @@ export type DeviceWiring = Pick<DeviceRecord, "type" | "alias" | "has_camera" | 
 const flag = (n: number | null): boolean | null => (n === null ? null : n === 1);
 const bit = (b: boolean | null): number | null => (b === null ? null : b ? 1 : 0);
 
-function toRecord(row: DevicesTable): DeviceRecord {
-  const { state_value, state_changed_at, state_timeout_at, state_restore, attrs, ...rest } = row;
+function toRecord(row: DevicesTable & { last_seen_at: string | null }): DeviceRecord {
+  const {
+    state_value,
+    state_changed_at,
+    state_timeout_at,
+    state_restore,
+    attrs,
+    seen_at,
+    reachable,
+    ...rest
+  } = row;
   return {
     ...rest,
     state: {
@@ -99,7 +120,7 @@ function toColumns(changes: DeviceChanges): Partial<DevicesTable> {
 }
 
 export function deviceRepository(db: Executor) {
-  const byId = (id: string) => db.selectFrom("devices").selectAll().where("id", "=", id);
+  const byId = (id: string) => db.selectFrom("devices").selectAll().select(lastSeenAt).where("id", "=", id);
 
   return {
     async find(id: string): Promise<DeviceRecord | undefined> {
@@ -117,6 +138,7 @@ export function deviceRepository(db: Executor) {
       const rows = await db
         .selectFrom("devices")
         .selectAll()
+        .select(lastSeenAt)
         .where("location_id", "=", locationId)
         .where("operator_id", "=", operatorId)
         .orderBy("alias")
@@ -178,14 +200,44 @@ export function deviceRepository(db: Executor) {
       return res.numUpdatedRows > 0n;
     },
 
-    /** The gateway's GUARD and the listed devices of the gateway were heard from at `at`. */
-    async markSeen(gatewayId: string, deviceIds: readonly string[], at: string): Promise<void> {
+    /** The gateway's GUARD was heard from at `at` (its status said online). */
+    async markGuardSeen(gatewayId: string, at: string): Promise<void> {
       await db
         .updateTable("devices")
-        .set({ last_seen_at: at, offline_at: null })
+        .set({ seen_at: at, offline_at: null })
         .where("gateway_id", "=", gatewayId)
-        .where((eb) =>
-          eb.or([eb("type", "=", "GUARD"), ...(deviceIds.length ? [eb("id", "in", deviceIds)] : [])]),
+        .where("type", "=", "GUARD")
+        .execute();
+    },
+
+    /**
+     * The bus devices of the gateway whose reachability its heartbeat changes: one it no longer reaches
+     * keeps the gateway's previous heartbeat as when it was last seen. Writes nothing when none changed,
+     * which is nearly always; the gateway's `heartbeat_at` is written after this (heartbeat-intake.ts).
+     */
+    async markReachable(gatewayId: string, reachableIds: readonly string[]): Promise<void> {
+      const previous = sql<
+        string | null
+      >`(select g.heartbeat_at from gateways as g where g.id = ${gatewayId})`;
+      await db
+        .updateTable("devices")
+        .set((eb) => ({
+          reachable: sql<number>`1 - reachable`,
+          seen_at: eb
+            .case()
+            .when(sql<boolean>`reachable = 1 and ${previous} > coalesce(seen_at, '')`)
+            .then(previous)
+            .else(eb.ref("seen_at"))
+            .end(),
+        }))
+        .where("gateway_id", "=", gatewayId)
+        .where("type", "<>", "GUARD")
+        .where(
+          "reachable",
+          "<>",
+          reachableIds.length
+            ? sql<number>`case when id in (${sql.join(reachableIds)}) then 1 else 0 end`
+            : sql<number>`0`,
         )
         .execute();
     },
@@ -236,7 +288,10 @@ export function deviceRepository(db: Executor) {
       const byLocation = new Map<string, DeviceSummary[]>();
       if (locationIds.length === 0) return byLocation;
       const wanted = new Set(locationIds);
-      let q = db.selectFrom("devices").select(SUMMARY_COLUMNS).orderBy("alias");
+      let q = db
+        .selectFrom("devices")
+        .select([...SUMMARY_COLUMNS, lastSeenAt])
+        .orderBy("alias");
       q =
         operatorId && locationIds.length > 1
           ? q.where("operator_id", "=", operatorId)

@@ -26,7 +26,7 @@ export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> 
       .where("id", "=", st.gateway_id)
       .execute();
     const devices = deviceRepository(trx);
-    if (st.online) await devices.markSeen(st.gateway_id, [], ts);
+    if (st.online) await devices.markGuardSeen(st.gateway_id, ts);
     else await devices.markOffline(st.gateway_id, ts);
   });
 }

@@ -15,11 +15,12 @@ export type HeartbeatIntake = {
 /**
  * A heartbeat marks its gateway's GUARD and every bus device it reached as seen at its arrival: the
  * cloud's clock, not the gateway's, decides health, so a gateway with a wrong clock cannot look healthy
- * (F14). Where its outbox stands is kept for pruning `applied_seqs`.
+ * (F14). It writes the gateway's `heartbeat_at` and, only where reachability changed, devices
+ * (migration 016). Where its outbox stands is kept for pruning `applied_seqs`.
  *
  * Heartbeats are applied as a group commit: while one batch is being written, those that arrive wait and go
  * together in the next, so a quiet cloud writes each at once and a busy one writes a batch per round trip
- * instead of a statement and a commit per heartbeat (issue 10, fleet). On PostgreSQL a batch is two
+ * instead of a statement and a commit per heartbeat (issue 10, fleet). On PostgreSQL a batch is three
  * statements whatever its size, committed without waiting for the WAL flush: a heartbeat lost to a database
  * crash is replaced by the next one 10 s later (docs/decisions.md, Fleet intake). Callers keep each
  * gateway's messages in order by awaiting `apply` before their next one.
@@ -65,23 +66,39 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
       // SQLite is in-process: its statements cost microseconds; what a batch saves is the commits.
       await db.transaction().execute(async (trx) => {
         const devices = deviceRepository(trx);
-        for (const { hb, at } of beats) await devices.markSeen(hb.gateway_id, reachableIds(hb), at);
+        for (const { hb, at } of beats) {
+          await devices.markReachable(hb.gateway_id, reachableIds(hb));
+          await trx
+            .updateTable("gateways")
+            .set({ heartbeat_at: at })
+            .where("id", "=", hb.gateway_id)
+            .where((eb) => eb.or([eb("heartbeat_at", "is", null), eb("heartbeat_at", "<", at)]))
+            .execute();
+        }
         for (const { hb, at } of moved)
           if (hb.outbox) await recordOutboxPosition(trx, hb.gateway_id, hb.outbox, new Date(at));
       });
     } else {
       await db.transaction().execute(async (trx) => {
         await sql`SET LOCAL synchronous_commit TO OFF`.execute(trx);
-        const seen = beats.map(({ hb, at }) => ({
-          gateway_id: hb.gateway_id,
-          at,
-          reachable: reachableIds(hb),
-        }));
-        // As markSeen, for every gateway at once: its GUARD and the bus devices it reached.
+        const seen = JSON.stringify(
+          beats.map(({ hb, at }) => ({ gateway_id: hb.gateway_id, at, reachable: reachableIds(hb) })),
+        );
+        // As markReachable for every gateway at once (reads each gateway's devices, writes the few that
+        // changed), then each gateway's heartbeat_at; a heartbeat older than the one applied (another
+        // replica's, out of order) moves nothing back.
         await sql`
-          UPDATE devices AS d SET last_seen_at = v.at, offline_at = NULL
-          FROM json_to_recordset(${JSON.stringify(seen)}::json) AS v(gateway_id text, at text, reachable text[])
-          WHERE d.gateway_id = v.gateway_id AND (d.type = 'GUARD' OR d.id = ANY (v.reachable))`.execute(trx);
+          UPDATE devices AS d
+          SET reachable = 1 - d.reachable,
+              seen_at = CASE WHEN d.reachable = 1 AND g.heartbeat_at > coalesce(d.seen_at, '')
+                        THEN g.heartbeat_at ELSE d.seen_at END
+          FROM json_to_recordset(${seen}::json) AS v(gateway_id text, at text, reachable text[]), gateways AS g
+          WHERE g.id = v.gateway_id AND d.gateway_id = v.gateway_id AND d.type <> 'GUARD'
+            AND d.reachable <> CASE WHEN d.id = ANY (v.reachable) THEN 1 ELSE 0 END`.execute(trx);
+        await sql`
+          UPDATE gateways AS g SET heartbeat_at = v.at
+          FROM json_to_recordset(${seen}::json) AS v(gateway_id text, at text)
+          WHERE g.id = v.gateway_id AND (g.heartbeat_at IS NULL OR g.heartbeat_at < v.at)`.execute(trx);
         if (moved.length === 0) return;
         const rows = moved.map(({ hb, at }) => ({
           gateway_id: hb.gateway_id,

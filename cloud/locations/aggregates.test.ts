@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { DeviceType } from "../../shared/domain/device-types.ts";
-import type { DevicesTable } from "../store/schema.ts";
 import { aggregate } from "./aggregates.ts";
 
 type Row = Parameters<typeof aggregate>[0][number];
@@ -11,10 +10,7 @@ const iso = (ms: number) => at(ms).toISOString();
 const CREATED = iso(-86_400_000);
 
 /** A device row as the store holds it: an available locker never heard from, unless overridden. */
-function aDevice(
-  type: DeviceType = "LOCKER",
-  override: (d: Row) => Partial<Pick<DevicesTable, keyof Row>> = () => ({}),
-): Row {
+function aDevice(type: DeviceType = "LOCKER", override: (d: Row) => Partial<Row> = () => ({})): Row {
   const d: Row = {
     type,
     alias: type,

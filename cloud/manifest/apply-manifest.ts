@@ -220,7 +220,9 @@ export async function applyManifest(
                 lock_state: familyOf(dev.type) === "door" ? "LOCKED" : "UNLOCKED",
                 hardware_state: "NORMAL",
                 sleep_state: "",
-                last_seen_at: null,
+                seen_at: null,
+                // Not before a heartbeat reaches it; the GUARD is the gateway itself.
+                reachable: dev.type === "GUARD" ? 1 : 0,
                 offline_at: null,
                 user_id: null,
                 user_access_key: null,

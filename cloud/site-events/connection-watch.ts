@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../../shared/clock.ts";
 import { deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
 import { every } from "../../shared/every.ts";
+import { lastSeenAt } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
 
@@ -32,7 +33,7 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
         "devices.location_id",
         "devices.alias",
         "devices.type",
-        "devices.last_seen_at",
+        lastSeenAt,
         "devices.offline_at",
         "c.online as notified",
       ])

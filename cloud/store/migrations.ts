@@ -10,6 +10,7 @@ import { outboxIdentityMigration } from "./migrations/012-outbox-identity.ts";
 import { locationDataVersionMigration } from "./migrations/013-location-data-version.ts";
 import { sensorMarksMigration } from "./migrations/014-sensor-marks.ts";
 import { devicesByGatewayMigration } from "./migrations/015-devices-by-gateway.ts";
+import { gatewayHeartbeatsMigration } from "./migrations/016-gateway-heartbeats.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -222,6 +223,7 @@ const migrations: Record<string, Migration> = {
   "013-location-data-version": locationDataVersionMigration,
   "014-sensor-marks": sensorMarksMigration,
   "015-devices-by-gateway": devicesByGatewayMigration,
+  "016-gateway-heartbeats": gatewayHeartbeatsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

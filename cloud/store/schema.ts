@@ -86,6 +86,8 @@ export interface GatewaysTable {
   status_at: string | null;
   /** Version of the device map the store describes, written by the manifest; running clouds publish it. */
   map_version: string | null;
+  /** When the gateway's latest heartbeat arrived (the cloud's clock); null before the first. */
+  heartbeat_at: string | null;
   created_at: string;
 }
 
@@ -107,7 +109,13 @@ export interface DevicesTable {
   state_restore: Json<StableState> | null;
   lock_state: LockState;
   hardware_state: HardwareState;
-  last_seen_at: string | null;
+  /**
+   * When the device was seen, as of its last write: a reachable device was seen at its gateway's
+   * `heartbeat_at` too, when that is later (read `last_seen_at` through the device repository).
+   */
+  seen_at: string | null;
+  /** 1: its gateway's latest heartbeat reached it (a GUARD always); 0: that heartbeat did not. */
+  reachable: number;
   offline_at: string | null;
   user_id: string | null;
   user_access_key: string | null;

@@ -121,14 +121,14 @@ describe("the cloud's state follows the sensors outside a command in flight", ()
     await sensed(LOCKER, { door_open: true, item_present: true });
     const row = await h.db
       .selectFrom("devices")
-      .select(["door_open", "item_present", "sensors_at", "last_seen_at"])
+      .select(["door_open", "item_present", "sensors_at", "seen_at"])
       .where("id", "=", LOCKER)
       .executeTakeFirstOrThrow();
     expect(row).toEqual({
       door_open: 1,
       item_present: 1,
       sensors_at: h.clock.now().toISOString(),
-      last_seen_at: null,
+      seen_at: null,
     });
     expect((await device(LOCKER)).heartbeat_v2).toBeNull();
   });

@@ -1,10 +1,12 @@
 import fc from "fast-check";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { lastSeenAt } from "../../cloud/devices/device-repository.ts";
 import { createHeartbeatIntake } from "../../cloud/gateway-link/heartbeat-intake.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 
 type Seen = { last_seen_at: string | null; offline_at: string | null };
-type Device = { id: string; gateway_id: string; type: string };
+type Device = { id: string; gateway_id: string | null; type: string };
 
 /** One round: heartbeats of several gateways arriving together, then status reports. */
 type Round = {
@@ -21,14 +23,14 @@ describe("heartbeat intake (group commit)", () => {
   beforeAll(async () => {
     h = await startCloudHarness();
     devices = await h.db.selectFrom("devices").select(["id", "gateway_id", "type"]).orderBy("id").execute();
-    gateways = [...new Set(devices.map((d) => d.gateway_id))].sort();
+    gateways = [...new Set(devices.flatMap((d) => (d.gateway_id ? [d.gateway_id] : [])))].sort();
   });
   afterAll(() => h.close());
 
   const busOf = (gw: string) => devices.filter((d) => d.gateway_id === gw && d.type !== "GUARD");
   const read = async () =>
     new Map(
-      (await h.db.selectFrom("devices").select(["id", "last_seen_at", "offline_at"]).execute()).map((r) => [
+      (await h.db.selectFrom("devices").select(["id", lastSeenAt, "offline_at"]).execute()).map((r) => [
         r.id,
         { last_seen_at: r.last_seen_at, offline_at: r.offline_at },
       ]),
@@ -53,6 +55,32 @@ describe("heartbeat intake (group commit)", () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it("a heartbeat raises the data version of its devices' location, even when no device row changes", async () => {
+    const gw = gateways[0] as string;
+    const version = async () =>
+      BigInt(
+        (
+          await h.db
+            .selectFrom("devices")
+            .innerJoin("locations", "locations.id", "devices.location_id")
+            .select(sql<string>`cast(locations.data_version as text)`.as("v"))
+            .where("devices.gateway_id", "=", gw)
+            .executeTakeFirstOrThrow()
+        ).v,
+      );
+    const beat = () =>
+      h.heartbeat({
+        gateway_id: gw,
+        sent_at: h.clock.now().toISOString(),
+        devices: busOf(gw).map((d) => ({ device_id: d.id, reachable: true })),
+      });
+    await beat();
+    const before = await version();
+    h.clock.advance(5_000);
+    await beat(); // the same devices reached: only the gateway's heartbeat_at moves
+    expect(await version()).toBeGreaterThan(before);
   });
 
   it("what a batch writes is what each heartbeat and status would have written alone, in order", async () => {
@@ -88,7 +116,7 @@ describe("heartbeat intake (group commit)", () => {
               const reachable = bus.filter((_, i) => b.reachable[i % b.reachable.length]);
               for (const d of devices)
                 if (d.gateway_id === gw && (d.type === "GUARD" || reachable.includes(d)))
-                  model.set(d.id, { last_seen_at: at, offline_at: null });
+                  model.set(d.id, { ...(model.get(d.id) as Seen), last_seen_at: at });
               positions.set(gw, Math.max(positions.get(gw) ?? 0, b.position));
               return h.heartbeat({
                 gateway_id: gw,

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { eventually } from "../support/eventually.ts";
 import { fx } from "../support/fixture-site.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
@@ -51,14 +52,7 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       // Jump only once the heartbeats the cloud applies leave the locker out (the GUARD seen later than it):
       // a heartbeat sent before the gateway noticed, applied after the jump, would make the locker look alive.
       // Heartbeats are applied in the order sent, and the gateway does not see the board again while unplugged.
-      const lastSeen = async (id: string) =>
-        (
-          await site.db
-            .selectFrom("devices")
-            .select("last_seen_at")
-            .where("id", "=", id)
-            .executeTakeFirstOrThrow()
-        ).last_seen_at ?? "";
+      const lastSeen = async (id: string) => (await deviceRepository(site.db).find(id))?.last_seen_at ?? "";
       await eventually(
         async () => expect((await lastSeen(GUARD)) > (await lastSeen(LOCKER))).toBe(true),
         20_000,
