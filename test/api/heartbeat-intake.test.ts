@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { lastSeenAt } from "../../cloud/devices/device-repository.ts";
 import { createHeartbeatIntake } from "../../cloud/gateway-link/heartbeat-intake.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { openTestDbAt } from "../support/test-db.ts";
 
 type Seen = { last_seen_at: string | null; offline_at: string | null };
 type Device = { id: string; gateway_id: string | null; type: string };
@@ -142,5 +143,69 @@ describe("heartbeat intake (group commit)", () => {
       }),
       { numRuns: 25 },
     );
+  });
+});
+
+describe("migration 016-gateway-heartbeats", () => {
+  it("keeps when every device was last seen, and the next heartbeat takes over from there", async () => {
+    const store = await openTestDbAt(
+      process.env.TEST_DB === "postgres" ? "postgres" : "sqlite",
+      "015-devices-by-gateway",
+    );
+    try {
+      const at = "2026-01-15T10:00:00.000Z";
+      const seen = "2026-01-15T09:59:50.000Z";
+      await sql`INSERT INTO operators (id, name, created_at) VALUES ('op', 'Op', ${at})`.execute(store.db);
+      await sql`INSERT INTO locations (id, operator_id, code, label, type, status, latitude, longitude, tags, attrs, created_at, updated_at)
+                VALUES ('loc', 'op', 'L', 'L', 'BIKE_LOCKERS', 'ACTIVE', 0, 0, '[]', '{}', ${at}, ${at})`.execute(
+        store.db,
+      );
+      await sql`INSERT INTO gateways (id, operator_id, location_id, secret_hash, created_at)
+                VALUES ('gw', 'op', 'loc', 'x', ${at})`.execute(store.db);
+      const device = (id: string, type: string, lastSeen: string | null) =>
+        sql`INSERT INTO devices (id, operator_id, location_id, gateway_id, type, alias, code, hardware_id, has_camera,
+                  power_save_strategy, sleep_state, state_value, state_changed_at, lock_state, hardware_state, attrs,
+                  version, created_at, updated_at, last_seen_at)
+                VALUES (${id}, 'op', 'loc', 'gw', ${type}, ${id}, ${id}, ${id}, 0, 'NONE', '', 'UNLOCKED', ${at},
+                  'UNLOCKED', 'NORMAL', '{}', 0, ${at}, ${at}, ${lastSeen})`.execute(store.db);
+      await device("guard", "GUARD", seen);
+      await device("reached", "LOCKER", seen);
+      await device("silent", "LOCKER", "2026-01-15T09:00:00.000Z");
+      await device("never", "LOCKER", null);
+      const db = await store.reopen();
+      const lastSeen = async () =>
+        Object.fromEntries(
+          (await db.selectFrom("devices").select(["id", lastSeenAt]).orderBy("id").execute()).map((r) => [
+            r.id,
+            r.last_seen_at,
+          ]),
+        );
+      expect(await lastSeen()).toEqual({
+        guard: seen,
+        reached: seen,
+        silent: "2026-01-15T09:00:00.000Z",
+        never: null,
+      });
+      const later = "2026-01-15T10:00:10.000Z";
+      await createHeartbeatIntake(db).apply(
+        {
+          gateway_id: "gw",
+          sent_at: later,
+          devices: [
+            { device_id: "reached", reachable: true },
+            { device_id: "silent", reachable: false },
+          ],
+        },
+        new Date(later),
+      );
+      expect(await lastSeen()).toEqual({
+        guard: later,
+        reached: later,
+        silent: "2026-01-15T09:00:00.000Z",
+        never: null,
+      });
+    } finally {
+      await store.drop();
+    }
   });
 });
