@@ -13,6 +13,9 @@ export const CloudConfig = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
     .optional(),
+  /** PostgreSQL connections for HTTP requests and background work, and for what gateways send. */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_GATEWAY_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
   /** mqtt://host:port of an external broker; the embedded broker is started when unset. */
   MQTT_URL: z
     .string()

@@ -14,7 +14,7 @@ import { createAppliedSeqsPruner } from "./gateway-link/applied-seqs-pruner.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "./gateway-link/gateway-link.ts";
 import { createConnectionWatch } from "./site-events/connection-watch.ts";
-import { type Db, openDb } from "./store/db.ts";
+import { type Db, openDb, openPostgresPool, type StoreConfig } from "./store/db.ts";
 import { startWebhookDelivery } from "./webhooks/webhook-delivery.ts";
 
 export type RunningCloud = {
@@ -47,11 +47,14 @@ export async function startCloud(
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? pino({ level: cfg.LOG_LEVEL });
   mkdirSync(cfg.DATA_DIR, { recursive: true, mode: 0o700 }); // holds the store and secrets: owner only
-  const db = await openDb(
-    cfg.DATABASE_URL
-      ? { kind: "postgres", url: cfg.DATABASE_URL }
-      : { kind: "sqlite", file: path.join(cfg.DATA_DIR, "cloud.db") },
-  );
+  const store: StoreConfig = cfg.DATABASE_URL
+    ? { kind: "postgres", url: cfg.DATABASE_URL }
+    : { kind: "sqlite", file: path.join(cfg.DATA_DIR, "cloud.db") };
+  const db = await openDb(store, { poolMax: cfg.DATABASE_POOL_MAX });
+  // What gateways send (heartbeats, reports, a fleet's first start) has connections of its own, so an
+  // HTTP request never queues behind it (issue 10, fleet). SQLite has one connection anyway.
+  const gatewayDb =
+    store.kind === "postgres" ? await openPostgresPool(store, cfg.DATABASE_GATEWAY_POOL_MAX) : db;
   if (opts.beforeListen) await opts.beforeListen(db);
 
   const mqttPassword = cfg.MQTT_PASSWORD ?? persistentSecret(cfg.DATA_DIR, "mqtt-cloud-secret", 24);
@@ -83,7 +86,7 @@ export async function startCloud(
       // aedes has no shared subscriptions; the embedded broker serves one process anyway.
       shareGroup: broker || !cfg.MQTT_SHARE_GROUP ? undefined : cfg.MQTT_SHARE_GROUP,
     },
-    { db, clock, log, timeouts, settled },
+    { db: gatewayDb, clock, log, timeouts, settled },
   );
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });
   sweeper.start();
@@ -132,6 +135,7 @@ export async function startCloud(
       await broker?.close();
       await webhooks.stop();
       await db.destroy();
+      if (gatewayDb !== db) await gatewayDb.destroy();
     },
   };
 }

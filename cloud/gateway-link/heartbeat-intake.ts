@@ -86,18 +86,21 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
         );
         // As markReachable for every gateway at once (reads each gateway's devices, writes the few that
         // changed), then each gateway's heartbeat_at; a heartbeat older than the one applied (another
-        // replica's, out of order) moves nothing back.
+        // replica's, out of order) moves nothing back. The LIMIT tells the planner how many rows the JSON
+        // holds (it assumes 100), so a small batch looks its gateways up by key instead of scanning them.
+        const batch = sql`(SELECT * FROM json_to_recordset(${seen}::json)
+          AS x(gateway_id text, at text, reachable text[]) LIMIT ${beats.length})`;
         await sql`
           UPDATE devices AS d
           SET reachable = 1 - d.reachable,
               seen_at = CASE WHEN d.reachable = 1 AND g.heartbeat_at > coalesce(d.seen_at, '')
                         THEN g.heartbeat_at ELSE d.seen_at END
-          FROM json_to_recordset(${seen}::json) AS v(gateway_id text, at text, reachable text[]), gateways AS g
+          FROM ${batch} AS v, gateways AS g
           WHERE g.id = v.gateway_id AND d.gateway_id = v.gateway_id AND d.type <> 'GUARD'
             AND d.reachable <> CASE WHEN d.id = ANY (v.reachable) THEN 1 ELSE 0 END`.execute(trx);
         await sql`
           UPDATE gateways AS g SET heartbeat_at = v.at
-          FROM json_to_recordset(${seen}::json) AS v(gateway_id text, at text)
+          FROM ${batch} AS v
           WHERE g.id = v.gateway_id AND (g.heartbeat_at IS NULL OR g.heartbeat_at < v.at)`.execute(trx);
         if (moved.length === 0) return;
         const rows = moved.map(({ hb, at }) => ({

@@ -23,11 +23,17 @@ export type StoreConfig =
 
 /**
  * Opens the store named by config and runs pending migrations (up to and including `migrateTo` when given:
- * a test of a migration starts from the schema before it).
+ * a test of a migration starts from the schema before it). On PostgreSQL `poolMax` connections at most
+ * (default 10).
  */
-export async function openDb(config: StoreConfig, opts: { migrateTo?: string } = {}): Promise<Db> {
+export async function openDb(
+  config: StoreConfig,
+  opts: { migrateTo?: string; poolMax?: number } = {},
+): Promise<Db> {
   const db =
-    config.kind === "sqlite" ? openSqlite(config.file) : await openPostgres(config.url, config.schema);
+    config.kind === "sqlite"
+      ? openSqlite(config.file)
+      : await openPostgres(config.url, config.schema, opts.poolMax ?? 10);
   const schema = config.kind === "postgres" ? config.schema : undefined;
   // The migration bookkeeping lives in the store's own schema, so several schemas never share it.
   const migrator = new Migrator({
@@ -63,7 +69,18 @@ function openSqlite(file: string): Db {
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
-async function openPostgres(url: string, schema?: string): Promise<Db> {
+/**
+ * Another pool on a PostgreSQL store already opened (and migrated) by `openDb`, so one kind of work never
+ * waits for connections held by another (the cloud's gateway intake beside its HTTP requests).
+ */
+export function openPostgresPool(
+  config: Extract<StoreConfig, { kind: "postgres" }>,
+  poolMax: number,
+): Promise<Db> {
+  return openPostgres(config.url, config.schema, poolMax);
+}
+
+async function openPostgres(url: string, schema: string | undefined, poolMax: number): Promise<Db> {
   if (schema) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
     const admin = new pg.Client({ connectionString: url });
@@ -76,7 +93,7 @@ async function openPostgres(url: string, schema?: string): Promise<Db> {
   }
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max: poolMax,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -8,7 +8,8 @@ import { type Kysely, type Migration, PostgresAdapter, sql } from "kysely";
  * gateway), and `devices.seen_at` (formerly `last_seen_at`) when the device was seen before that, kept
  * when a heartbeat finds it unreachable. A device's last-seen instant is the later of the two for a
  * reachable device, `seen_at` otherwise (cloud/devices/device-repository.ts). A heartbeat bumps the
- * data version of its devices' locations, as the device writes did (migration 013).
+ * data version of its gateway's location, where its devices are (the manifest declares them there), as
+ * the device writes did (migration 013).
  */
 export const gatewayHeartbeatsMigration: Migration = {
   async up(db: Kysely<unknown>) {
@@ -21,11 +22,29 @@ export const gatewayHeartbeatsMigration: Migration = {
       .execute();
     await sql`UPDATE devices SET reachable = 1 WHERE type = 'GUARD'`.execute(db);
     if (db.getExecutor().adapter instanceof PostgresAdapter) {
+      // `id = ANY (ARRAY(…))` looks the locations up by key; `id IN (SELECT … FROM new_rows)` is planned
+      // without knowing the transition table's size and scanned every location on each write. The
+      // device triggers of migration 013 get the same form.
       await sql`
         CREATE FUNCTION bump_gateway_location_versions() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
           UPDATE locations SET data_version = data_version + 1
-            WHERE id IN (SELECT location_id FROM devices WHERE gateway_id IN (SELECT id FROM new_rows));
+            WHERE id = ANY (ARRAY(SELECT DISTINCT location_id FROM new_rows));
+          RETURN NULL;
+        END $$`.execute(db);
+      await sql`
+        CREATE OR REPLACE FUNCTION bump_location_versions() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP = 'INSERT' THEN
+            UPDATE locations SET data_version = data_version + 1
+              WHERE id = ANY (ARRAY(SELECT DISTINCT location_id FROM new_rows));
+          ELSIF TG_OP = 'DELETE' THEN
+            UPDATE locations SET data_version = data_version + 1
+              WHERE id = ANY (ARRAY(SELECT DISTINCT location_id FROM old_rows));
+          ELSE
+            UPDATE locations SET data_version = data_version + 1
+              WHERE id = ANY (ARRAY(SELECT location_id FROM new_rows UNION SELECT location_id FROM old_rows));
+          END IF;
           RETURN NULL;
         END $$`.execute(db);
       await sql`CREATE TRIGGER gateways_bump_location_upd AFTER UPDATE ON gateways
@@ -33,8 +52,7 @@ export const gatewayHeartbeatsMigration: Migration = {
         EXECUTE FUNCTION bump_gateway_location_versions()`.execute(db);
     } else {
       await sql`CREATE TRIGGER gateways_bump_location_upd AFTER UPDATE OF heartbeat_at ON gateways BEGIN
-        UPDATE locations SET data_version = data_version + 1
-          WHERE id IN (SELECT location_id FROM devices WHERE gateway_id = NEW.id); END`.execute(db);
+        UPDATE locations SET data_version = data_version + 1 WHERE id = NEW.location_id; END`.execute(db);
     }
   },
 };
