@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { validate as isCronExpression } from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { isCronExpression } from "../shared/cron.ts";
 import { whyUnreadable } from "../shared/unreadable-file.ts";
 import { GATEWAY_ID_PATTERN } from "../shared/wire/topics.ts";
 
@@ -75,7 +75,7 @@ export const GatewayConfig = z.strictObject({
    */
   outbox_resend_s: z.number().positive().default(10),
   /**
-   * When to read every device's sensors again (node-cron syntax; null: never). Events report changes as
+   * When to read every device's sensors again (cron syntax, shared/cron.ts; null: never). Events report changes as
    * they happen; the sweep catches one whose event was lost.
    */
   sensor_sweep: z
@@ -84,7 +84,7 @@ export const GatewayConfig = z.strictObject({
     .nullable()
     .default("*/15 * * * *"),
   /**
-   * When to delete expired grants from the key cache (node-cron syntax; null: never). A tap checks
+   * When to delete expired grants from the key cache (cron syntax, shared/cron.ts; null: never). A tap checks
    * expiry itself; the sweep only keeps the cache small.
    */
   key_sweep: z

@@ -122,7 +122,14 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     sleep,
     (addr) => buses.some((b) => b.monitor.isReachable(addr)),
   );
-  const reconciler = createSensorReconciler({ registry, sensors, actuator, log, sweep: cfg.sensor_sweep });
+  const reconciler = createSensorReconciler({
+    registry,
+    sensors,
+    actuator,
+    clock,
+    log,
+    sweep: cfg.sensor_sweep,
+  });
   /** A door lock engages again as soon as its door closes (spec rule 5), not only when its hold runs out. */
   const relockDoor = doorRelocker(actuator, sensors, log);
   for (const b of buses) {

@@ -1,5 +1,5 @@
 /**
- * What parkctl needs of the gateway config parser (zod, yaml, node-cron): validating a file, and the control
+ * What parkctl needs of the gateway config parser (zod, yaml): validating a file, and the control
  * socket of `--config`. Imported only by the commands that read a config, so the others start without it.
  */
 import { existsSync, readFileSync } from "node:fs";

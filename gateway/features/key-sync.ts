@@ -1,5 +1,5 @@
-import { type ScheduledTask, schedule } from "node-cron";
 import type { Logger } from "pino";
+import { cronTask, parseCron } from "../../shared/cron.ts";
 import type { KeysDown } from "../../shared/wire/messages.ts";
 import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
 
@@ -15,10 +15,10 @@ export function createKeySync(o: {
   broker: Pick<BrokerLink, "publishKeysReport" | "on" | "off">;
   clock: Clock;
   log: Logger;
-  /** When to delete expired grants (node-cron syntax); never when null. */
+  /** When to delete expired grants (cron syntax, shared/cron.ts); never when null. */
   sweep: string | null;
 }) {
-  let task: ScheduledTask | null = null;
+  let task: ReturnType<typeof cronTask> | null = null;
 
   const report = () => {
     const version = o.keys.version();
@@ -72,23 +72,17 @@ export function createKeySync(o: {
     start(): void {
       o.broker.on("connected", report);
       o.broker.on("keys", onKeys);
-      if (o.sweep)
-        task = schedule(
-          o.sweep,
-          () => {
-            try {
-              purge();
-            } catch (err) {
-              o.log.warn({ err }, "deleting expired grants failed");
-            }
-          },
-          { noOverlap: true },
+      if (o.sweep) {
+        task = cronTask(o.clock, parseCron(o.sweep), purge, (err) =>
+          o.log.warn({ err }, "deleting expired grants failed"),
         );
+        task.start();
+      }
     },
     stop(): void {
       o.broker.off("connected", report);
       o.broker.off("keys", onKeys);
-      void task?.destroy();
+      task?.stop();
       task = null;
     },
   };

@@ -1,7 +1,7 @@
-import { type ScheduledTask, schedule } from "node-cron";
 import type { Logger } from "pino";
+import { cronTask, parseCron } from "../../shared/cron.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { Actuator, DeviceDirectory, MappedDevice, SensorBook } from "../ports.ts";
+import type { Actuator, Clock, DeviceDirectory, MappedDevice, SensorBook } from "../ports.ts";
 
 /**
  * Reads devices' sensors and hands the readings to the sensor book, which tells the cloud what changed
@@ -13,13 +13,14 @@ export function createSensorReconciler(o: {
   registry: DeviceDirectory;
   sensors: SensorBook;
   actuator: Actuator;
+  clock: Clock;
   log: Logger;
-  /** A cron expression for the periodic sweep (node-cron syntax); none when null. */
+  /** A cron expression for the periodic sweep (shared/cron.ts); none when null. */
   sweep: string | null;
 }) {
   /** Boards read at least once since the start: a later read of one is a "board_back". */
   const readBoards = new Set<number>();
-  let task: ScheduledTask | null = null;
+  let task: ReturnType<typeof cronTask> | null = null;
 
   async function readDevice(device: MappedDevice, cause: SensorCause): Promise<void> {
     const out = await o.actuator.run(device, "status");
@@ -47,10 +48,17 @@ export function createSensorReconciler(o: {
     },
     start(): void {
       if (!o.sweep) return;
-      task = schedule(o.sweep, () => void readAll(o.registry.all(), "sweep"), { noOverlap: true });
+      // A sweep still reading when the next one is due makes that one pass (cronTask never overlaps).
+      task = cronTask(
+        o.clock,
+        parseCron(o.sweep),
+        () => readAll(o.registry.all(), "sweep"),
+        (err) => o.log.warn({ err }, "sensor sweep failed"),
+      );
+      task.start();
     },
     stop(): void {
-      void task?.destroy();
+      task?.stop();
       task = null;
     },
   };
