@@ -14,6 +14,7 @@ import type {
   SensorBook,
   SleepBook,
 } from "../ports.ts";
+import { compareAliases } from "./alias-order.ts";
 import type { ActuationResult, CardGrantView, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
 
@@ -150,9 +151,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
         const v = view(d.alias);
         if (v) views.push(v);
       }
-      return Promise.resolve(
-        views.sort((a, b) => a.alias.localeCompare(b.alias, undefined, { numeric: true })),
-      );
+      return Promise.resolve(views.sort((a, b) => compareAliases(a.alias, b.alias)));
     },
 
     async device(alias) {
