@@ -1,5 +1,11 @@
-import http from "node:http";
-import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import type http from "node:http";
+// prom-client's parts rather than its index, which also loads its Pushgateway (https, hence OpenSSL) and
+// cluster aggregator: ~5 MB of the daemon's resident memory for code it never runs (README: gateway
+// footprint). gateway/prom-client-parts.d.ts types them.
+import Counter from "prom-client/lib/counter.js";
+import collectDefaultMetrics from "prom-client/lib/defaultMetrics.js";
+import Gauge from "prom-client/lib/gauge.js";
+import Registry from "prom-client/lib/registry.js";
 
 /**
  * Prometheus metrics of the daemon (U23): bounded labels only (bus, board, reader, command name,
@@ -79,14 +85,18 @@ export function createMetrics(prefix = "parking_gateway_") {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** Serves /metrics; `refresh` updates the gauges that are read from state rather than counted. */
+/**
+ * Serves /metrics; `refresh` updates the gauges that are read from state rather than counted. node:http is
+ * loaded here, so a daemon without a metrics port does without it (~2 MB resident).
+ */
 export async function serveMetrics(
   metrics: Metrics,
   host: string,
   port: number,
   refresh: () => void,
 ): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
+  const { createServer } = await import("node:http");
+  const server = createServer((req, res) => {
     if (req.url !== "/metrics") {
       res.writeHead(404).end();
       return;
