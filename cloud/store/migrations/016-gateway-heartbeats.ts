@@ -22,31 +22,13 @@ export const gatewayHeartbeatsMigration: Migration = {
       .execute();
     await sql`UPDATE devices SET reachable = 1 WHERE type = 'GUARD'`.execute(db);
     if (db.getExecutor().adapter instanceof PostgresAdapter) {
-      // `id = ANY (ARRAY(…))` looks the locations up by key; `id IN (SELECT … FROM new_rows)` is planned
-      // without knowing the transition table's size and scanned every location on each write. The
-      // device triggers of migration 013 get the same form.
       await sql`
         CREATE FUNCTION bump_gateway_location_versions() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          UPDATE locations SET data_version = data_version + 1
-            WHERE id = ANY (ARRAY(SELECT DISTINCT location_id FROM new_rows));
+          UPDATE locations SET data_version = data_version + 1 WHERE id IN (SELECT location_id FROM new_rows);
           RETURN NULL;
         END $$`.execute(db);
-      await sql`
-        CREATE OR REPLACE FUNCTION bump_location_versions() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF TG_OP = 'INSERT' THEN
-            UPDATE locations SET data_version = data_version + 1
-              WHERE id = ANY (ARRAY(SELECT DISTINCT location_id FROM new_rows));
-          ELSIF TG_OP = 'DELETE' THEN
-            UPDATE locations SET data_version = data_version + 1
-              WHERE id = ANY (ARRAY(SELECT DISTINCT location_id FROM old_rows));
-          ELSE
-            UPDATE locations SET data_version = data_version + 1
-              WHERE id = ANY (ARRAY(SELECT location_id FROM new_rows UNION SELECT location_id FROM old_rows));
-          END IF;
-          RETURN NULL;
-        END $$`.execute(db);
+
       await sql`CREATE TRIGGER gateways_bump_location_upd AFTER UPDATE ON gateways
         REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
         EXECUTE FUNCTION bump_gateway_location_versions()`.execute(db);
