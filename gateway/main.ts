@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { flushCompileCache } from "node:module";
 import { Command } from "commander";
 import { systemClock } from "../shared/clock.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/command-line.ts";
@@ -81,6 +82,9 @@ async function main(): Promise<void> {
     : null;
   watchdog?.start();
   await sd.ready(`gateway ${config.gateway_id} running`);
+  // The compile cache (NODE_COMPILE_CACHE, set by the unit) is written now rather than at exit, which a
+  // daemon killed by its watchdog never reaches.
+  flushCompileCache();
 
   const stop = async (signal: string) => {
     gateway.log.info({ signal }, "stopping");

@@ -156,6 +156,13 @@ describe("parking-gateway.service", () => {
     expect(`/run/${service(u, "RuntimeDirectory")[0]}/control.sock`).toBe(DEFAULT_SOCKET);
   });
 
+  it("keeps Node's compile cache for the daemon's bundle in its own cache directory", () => {
+    expect(service(u, "CacheDirectory")).toEqual(["parking-gateway"]);
+    expect(service(u, "Environment")).toContain(
+      `NODE_COMPILE_CACHE=/var/cache/${service(u, "CacheDirectory")[0]}`,
+    );
+  });
+
   it("allows only serial adapters and GPIO chips as devices", () => {
     expect(service(u, "DevicePolicy")).toEqual(["closed"]);
     expect(service(u, "DeviceAllow")).toEqual(["char-ttyUSB rw", "char-ttyACM rw", "char-gpiochip rw"]);

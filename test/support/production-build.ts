@@ -10,15 +10,16 @@ export const REPO = path.resolve(import.meta.dirname, "../..");
 export type ProductionBuild = {
   /** The build directory: `<out>/gateway/main.js` is the daemon, as `dist/gateway/main.js` after `npm run build`. */
   out: string;
-  /** How long the compiler took. */
+  /** How long the build took (tsc, then the gateway's bundles). */
   ms: number;
   remove(): Promise<void>;
 };
 
 /**
- * `npm run build` (tsconfig.build.json) into a directory of its own, so a run never races with a
- * developer's dist/. The directory is inside the repository, as dist/ is: the built modules find the
- * packages in its node_modules, the ES module type in its package.json, and the package root (version,
+ * `npm run build` into a directory of its own, so a run never races with a developer's dist/: tsc
+ * (tsconfig.build.json), then the gateway daemon's and parkctl's bundles over their entry points
+ * (scripts/build-gateway.mjs). The directory is inside the repository, as dist/ is: the built modules find
+ * the packages in its node_modules, the ES module type in its package.json, and the package root (version,
  * demo manifest) by walking up. The types are not checked (`--noCheck`): the emitted JavaScript is the
  * same, and `npm run typecheck` checks them.
  */
@@ -38,6 +39,9 @@ export async function buildProduction(): Promise<ProductionBuild> {
       ],
       { cwd: REPO },
     );
+    await run(process.execPath, [path.join(REPO, "scripts/build-gateway.mjs"), "--outdir", out], {
+      cwd: REPO,
+    });
   } catch (err) {
     await rm(out, { recursive: true, force: true });
     const e = err as { stdout?: string; stderr?: string };
