@@ -1,11 +1,14 @@
 /**
  * Gateway footprint on a site controller: the daemon's resident memory idle and under load, and parkctl's
  * start time, for the development run (TypeScript through tsx) and the production build (plain node on
- * the JavaScript `npm run build` emits; built here into a directory of its own). The cloud with its
- * embedded broker and a lock board of 20 channels on a pseudo-terminal run in this process; the daemon
- * runs as its own process, as under systemd (NODE_ENV=production, JSON logs, log level info).
+ * what `npm run build` emits, the daemon and parkctl as bundles; built here into a directory of its own):
+ * with node's defaults, and as parking-gateway.service runs it (its V8 flags and environment), on its
+ * first start (no compile cache yet) and on every start after. The cloud with its embedded broker and a
+ * lock board of 20 channels on a pseudo-terminal run in this process; the daemon runs as its own process,
+ * as under systemd (NODE_ENV=production, JSON logs, log level info).
  *   npm run bench:footprint          (LOAD_S=10 s of commands on WORKERS=4 devices at once, RUNS=10 parkctl calls a figure)
- * Time box: 3 minutes unless BENCH_TIMEOUT_S says otherwise (time-box.ts).
+ *   GATEWAY_NODE_FLAGS="--flag …" and GATEWAY_ENV="NAME=value …" try other flags and environments than the unit's.
+ * Time box: 4 minutes unless BENCH_TIMEOUT_S says otherwise (time-box.ts).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -28,7 +31,7 @@ import { benchDb, clientToken, declareOperator, lockers, startCloud } from "./su
 import { timeBox } from "./time-box.ts";
 
 printRuntime();
-const box = timeBox("bench:footprint", Number(process.env.BENCH_TIMEOUT_S ?? 180));
+const box = timeBox("bench:footprint", Number(process.env.BENCH_TIMEOUT_S ?? 240));
 
 const LOAD_S = Number(process.env.LOAD_S ?? 10);
 const RUNS = Number(process.env.RUNS ?? 10);
@@ -43,23 +46,39 @@ const run = promisify(execFile);
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 const daemons = new Set<ChildProcess>();
 
+const unitFile = readFileSync(path.join(REPO, "systemd/parking-gateway.service"), "utf8");
 /**
- * The node options the gateway's unit runs the daemon with (its ExecStart), so the last column measures
+ * The node options the gateway's unit runs the daemon with (its ExecStart), so the last columns measure
  * what a controller runs; GATEWAY_NODE_FLAGS="--flag …" tries others.
  */
 const unitFlags =
   process.env.GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ??
   /^ExecStart=\/usr\/bin\/node (.*?) ?\/opt\/parking\/dist\/gateway\/main\.js/m
-    .exec(readFileSync(path.join(REPO, "systemd/parking-gateway.service"), "utf8"))?.[1]
+    .exec(unitFile)?.[1]
     ?.split(" ")
     .filter(Boolean) ??
   [];
+/** The unit's Environment= lines (GATEWAY_ENV="NAME=value …" instead), NODE_ENV aside: every run has it. */
+const unitEnv = Object.fromEntries(
+  (
+    process.env.GATEWAY_ENV?.split(" ").filter(Boolean) ??
+    [...unitFile.matchAll(/^Environment=(\S+)$/gm)].map((m) => m[1] as string)
+  )
+    .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])
+    .filter(([k]) => k !== "NODE_ENV"),
+) as Record<string, string>;
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor((s.length - 1) / 2)] as number;
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** User and system CPU time of a process so far, in ms. */
+function cpuMs(pid: number): number {
+  const fields = (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] ?? "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 /** VmRSS and its parts (anonymous: heaps and stacks; file: the mapped node binary and libraries), in MB. */
 function memory(pid: number): { rss: number; anon: number; file: number } {
@@ -89,7 +108,9 @@ try {
   cleanups.push(() => build.remove());
   // Inside the repository: gone even when the time box ends the bench.
   process.once("exit", () => rmSync(build.out, { recursive: true, force: true }));
-  console.log(`  production build (tsc, types not checked): ${(build.ms / 1000).toFixed(1)} s`);
+  console.log(
+    `  production build (tsc and the gateway's bundles, types not checked): ${(build.ms / 1000).toFixed(1)} s`,
+  );
 
   // Cloud: SQLite, embedded broker, the gateway link; no throttle so one device can be driven back to back.
   const { dir, db } = await benchDb("parking-bench-footprint-");
@@ -99,8 +120,8 @@ try {
     id: OP,
     name: "Bench",
     clients: [{ client_id: "bench", secret_hash: hash, permissions: [] }],
-    // A site per daemon measured, so none inherits another's commands in flight.
-    locations: [0, 1, 2].map((n) => ({
+    // A site per daemon measured (four runs at most), so none inherits another's commands in flight.
+    locations: [0, 1, 2, 3].map((n) => ({
       code: `BENCH${n}`,
       label: `Bench lockers ${n}`,
       type: "BIKE_LOCKERS" as const,
@@ -172,7 +193,7 @@ try {
     return false;
   }
 
-  type Runner = { name: string; daemon: string[]; parkctl: string[] };
+  type Runner = { name: string; daemon: string[]; parkctl: string[]; env?: Record<string, string> };
   const runners: Runner[] = [
     {
       name: "tsx (development)",
@@ -185,12 +206,15 @@ try {
       parkctl: [process.execPath, path.join(build.out, "gateway/cli/parkctl.js")],
     },
   ];
-  if (unitFlags.length > 0)
-    runners.push({
-      name: `built, ${unitFlags.join(" ")}`,
-      daemon: [process.execPath, ...unitFlags, path.join(build.out, "gateway/main.js")],
-      parkctl: [],
-    });
+  if (unitFlags.length > 0 || Object.keys(unitEnv).length > 0) {
+    // The unit's compile cache directory is the controller's; here one of the run's own, empty at first:
+    // the first start writes it (as on a controller after an install or update), the next one reads it.
+    const env = { ...unitEnv };
+    if (env.NODE_COMPILE_CACHE) env.NODE_COMPILE_CACHE = path.join(dir, "compile-cache");
+    const daemon = [process.execPath, ...unitFlags, path.join(build.out, "gateway/main.js")];
+    if (env.NODE_COMPILE_CACHE) runners.push({ name: "the unit, first start", daemon, parkctl: [], env });
+    runners.push({ name: "the unit", daemon, parkctl: [], env });
+  }
 
   const floor = await medianOf([process.execPath, "-e", "0"]);
   const rows: Record<string, string[]> = {
@@ -200,6 +224,7 @@ try {
     "parkctl --version (median)": [],
     "parkctl status (median)": [],
     "commands during the load": [],
+    "daemon CPU per command": [],
   };
 
   for (const [n, r] of runners.entries()) {
@@ -230,7 +255,7 @@ try {
     const daemon = spawn(cmd, [...args, "--config", configFile], {
       cwd: REPO,
       stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, NODE_ENV: "production", LOG_FORMAT: "json" },
+      env: { ...process.env, ...r.env, NODE_ENV: "production", LOG_FORMAT: "json" },
     });
     box.own(daemon);
     daemons.add(daemon);
@@ -275,6 +300,7 @@ try {
     box.step(`${r.name}: ${LOAD_S} s of commands`);
     // Load: WORKERS devices driven lock/unlock back to back, one command in flight on each.
     let peak = idleRss;
+    const cpu0 = cpuMs(pid);
     const sampler = setInterval(() => {
       peak = Math.max(peak, memory(pid).rss);
     }, 100);
@@ -293,6 +319,7 @@ try {
     peak = Math.max(peak, memory(pid).rss);
     rows["daemon peak RSS under load"]?.push(`${peak.toFixed(1)} MB`);
     rows["commands during the load"]?.push(`${done} in ${LOAD_S} s${failed ? `, ${failed} failed` : ""}`);
+    rows["daemon CPU per command"]?.push(`${((cpuMs(pid) - cpu0) / Math.max(1, done)).toFixed(1)} ms`);
 
     const exited = new Promise((resolve) => daemon.once("exit", resolve));
     daemon.kill("SIGTERM");
@@ -317,6 +344,11 @@ try {
   };
   for (const [label, cells] of Object.entries(rows)) line(label, cells, targets[label] ?? "");
   console.log(`  node -e 0 (the floor of any Node process): ${floor.toFixed(0)} ms (median of ${RUNS})`);
+  const flags = unitFlags.join(" ");
+  const env = Object.entries(unitEnv)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
+  console.log(`  the unit: node ${flags}${env ? `, ${env} (a directory of the run's own here)` : ""}`);
 } finally {
   for (const d of daemons) d.kill("SIGKILL");
   for (const cleanup of cleanups.reverse()) await cleanup();
