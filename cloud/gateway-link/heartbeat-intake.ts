@@ -72,7 +72,6 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
             .updateTable("gateways")
             .set({ heartbeat_at: at })
             .where("id", "=", hb.gateway_id)
-            .where((eb) => eb.or([eb("heartbeat_at", "is", null), eb("heartbeat_at", "<", at)]))
             .execute();
         }
         for (const { hb, at } of moved)
@@ -85,8 +84,8 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
           beats.map(({ hb, at }) => ({ gateway_id: hb.gateway_id, at, reachable: reachableIds(hb) })),
         );
         // As markReachable for every gateway at once (reads each gateway's devices, writes the few that
-        // changed), then each gateway's heartbeat_at; a heartbeat older than the one applied (another
-        // replica's, out of order) moves nothing back. The LIMIT tells the planner how many rows the JSON
+        // changed), then each gateway's heartbeat_at: the cloud's now, even when its clock was stepped
+        // back (a guard against going back would leave every gateway unseen until it caught up). The LIMIT tells the planner how many rows the JSON
         // holds (it assumes 100), so a small batch looks its gateways up by key instead of scanning them.
         const batch = sql`(SELECT * FROM json_to_recordset(${seen}::json)
           AS x(gateway_id text, at text, reachable text[]) LIMIT ${beats.length})`;
@@ -101,7 +100,7 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
         await sql`
           UPDATE gateways AS g SET heartbeat_at = v.at
           FROM ${batch} AS v
-          WHERE g.id = v.gateway_id AND (g.heartbeat_at IS NULL OR g.heartbeat_at < v.at)`.execute(trx);
+          WHERE g.id = v.gateway_id`.execute(trx);
         if (moved.length === 0) return;
         const rows = moved.map(({ hb, at }) => ({
           gateway_id: hb.gateway_id,
