@@ -84,8 +84,8 @@ describe("site events", () => {
     await heartbeat();
     expect(await watch.check()).toBe(0);
     h.clock.advance(DEAD_AFTER_MS + 1_000);
-    // Two replicas running the watch notify each change once (one reads the devices two at a time).
-    const other = createConnectionWatch({ db: h.db, clock: h.clock, log, pageSize: 2 });
+    // Two replicas running the watch notify each change once.
+    const other = createConnectionWatch({ db: h.db, clock: h.clock, log });
     const [a, b] = await Promise.all([watch.check(), other.check()]);
     expect(a + b).toBe(HEARD.length);
     const offline = (await messages(h)).filter((m) => m.type === "connection");
@@ -99,8 +99,7 @@ describe("site events", () => {
   });
 
   it("a location offline for 2 hours is confirmed once, with when it went offline", async () => {
-    // Its devices read over several pages.
-    const watch = createConnectionWatch({ db: h.db, clock: h.clock, log, pageSize: 3 });
+    const watch = createConnectionWatch({ db: h.db, clock: h.clock, log });
     await heartbeat();
     await watch.check();
     h.clock.advance(DEAD_AFTER_MS + 60_000);
