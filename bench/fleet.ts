@@ -268,7 +268,8 @@ async function runFleet(n: number): Promise<Result> {
       const wall0 = performance.now();
       const from = monotonicUs();
       probes.record(true);
-      const activity = sampleDbActivity({ databaseUrl: store.url, applicationName: appName, poolSize: 10 });
+      // Both of the cloud's pools: requests and background work, and the gateway link (10 each by default).
+      const activity = sampleDbActivity({ databaseUrl: store.url, applicationName: appName, poolSize: 20 });
       await activity.start();
       const commands = commandLoad({ base: cloud.base, gateways: n, tokens, ratePerS: COMMAND_RATE });
       const lists = locationLoad({ base: cloud.base, tokens, ratePerS: LIST_RATE });
