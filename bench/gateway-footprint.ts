@@ -329,7 +329,9 @@ try {
   }
 
   const w = Math.max(...Object.keys(rows).map((k) => k.length));
-  const cols = runners.map((r) => r.name.length + 4);
+  const cols = runners.map(
+    (r, i) => Math.max(r.name.length, ...Object.values(rows).map((cells) => cells[i]?.length ?? 0)) + 4,
+  );
   const line = (label: string, cells: string[], target: string) =>
     console.log(`  ${label.padEnd(w)}  ${cells.map((c, i) => c.padEnd(cols[i] ?? 0)).join("")}${target}`);
   line(
