@@ -9,7 +9,7 @@ import type { Clock, TimerHandle } from "./clock.ts";
  * `@midnight` and `@hourly` are accepted too. This is node-cron's syntax without its L, W and # forms.
  *
  * Our own rather than node-cron: node-cron reads the time of every tick through Intl.DateTimeFormat, and
- * ICU's date and time-zone data cost the daemon ~5 MB of resident memory (README: gateway footprint).
+ * ICU's date and time-zone data cost the daemon ~7 MB of resident memory (README: gateway footprint).
  */
 
 export type CronSchedule = {
