@@ -73,6 +73,9 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
         connectTimeout: 5_000,
         reconnectPeriod: 0, // reconnects wait on the injected clock, with backoff (below)
         queueQoSZero: false, // heartbeats are ephemeral: never queued while offline
+        // mqtt-packet's table of 65,536 prebuilt number buffers is ~6.5 MB of a controller's heap; a
+        // gateway's few messages a second can encode their numbers as they go (README: gateway footprint).
+        writeCache: false,
         will: { topic: topic("status"), payload: Buffer.from(this.status(false)), qos: 1, retain: true },
       },
     );
