@@ -55,6 +55,8 @@ export async function startCloud(
   // HTTP request never queues behind it (issue 10, fleet). SQLite has one connection anyway.
   const gatewayDb =
     store.kind === "postgres" ? await openPostgresPool(store, cfg.DATABASE_GATEWAY_POOL_MAX) : db;
+  // Heartbeats are written a batch at a time on one connection that does not wait for the WAL flush.
+  const heartbeatDb = store.kind === "postgres" ? await openPostgresPool(store, 1, { durable: false }) : db;
   if (opts.beforeListen) await opts.beforeListen(db);
 
   const mqttPassword = cfg.MQTT_PASSWORD ?? persistentSecret(cfg.DATA_DIR, "mqtt-cloud-secret", 24);
@@ -86,7 +88,7 @@ export async function startCloud(
       // aedes has no shared subscriptions; the embedded broker serves one process anyway.
       shareGroup: broker || !cfg.MQTT_SHARE_GROUP ? undefined : cfg.MQTT_SHARE_GROUP,
     },
-    { db: gatewayDb, clock, log, timeouts, settled },
+    { db: gatewayDb, heartbeatDb, clock, log, timeouts, settled },
   );
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });
   sweeper.start();
@@ -136,6 +138,7 @@ export async function startCloud(
       await webhooks.stop();
       await db.destroy();
       if (gatewayDb !== db) await gatewayDb.destroy();
+      if (heartbeatDb !== db) await heartbeatDb.destroy();
     },
   };
 }

@@ -61,6 +61,8 @@ export async function startGatewayLink(
   cfg: GatewayLinkConfig,
   deps: {
     db: Db;
+    /** Where heartbeats are written (heartbeat-intake.ts); `db` unless given. */
+    heartbeatDb?: Db;
     clock: Clock;
     log: Logger;
     timeouts: CommandTimeoutConfig;
@@ -98,7 +100,7 @@ export async function startGatewayLink(
   /** The map version this process last published per gateway. */
   const published = new Map<string, string>();
   // Heartbeats of all gateways are written together (its chain still waits for each gateway's own).
-  const heartbeats = createHeartbeatIntake(db);
+  const heartbeats = createHeartbeatIntake(deps.heartbeatDb ?? db);
 
   const publisher: GatewayPublisher = {
     async publishCommand(gatewayId, request) {

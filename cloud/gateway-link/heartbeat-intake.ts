@@ -20,10 +20,11 @@ export type HeartbeatIntake = {
  *
  * Heartbeats are applied as a group commit: while one batch is being written, those that arrive wait and go
  * together in the next, so a quiet cloud writes each at once and a busy one writes a batch per round trip
- * instead of a statement and a commit per heartbeat (issue 10, fleet). On PostgreSQL a batch is three
- * statements whatever its size, committed without waiting for the WAL flush: a heartbeat lost to a database
- * crash is replaced by the next one 10 s later (docs/decisions.md, Fleet intake). Callers keep each
- * gateway's messages in order by awaiting `apply` before their next one.
+ * instead of a statement and a commit per heartbeat (issue 10, fleet). On PostgreSQL a batch is one
+ * statement whatever its size; the cloud runs it on a connection of its own that commits without waiting
+ * for the WAL flush: a heartbeat lost to a database crash is replaced by the next one 10 s later
+ * (docs/decisions.md, Fleet intake). Callers keep each gateway's messages in order by awaiting `apply`
+ * before their next one.
  */
 export function createHeartbeatIntake(db: Db): HeartbeatIntake {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -78,47 +79,51 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
           if (hb.outbox) await recordOutboxPosition(trx, hb.gateway_id, hb.outbox, new Date(at));
       });
     } else {
-      await db.transaction().execute(async (trx) => {
-        await sql`SET LOCAL synchronous_commit TO OFF`.execute(trx);
-        const seen = JSON.stringify(
-          beats.map(({ hb, at }) => ({ gateway_id: hb.gateway_id, at, reachable: reachableIds(hb) })),
-        );
-        // As markReachable for every gateway at once (reads each gateway's devices, writes the few that
-        // changed), then each gateway's heartbeat_at: the cloud's now, even when its clock was stepped
-        // back (a guard against going back would leave every gateway unseen until it caught up). The LIMIT tells the planner how many rows the JSON
-        // holds (it assumes 100), so a small batch looks its gateways up by key instead of scanning them.
-        const batch = sql`(SELECT * FROM json_to_recordset(${seen}::json)
-          AS x(gateway_id text, at text, reachable text[]) LIMIT ${beats.length})`;
-        await sql`
-          UPDATE devices AS d
-          SET reachable = 1 - d.reachable,
-              seen_at = CASE WHEN d.reachable = 1 AND g.heartbeat_at > coalesce(d.seen_at, '')
-                        THEN g.heartbeat_at ELSE d.seen_at END
-          FROM ${batch} AS v, gateways AS g
-          WHERE g.id = v.gateway_id AND d.gateway_id = v.gateway_id AND d.type <> 'GUARD'
-            AND d.reachable <> CASE WHEN d.id = ANY (v.reachable) THEN 1 ELSE 0 END`.execute(trx);
-        await sql`
-          UPDATE gateways AS g SET heartbeat_at = v.at
-          FROM ${batch} AS v
-          WHERE g.id = v.gateway_id`.execute(trx);
-        if (moved.length === 0) return;
-        const rows = moved.map(({ hb, at }) => ({
+      const seen = JSON.stringify(
+        beats.map(({ hb, at }) => ({ gateway_id: hb.gateway_id, at, reachable: reachableIds(hb) })),
+      );
+      const outboxes = JSON.stringify(
+        moved.map(({ hb, at }) => ({
           gateway_id: hb.gateway_id,
           outbox_id: hb.outbox?.id,
           unconfirmed_from: hb.outbox?.unconfirmed_from,
           at,
-        }));
-        // As recordOutboxPosition: only a higher position is written, a new outbox starts its checkpoint.
-        await sql`
+        })),
+      );
+      // One statement, so one round trip and its own transaction. As markReachable for every gateway at
+      // once (reads each gateway's devices, writes the few that changed: every part of the statement reads
+      // the gateways as they were before it), then each gateway's heartbeat_at: the cloud's now, even when
+      // its clock was stepped back (a guard against going back would leave every gateway unseen until it
+      // caught up). The outbox positions as recordOutboxPosition: only a higher one is written, a new
+      // outbox starts its checkpoint. The LIMIT tells the planner how many rows the JSON holds (it assumes
+      // 100), so a small batch looks its gateways up by key instead of scanning them.
+      await sql`
+        WITH v AS MATERIALIZED (
+          SELECT * FROM json_to_recordset(${seen}::json) AS x(gateway_id text, at text, reachable text[])
+          LIMIT ${beats.length}
+        ),
+        reach AS (
+          UPDATE devices AS d
+          SET reachable = 1 - d.reachable,
+              seen_at = CASE WHEN d.reachable = 1 AND g.heartbeat_at > coalesce(d.seen_at, '')
+                        THEN g.heartbeat_at ELSE d.seen_at END
+          FROM v, gateways AS g
+          WHERE g.id = v.gateway_id AND d.gateway_id = v.gateway_id AND d.type <> 'GUARD'
+            AND d.reachable <> CASE WHEN d.id = ANY (v.reachable) THEN 1 ELSE 0 END
+          RETURNING 1
+        ),
+        positions AS (
           INSERT INTO gateway_outboxes
             (gateway_id, outbox_id, unconfirmed_from, reported_at, checkpoint_from, checkpoint_at)
-          SELECT v.gateway_id, v.outbox_id, v.unconfirmed_from, v.at, v.unconfirmed_from, v.at
-          FROM json_to_recordset(${JSON.stringify(rows)}::json)
-            AS v(gateway_id text, outbox_id text, unconfirmed_from integer, at text)
+          SELECT o.gateway_id, o.outbox_id, o.unconfirmed_from, o.at, o.unconfirmed_from, o.at
+          FROM json_to_recordset(${outboxes}::json)
+            AS o(gateway_id text, outbox_id text, unconfirmed_from integer, at text)
           ON CONFLICT (gateway_id, outbox_id) DO UPDATE
             SET unconfirmed_from = excluded.unconfirmed_from, reported_at = excluded.reported_at
-            WHERE excluded.unconfirmed_from > gateway_outboxes.unconfirmed_from`.execute(trx);
-      });
+            WHERE excluded.unconfirmed_from > gateway_outboxes.unconfirmed_from
+          RETURNING 1
+        )
+        UPDATE gateways AS g SET heartbeat_at = v.at FROM v WHERE g.id = v.gateway_id`.execute(db);
     }
     for (const { hb } of moved) positions.set(hb.gateway_id, positionKey(hb));
   }

@@ -72,15 +72,23 @@ function openSqlite(file: string): Db {
 /**
  * Another pool on a PostgreSQL store already opened (and migrated) by `openDb`, so one kind of work never
  * waits for connections held by another (the cloud's gateway intake beside its HTTP requests).
+ * `durable: false` commits without waiting for the WAL flush: for writes whose loss in a database crash
+ * costs nothing (heartbeats).
  */
 export function openPostgresPool(
   config: Extract<StoreConfig, { kind: "postgres" }>,
   poolMax: number,
+  opts: { durable?: boolean } = {},
 ): Promise<Db> {
-  return openPostgres(config.url, config.schema, poolMax);
+  return openPostgres(config.url, config.schema, poolMax, opts.durable ?? true);
 }
 
-async function openPostgres(url: string, schema: string | undefined, poolMax: number): Promise<Db> {
+async function openPostgres(
+  url: string,
+  schema: string | undefined,
+  poolMax: number,
+  durable = true,
+): Promise<Db> {
   if (schema) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
     const admin = new pg.Client({ connectionString: url });
@@ -91,10 +99,14 @@ async function openPostgres(url: string, schema: string | undefined, poolMax: nu
       await admin.end();
     }
   }
+  const options = [
+    ...(schema ? [`-c search_path=${schema}`] : []),
+    ...(durable ? [] : ["-c synchronous_commit=off"]),
+  ];
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...(options.length ? { options: options.join(" ") } : {}),
   });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
