@@ -1,9 +1,18 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { isCronExpression } from "../shared/cron.ts";
+import { parseCron } from "../shared/cron.ts";
 import { whyUnreadable } from "../shared/unreadable-file.ts";
 import { GATEWAY_ID_PATTERN } from "../shared/wire/topics.ts";
+
+/** A sweep's schedule (cron syntax, shared/cron.ts); a bad one is refused with what croner could not read. */
+const CronExpression = z.string().superRefine((e, ctx) => {
+  try {
+    parseCron(e);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: `not a cron expression (${(err as Error).message})` });
+  }
+});
 
 /**
  * Gateway daemon configuration, validated at start (ARCHITECTURE: a bad config fails fast with a message
@@ -78,20 +87,12 @@ export const GatewayConfig = z.strictObject({
    * When to read every device's sensors again (cron syntax, shared/cron.ts; null: never). Events report changes as
    * they happen; the sweep catches one whose event was lost.
    */
-  sensor_sweep: z
-    .string()
-    .refine((e) => isCronExpression(e), "not a cron expression")
-    .nullable()
-    .default("*/15 * * * *"),
+  sensor_sweep: CronExpression.nullable().default("*/15 * * * *"),
   /**
    * When to delete expired grants from the key cache (cron syntax, shared/cron.ts; null: never). A tap checks
    * expiry itself; the sweep only keeps the cache small.
    */
-  key_sweep: z
-    .string()
-    .refine((e) => isCronExpression(e), "not a cron expression")
-    .nullable()
-    .default("*/5 * * * *"),
+  key_sweep: CronExpression.nullable().default("*/5 * * * *"),
   /** How long a tap waits for the cloud's answer about a card the key cache does not hold. */
   card_query_timeout_ms: z.number().int().min(100).max(10_000).default(1_500),
   /**

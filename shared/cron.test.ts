@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeClock } from "../test/support/fake-clock.ts";
-import { CronSyntaxError, cronTask, isCronExpression, parseCron } from "./cron.ts";
+import { CronSyntaxError, cronTask, parseCron } from "./cron.ts";
 
 /** Local wall time, as the schedules read it. */
 const local = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0) => new Date(y, mo - 1, d, h, mi, s);
@@ -32,14 +32,10 @@ describe("parseCron", () => {
     expect(runs("0 * * * *", local(2026, 1, 15, 10, 0, 0), 1)).toEqual([local(2026, 1, 15, 11)]);
   });
 
-  it("reads ranges, lists, steps on ranges and names, and wraps a range that runs past the end", () => {
+  it("reads ranges, lists, steps on ranges, names, ? and weekday 7", () => {
     expect(runs("0 9 * * mon-fri", local(2026, 1, 16, 10), 2)).toEqual([
       local(2026, 1, 19, 9), // Friday 16th at 10:00 → Monday 19th
       local(2026, 1, 20, 9),
-    ]);
-    expect(runs("0 0 * * fri-mon", local(2026, 1, 15), 4).map((d) => d.getDay())).toEqual([5, 6, 0, 1]);
-    expect(runs("0 22-2 * * *", local(2026, 1, 15, 3), 5).map((d) => d.getHours())).toEqual([
-      22, 23, 0, 1, 2,
     ]);
     expect(runs("0-30/10 0 * * *", local(2026, 1, 15, 0, 1), 3).map((d) => d.getMinutes())).toEqual([
       10, 20, 30,
@@ -49,11 +45,21 @@ describe("parseCron", () => {
       local(2026, 7, 1, 0, 10),
       local(2027, 1, 1, 0, 5),
     ]);
-    // 7 is Sunday as 0 is; ? stands for * in the day fields.
+    // 7 is Sunday as 0 is; ? stands for *.
     expect(runs("0 0 ? * 7", local(2026, 1, 15), 1)).toEqual([local(2026, 1, 18)]);
+    // mon-sun runs to 7: every day.
+    expect(runs("0 0 * * mon-sun", local(2026, 1, 15), 3).map((d) => d.getDay())).toEqual([5, 6, 0]);
   });
 
-  it("needs both a day of month and a weekday to match when both are given, as node-cron did", () => {
+  it("takes croner's last day (L), nearest weekday (W) and nth weekday (#)", () => {
+    expect(runs("0 0 L * *", local(2026, 1, 15), 2)).toEqual([local(2026, 1, 31), local(2026, 2, 28)]);
+    // The 15th of February 2026 is a Sunday: the weekday nearest it is Monday the 16th.
+    expect(runs("0 0 15W * *", local(2026, 2, 1), 1)).toEqual([local(2026, 2, 16)]);
+    expect(runs("0 0 * * mon#2", local(2026, 1, 15), 2)).toEqual([local(2026, 2, 9), local(2026, 3, 9)]);
+    expect(runs("0 0 * * 5#L", local(2026, 1, 15), 1)).toEqual([local(2026, 1, 30)]);
+  });
+
+  it("needs both a day of month and a weekday to match when both are given (not Vixie cron's either)", () => {
     // The next Friday the 13th after mid-January 2026 is in February.
     expect(runs("0 0 13 * fri", local(2026, 1, 15), 2)).toEqual([local(2026, 2, 13), local(2026, 3, 13)]);
     expect(runs("0 0 29 2 *", local(2026, 1, 15), 1)).toEqual([local(2028, 2, 29)]);
@@ -66,20 +72,84 @@ describe("parseCron", () => {
   });
 
   it.each([
-    ["* * * *", /5 fields/],
-    ["61 * * * *", /minute: 61 is outside 0-59/],
+    ["* * * *", /five, six, or seven/],
+    ["* * * * * * *", /5 or 6 parts/], // no year field
+    ["61 * * * *", /minute: 61/],
     ["* 24 * * *", /hour: 24/],
-    ["a * * * *", /"a" is not a number/],
-    ["*/0 * * * *", /step/],
-    ["5/15 * * * *", /a step needs a range/],
-    ["1-2-3 * * * *", /minute/],
-    ["0 0 30 2 *", /no month it names has day 30/],
-    ["0 0 L * *", /day of month/],
-    ["0 0 * * 1#2", /day of week/],
-  ])("refuses %s, naming what it could not read", (expr, message) => {
+    ["a * * * *", /\(a\) contains illegal characters/],
+    ["*/0 * * * *", /illegal stepping: 0/],
+    ["5/15 * * * *", /stepping with numeric prefix \('5\/15'\) is not allowed/],
+    ["1-2-3 * * * *", /illegal range: '1-2-3'/],
+    // A range must run upwards, as in crontab(5): 22-23,0-2 for the hours around midnight.
+    ["0 22-2 * * *", /From value is larger than to value: '22-2'/],
+    ["0 0 * * fri-mon", /From value is larger than to value/],
+    // Names have three letters.
+    ["0 0 1 january *", /a month or day name has to stand alone \('january'\)/],
+    ["@reboot", /@reboot is not supported/],
+    ["0 0 30 2 *", /matches no date/],
+    ["0 0 31 4,6,9,11 *", /matches no date/],
+  ])("refuses %s, saying why", (expr, message) => {
     expect(() => parseCron(expr)).toThrow(CronSyntaxError);
+    expect(() => parseCron(expr)).toThrow(`${expr}: `);
     expect(() => parseCron(expr)).toThrow(message);
-    expect(isCronExpression(expr)).toBe(false);
+  });
+});
+
+describe("parseCron at a daylight-saving change (Europe/Berlin)", () => {
+  const tz = process.env.TZ;
+  beforeAll(() => {
+    process.env.TZ = "Europe/Berlin";
+  });
+  afterAll(() => {
+    if (tz === undefined) delete process.env.TZ;
+    else process.env.TZ = tz;
+  });
+
+  it("runs a time of day the spring change skips just after the gap, and a repeated one once", () => {
+    expect(local(2026, 1, 15).getTimezoneOffset()).toBe(-60);
+    // 29 March 2026: 02:00 CET → 03:00 CEST.
+    expect(runs("30 2 * * *", local(2026, 3, 28, 12), 2).map((d) => d.toISOString())).toEqual([
+      "2026-03-29T01:00:00.000Z", // 03:00 CEST
+      "2026-03-30T00:30:00.000Z", // 02:30 CEST
+    ]);
+    // 25 October 2026: 03:00 CEST → 02:00 CET; 02:30 comes twice.
+    expect(runs("30 2 * * *", local(2026, 10, 24, 12), 2).map((d) => d.toISOString())).toEqual([
+      "2026-10-25T00:30:00.000Z", // 02:30 CEST
+      "2026-10-26T01:30:00.000Z", // 02:30 CET, the next day
+    ]);
+  });
+
+  it("runs an interval through the repeated hour, in real time", () => {
+    expect(runs("*/30 * * * *", local(2026, 10, 25, 1, 0), 6).map((d) => d.toISOString())).toEqual([
+      "2026-10-24T23:30:00.000Z", // 01:30 CEST
+      "2026-10-25T00:00:00.000Z", // 02:00 CEST
+      "2026-10-25T00:30:00.000Z", // 02:30 CEST
+      "2026-10-25T01:00:00.000Z", // 02:00 CET
+      "2026-10-25T01:30:00.000Z", // 02:30 CET
+      "2026-10-25T02:00:00.000Z", // 03:00 CET
+    ]);
+  });
+
+  it("and so does cronTask on the injected clock", () => {
+    const clock = new FakeClock("2026-10-24T23:10:00.000Z");
+    const at: string[] = [];
+    const task = cronTask(
+      clock,
+      parseCron("*/30 * * * *"),
+      () => at.push(clock.now().toISOString()),
+      () => {},
+    );
+    task.start();
+    clock.advance(3 * 3_600_000);
+    task.stop();
+    expect(at).toEqual([
+      "2026-10-24T23:30:00.000Z",
+      "2026-10-25T00:00:00.000Z",
+      "2026-10-25T00:30:00.000Z",
+      "2026-10-25T01:00:00.000Z",
+      "2026-10-25T01:30:00.000Z",
+      "2026-10-25T02:00:00.000Z",
+    ]);
   });
 });
 

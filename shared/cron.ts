@@ -1,163 +1,56 @@
+import { Cron } from "croner";
 import type { Clock, TimerHandle } from "./clock.ts";
 
 /**
- * Cron schedules for the gateway's sweeps, in local time: five fields (minute hour day-of-month month
- * day-of-week) or six (seconds first). A field is `*`, a number, a range `a-b` (wrapping when a > b, as
- * `fri-mon`), any of these with a step (`*\/15`, `0-30/10`), or a list of them; `?` stands for `*` in the day
- * fields; months and weekdays may be named (`jan`, `january`, `sun`, `sunday`); weekday 7 is Sunday; a
- * day-of-month and a day-of-week both given must both match. `@yearly`, `@monthly`, `@weekly`, `@daily`,
- * `@midnight` and `@hourly` are accepted too. This is node-cron's syntax without its L, W and # forms.
+ * Cron schedules for the gateway's sweeps, in local time, read and computed by croner: five fields (minute
+ * hour day-of-month month day-of-week) or six (seconds first). A field is `*` or `?`, a number, a range
+ * `a-b`, a step on `*` or on a range (`*\/15`, `0-30/10`), or a list of them; months and weekdays may be
+ * named by three letters (`jan`, `mon`); weekday 7 is Sunday; the day fields take croner's `L` (last), `W`
+ * (nearest weekday) and `#` (nth weekday); `@yearly`, `@monthly`, `@weekly`, `@daily` and `@hourly` are
+ * accepted too. A day of month and a weekday both given must both match. At a daylight-saving change
+ * croner does as Vixie cron: a schedule at one time of day (`30 2 * * *`) still runs once that day, at the
+ * first of a repeated time and just after the gap for a time the change skips; one with a wildcard, step,
+ * range or list in its time fields runs through the repeated hour and skips the missing one.
  *
- * Our own rather than node-cron: node-cron reads the time of every tick through Intl.DateTimeFormat, and
- * ICU's date and time-zone data cost the daemon ~7 MB of resident memory (README: gateway footprint).
+ * croner rather than node-cron: given no time zone it reads a Date's local fields, never Intl, whereas
+ * node-cron formats every tick through Intl.DateTimeFormat and ICU's data cost the daemon ~7 MB resident
+ * (README: gateway footprint; docs/decisions.md). So no `timezone` option here.
  */
 
 export type CronSchedule = {
-  /**
-   * The first instant after `after` (to the second) that the schedule matches; null when none comes within
-   * 50 years (a day of month and a weekday that rarely meet do so within 28).
-   */
+  /** The first instant after `after` (to the second) that the schedule matches; null when none comes. */
   next(after: Date): Date | null;
 };
 
 export class CronSyntaxError extends Error {}
 
-const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-const WEEKDAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
-const FULL_MONTHS = [
-  "january",
-  "february",
-  "march",
-  "april",
-  "may",
-  "june",
-  "july",
-  "august",
-  "september",
-  "october",
-  "november",
-  "december",
-];
-const FULL_WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+const OPTIONS = {
+  paused: true,
+  // Both day fields given must both match (croner's default is Vixie cron's either-or): as node-cron read
+  // them, and our own parser after it, so a config keeps its meaning.
+  domAndDow: true,
+  // No seventh (year) field.
+  mode: "5-or-6-parts",
+} as const;
 
-const NICKNAMES: Record<string, string> = {
-  "@yearly": "0 0 1 1 *",
-  "@annually": "0 0 1 1 *",
-  "@monthly": "0 0 1 * *",
-  "@weekly": "0 0 * * 0",
-  "@daily": "0 0 * * *",
-  "@midnight": "0 0 * * *",
-  "@hourly": "0 * * * *",
-};
+/**
+ * A schedule without a year repeats every 400 years, and croner searches up to the year 9999: one that
+ * matches nothing from here on matches nothing at all.
+ */
+const SINCE = new Date(2000, 0, 1);
 
-type Field = { name: string; min: number; max: number; names?: (string[] | undefined)[]; offset?: number };
-const FIELDS: Field[] = [
-  { name: "second", min: 0, max: 59 },
-  { name: "minute", min: 0, max: 59 },
-  { name: "hour", min: 0, max: 23 },
-  { name: "day of month", min: 1, max: 31 },
-  { name: "month", min: 1, max: 12, names: [MONTHS, FULL_MONTHS], offset: 1 },
-  // 7 is Sunday too: folded onto 0 once the field is read.
-  { name: "day of week", min: 0, max: 7, names: [WEEKDAYS, FULL_WEEKDAYS], offset: 0 },
-];
-
-function value(text: string, f: Field, expr: string): number {
-  const lower = text.toLowerCase();
-  for (const list of f.names ?? []) {
-    const i = list?.indexOf(lower) ?? -1;
-    if (i >= 0) return i + (f.offset ?? 0);
-  }
-  if (!/^\d+$/.test(text)) throw new CronSyntaxError(`${expr}: ${f.name}: "${text}" is not a number`);
-  const n = Number(text);
-  if (n < f.min || n > f.max)
-    throw new CronSyntaxError(`${expr}: ${f.name}: ${n} is outside ${f.min}-${f.max}`);
-  return n;
-}
-
-function field(text: string, f: Field, expr: string): Set<number> {
-  const out = new Set<number>();
-  for (const part of text.split(",")) {
-    const [range = "", stepText, extra] = part.split("/");
-    if (extra !== undefined || range === "") throw new CronSyntaxError(`${expr}: ${f.name}: "${part}"`);
-    const step = stepText === undefined ? 1 : Number(stepText);
-    if (!Number.isInteger(step) || step < 1 || !/^\d+$/.test(stepText ?? "1"))
-      throw new CronSyntaxError(`${expr}: ${f.name}: "${part}" has no whole step of 1 or more`);
-    let first: number;
-    let last: number;
-    if (range === "*") [first, last] = [f.min, f.name === "day of week" ? 6 : f.max];
-    else if (range.includes("-")) {
-      const [a = "", b = "", more] = range.split("-");
-      if (more !== undefined) throw new CronSyntaxError(`${expr}: ${f.name}: "${part}"`);
-      [first, last] = [value(a, f, expr), value(b, f, expr)];
-    } else {
-      // A single value with a step (`5/15`) is no cron form node-cron knew either.
-      if (stepText !== undefined)
-        throw new CronSyntaxError(`${expr}: ${f.name}: "${part}": a step needs a range`);
-      [first, last] = [value(range, f, expr), value(range, f, expr)];
-    }
-    if (first <= last) for (let v = first; v <= last; v += step) out.add(v);
-    else {
-      // A range that wraps (fri-mon, 22-2) runs on past the field's end and starts again at its beginning.
-      const top = f.name === "day of week" ? 6 : f.max;
-      const size = top - f.min + 1;
-      const span = (((last - first) % size) + size) % size;
-      for (let i = 0; i <= span; i += step) out.add(first + i > top ? first + i - size : first + i);
-    }
-  }
-  return out;
-}
-
-/** Parses a cron expression; a CronSyntaxError names the field and the part it could not read. */
+/** Parses a cron expression; a CronSyntaxError gives the expression and croner's reason. */
 export function parseCron(expression: string): CronSchedule {
-  const expr = expression.trim();
-  const parts = (NICKNAMES[expr.toLowerCase()] ?? expr).split(/\s+/);
-  if (parts.length === 5) parts.unshift("0");
-  if (parts.length !== 6)
-    throw new CronSyntaxError(`${expression}: expected 5 fields (or 6, seconds first), got ${parts.length}`);
-  if (parts[3] === "?") parts[3] = "*";
-  if (parts[5] === "?") parts[5] = "*";
-  const [seconds, minutes, hours, days, months, weekdays] = parts.map((p, i) =>
-    field(p, FIELDS[i] as Field, expression),
-  ) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
-  if (weekdays.delete(7)) weekdays.add(0);
-  const longest = Math.max(...[...months].map((m) => (m === 2 ? 29 : [4, 6, 9, 11].includes(m) ? 30 : 31)));
-  if (Math.min(...days) > longest)
-    throw new CronSyntaxError(`${expression}: no month it names has day ${Math.min(...days)}`);
-
-  return {
-    next(after) {
-      const t = new Date(after.getTime());
-      t.setMilliseconds(0);
-      t.setSeconds(t.getSeconds() + 1);
-      const until = after.getTime() + 50 * 366 * 86_400_000;
-      while (t.getTime() <= until) {
-        const before = t.getTime();
-        if (!months.has(t.getMonth() + 1)) {
-          t.setMonth(t.getMonth() + 1, 1);
-          t.setHours(0, 0, 0, 0);
-        } else if (!days.has(t.getDate()) || !weekdays.has(t.getDay())) {
-          t.setDate(t.getDate() + 1);
-          t.setHours(0, 0, 0, 0);
-        } else if (!hours.has(t.getHours())) t.setHours(t.getHours() + 1, 0, 0, 0);
-        else if (!minutes.has(t.getMinutes())) t.setMinutes(t.getMinutes() + 1, 0, 0);
-        else if (!seconds.has(t.getSeconds())) t.setSeconds(t.getSeconds() + 1, 0);
-        else return t;
-        // Local-time arithmetic at a daylight-saving change may land on an earlier instant: move on by a second.
-        if (t.getTime() <= before) t.setTime(before + 1000);
-      }
-      return null;
-    },
-  };
-}
-
-/** True when parseCron reads the expression. */
-export function isCronExpression(expression: string): boolean {
+  let cron: Cron;
   try {
-    parseCron(expression);
-    return true;
-  } catch {
-    return false;
+    cron = new Cron(expression, OPTIONS);
+  } catch (err) {
+    const why = err instanceof Error ? err.message.replace(/^CronPattern: /, "") : String(err);
+    throw new CronSyntaxError(`${expression}: ${why}`);
   }
+  // Accepted by croner but never due (`0 0 30 2 *`): a sweep that would never run is a mistake in the config.
+  if (!cron.nextRun(SINCE)) throw new CronSyntaxError(`${expression}: matches no date`);
+  return { next: (after) => cron.nextRun(after) };
 }
 
 /** Node's timers take at most 2^31 - 1 ms; a longer wait is made of several. */
