@@ -80,7 +80,7 @@ describe("parseCron", () => {
     ["*/0 * * * *", /illegal stepping: 0/],
     ["5/15 * * * *", /stepping with numeric prefix \('5\/15'\) is not allowed/],
     ["1-2-3 * * * *", /illegal range: '1-2-3'/],
-    // A range must run upwards, as in crontab(5): 22-23,0-2 for the hours around midnight.
+    // A range runs upwards: 22-23,0-2 for the hours around midnight.
     ["0 22-2 * * *", /From value is larger than to value: '22-2'/],
     ["0 0 * * fri-mon", /From value is larger than to value/],
     // Names have three letters.
