@@ -285,6 +285,9 @@ describe("location list views", () => {
       const res = await get("basic", LIST_URL, { "if-none-match": header });
       expect(res.statusCode, header).toBe(304);
       expect(res.headers.etag).toBe(etag);
+      // No body, and no length of one: a client on a keep-alive connection would wait for it.
+      expect(res.body).toBe("");
+      expect(res.headers["content-length"]).toBeUndefined();
     }
     await elsewhere.db
       .updateTable("locations")

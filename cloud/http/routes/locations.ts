@@ -101,7 +101,10 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       });
       // Pollers that send back the ETag get a 304 without the body (RFC 9110 §13.1.2).
       reply.header("etag", list.etag);
-      if (ifNoneMatch(request.headers["if-none-match"], list.etag)) return reply.code(304).send(null);
+      // No payload at all: one serialised as `null` went out as `content-length: 4` with no body (a 304 has
+      // none), and a client reading that keep-alive connection waited for four bytes that never came.
+      if (ifNoneMatch(request.headers["if-none-match"], list.etag))
+        return (reply as FastifyReply).code(304).send();
       // Already serialised: sent as is, past the response schema it was built to.
       return (reply as FastifyReply).type("application/json; charset=utf-8").send(list.body);
     },
