@@ -1,7 +1,14 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+} from "kysely";
 import pg from "pg";
 import { assertSqliteRuntime } from "../../shared/sqlite-runtime.ts";
 import { migrationProvider } from "./migrations.ts";
@@ -99,14 +106,17 @@ async function openPostgres(
       await admin.end();
     }
   }
-  const options = [
-    ...(schema ? [`-c search_path=${schema}`] : []),
-    ...(durable ? [] : ["-c synchronous_commit=off"]),
-  ];
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
-    ...(options.length ? { options: options.join(" ") } : {}),
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // Set on each connection, not in its start-up options: those of a DATABASE_URL (`?options=…`) replace
+  // the pool's, and the setting was silently lost.
+  const onCreateConnection = durable
+    ? undefined
+    : async (c: DatabaseConnection) => {
+        await c.executeQuery(CompiledQuery.raw("SET synchronous_commit TO off"));
+      };
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, onCreateConnection }) });
 }
