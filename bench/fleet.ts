@@ -23,7 +23,16 @@ import { sampleDbActivity } from "./fleet/db-activity.ts";
 import { clientId, DEVICES_PER_GATEWAY, FLEET_SECRET, operatorCount } from "./fleet/fleet-shape.ts";
 import { declareFleet, openFleetStore } from "./fleet/fleet-store.ts";
 import type { FleetStats } from "./fleet/ipc.ts";
-import { commandLoad, failed, heartbeatProbes, locationLoad, max, pct, type Tally } from "./fleet/probes.ts";
+import {
+  commandLoad,
+  failed,
+  heartbeatProbes,
+  locationLoad,
+  max,
+  pct,
+  type Tally,
+  tripStages,
+} from "./fleet/probes.ts";
 import { cpuSeconds, loadAverage, machineTicks, nofile, postgresPids, rssMb } from "./fleet/proc-stats.ts";
 import {
   type CloudProcess,
@@ -268,6 +277,7 @@ async function runFleet(n: number): Promise<Result> {
       const pg0 = postgresCpu();
       const m0 = machineTicks();
       const wall0 = performance.now();
+      const windowFrom = Date.now();
       const from = monotonicUs();
       probes.record(true);
       // Both of the cloud's pools: requests and background work, and the gateway link (10 each by default).
@@ -341,6 +351,12 @@ async function runFleet(n: number): Promise<Result> {
         `  commands  ${cmd.latencies.length} SUCCESS, POST → SUCCESS with Prefer: wait=10 ` +
           `p50 ${f1(pct(cmd.latencies, 50))} ms, p99 ${f1(pct(cmd.latencies, 99))} ms, max ${f1(max(cmd.latencies))} ms${failures(cmd)}`,
       );
+      // The slowest trips, stage by stage: where a p99 goes (the cloud's clock for the events).
+      for (const trip of [...commands.trips].sort((a, b) => b.ms - a.ms).slice(0, 3)) {
+        console.log(
+          `            slow: ${f0(trip.ms)} ms at ${f1((trip.sentAt - windowFrom) / 1000)} s: ${tripStages(trip)}`,
+        );
+      }
       console.log(
         `  locations ${lst.latencies.length} lists (100 locations × 16 devices each) ` +
           `p50 ${f1(pct(lst.latencies, 50))} ms, p99 ${f1(pct(lst.latencies, 99))} ms${failures(lst)}`,

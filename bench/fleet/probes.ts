@@ -31,6 +31,23 @@ export function openLoop(ratePerS: number, fn: () => Promise<void>) {
 
 export type Tally = { latencies: number[]; failures: Map<string, number> };
 const tally = (): Tally => ({ latencies: [], failures: new Map() });
+
+type CommandEvent = { name: string; timestamp: string };
+/** One command's trip: when it was sent, how long it took, and its events (the cloud's clock). */
+export type Trip = { sentAt: number; answeredAt: number; ms: number; events: CommandEvent[] };
+
+/** Where a trip's time went: request → first event, event → event, last event → answer received. */
+export function tripStages(t: Trip): string {
+  const parts: string[] = [];
+  let prev = { name: "sent", at: t.sentAt };
+  for (const e of t.events) {
+    const at = Date.parse(e.timestamp);
+    parts.push(`${prev.name}→${e.name} ${at - prev.at}`);
+    prev = { name: e.name, at };
+  }
+  parts.push(`${prev.name}→answer ${t.answeredAt - prev.at}`);
+  return parts.join(", ");
+}
 const fail = (t: Tally, why: string) => t.failures.set(why, (t.failures.get(why) ?? 0) + 1);
 export const failed = (t: Tally) => [...t.failures.values()].reduce((a, b) => a + b, 0);
 
@@ -44,6 +61,7 @@ const DEVICE_REST_MS = 5_000;
  */
 export function commandLoad(o: { base: string; gateways: number; tokens: string[]; ratePerS: number }) {
   const t = tally();
+  const trips: Trip[] = [];
   const locked = new Set<string>();
   const lastSent = new Map<string, number>();
   const draw = (): { i: number; device: string } => {
@@ -58,6 +76,7 @@ export function commandLoad(o: { base: string; gateways: number; tokens: string[
     lastSent.set(device, Date.now());
     const name = locked.has(device) ? "unlock" : "lock";
     const t0 = performance.now();
+    const sentAt = Date.now();
     try {
       const res = await fetch(`${o.base}/device/v1/devices/${device}/commands`, {
         method: "POST",
@@ -68,20 +87,25 @@ export function commandLoad(o: { base: string; gateways: number; tokens: string[
         },
         body: JSON.stringify({ command: name }),
       });
-      const body = (await res.json()) as { state?: { value: string; reason: string }; error_code?: string };
+      const body = (await res.json()) as {
+        state?: { value: string; reason: string };
+        events?: CommandEvent[];
+        error_code?: string;
+      };
       const ms = performance.now() - t0;
       if (res.status >= 300) return void fail(t, `HTTP ${res.status} ${body.error_code ?? ""}`.trim());
       const state = body.state?.value ?? "?";
       if (state === "ERROR") return void fail(t, `ERROR: ${body.state?.reason ?? ""}`);
       if (state !== "SUCCESS") return void fail(t, `still ${state} when the 10 s wait ended`);
       t.latencies.push(ms);
+      trips.push({ sentAt, answeredAt: Date.now(), ms, events: body.events ?? [] });
       if (name === "lock") locked.add(device);
       else locked.delete(device);
     } catch (err) {
       fail(t, `request failed: ${(err as Error).message}`);
     }
   });
-  return { tally: t, stop: loop.stop };
+  return { tally: t, trips, stop: loop.stop };
 }
 
 /** GET /location/v1/locations (an operator's 100 locations) for operators drawn at random. */
