@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
-import { sql } from "kysely";
+import { type SelectQueryBuilder, sql } from "kysely";
 import type { Clock } from "../../shared/clock.ts";
 import { nextHealthChange } from "../../shared/domain/health.ts";
 import { LruMap } from "../auth/lru-map.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
+import type { Database } from "../store/schema.ts";
 import { aggregate } from "./aggregates.ts";
 import { presentLocation } from "./present-location.ts";
 
@@ -14,6 +15,8 @@ export type LocationHead = {
   id: string;
   created_at: string;
   data_version: string;
+  /** Heartbeats its gateways have sent: they move last_seen_at, and so health, without a data version. */
+  heartbeats: string;
   /** Read only for a filtered list. */
   tags: string;
   latitude: number;
@@ -22,8 +25,9 @@ export type LocationHead = {
 
 /** One location as a list shows it to one kind of caller, serialised, and how long it stays true. */
 type View = {
-  /** The location's data_version and created_at it was made from. */
+  /** The location's data_version, heartbeat count and created_at it was made from. */
   version: string;
+  heartbeats: string;
   createdAt: string;
   /** The clock reading it was made at and the first instant a device's health may change after it. */
   madeAt: number;
@@ -44,7 +48,8 @@ const REFRESH_CHUNK = 500;
 
 /**
  * Location list views kept per location and caller kind (restricted fields or not, resources or not).
- * Each request still reads every location's data_version from the store (one light query), so a change
+ * Each request still reads every location's data_version and heartbeat count from the store (one light
+ * query), so a change
  * made by any writer or replica is seen at once; only locations whose version moved, or whose devices'
  * health has reached its next change since the view was made, are read and presented again. The body
  * assembled from the views is memoised with its ETag, so an unchanged list costs one query and a copy.
@@ -60,6 +65,7 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
     return (
       v !== undefined &&
       v.version === head.data_version &&
+      v.heartbeats === head.heartbeats &&
       v.createdAt === head.created_at &&
       v.madeAt <= t &&
       t < v.validUntil
@@ -75,27 +81,33 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
   ) {
     for (let i = 0; i < ids.length; i += REFRESH_CHUNK) {
       const chunk = ids.slice(i, i + REFRESH_CHUNK);
-      // A device write after this read bumps the version past the one recorded here, so the view it
-      // misses is refreshed on the next request; reading devices first could record a stale view as new.
-      const rows = await db
-        .selectFrom("locations")
-        .selectAll()
+      // A device write or heartbeat after this read moves the version or count past the one recorded
+      // here, so the view it misses is refreshed on the next request; reading devices first could record
+      // a stale view as new.
+      const rows = await withHeartbeats(db.selectFrom("locations"))
+        .selectAll("locations")
         .select(sql<string>`cast(data_version as text)`.as("data_version"))
-        .where("id", "in", chunk)
+        .where("locations.id", "in", chunk)
         .where("operator_id", "=", principal.operatorId)
         .execute();
       const summaries = await devices.summariesAt(chunk, principal.operatorId);
       const now = clock.now();
-      for (const { data_version, ...row } of rows) {
+      for (const { data_version, heartbeats, ...row } of rows) {
         const devs = summaries.get(row.id) ?? [];
         let validUntil = Number.POSITIVE_INFINITY;
         for (const d of devs) validUntil = Math.min(validUntil, nextHealthChange(d, now));
         const location = presentLocation({ row, agg: aggregate(devs, now), principal, includeResources });
         const old = views.get(row.id);
-        // Two requests may refresh at once: never replace a view with one made from an older version.
-        if (old && old.createdAt === row.created_at && BigInt(old.version) > BigInt(data_version)) continue;
+        // Two requests may refresh at once: never replace a view with one made from an older read.
+        if (
+          old &&
+          old.createdAt === row.created_at &&
+          (BigInt(old.version) > BigInt(data_version) || BigInt(old.heartbeats) > BigInt(heartbeats))
+        )
+          continue;
         views.set(row.id, {
           version: data_version,
+          heartbeats,
           createdAt: row.created_at,
           madeAt: now.getTime(),
           validUntil,
@@ -112,13 +124,12 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
      * columns a filter reads only when asked for (`filtered`): a row costs more than its SQL.
      */
     heads(principal: Principal, filtered: boolean): Promise<LocationHead[]> {
-      const q = db
-        .selectFrom("locations")
-        .select(["id", "created_at"])
+      const q = withHeartbeats(db.selectFrom("locations"))
+        .select(["locations.id", "created_at"])
         .select(sql<string>`cast(data_version as text)`.as("data_version"))
         .where("operator_id", "=", principal.operatorId)
         .orderBy("code")
-        .orderBy("id");
+        .orderBy("locations.id");
       if (filtered) return q.select(["code", "tags", "latitude", "longitude"]).execute();
       return q.execute() as Promise<LocationHead[]>;
     },
@@ -159,6 +170,13 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
       return list;
     },
   };
+}
+
+/** Each location's heartbeat count (none yet: 0) as `heartbeats`, text as the version is. */
+function withHeartbeats(q: SelectQueryBuilder<Database, "locations", object>) {
+  return q
+    .leftJoin("location_heartbeats as hb", "hb.location_id", "locations.id")
+    .select(sql<string>`cast(coalesce(hb.beats, 0) as text)`.as("heartbeats"));
 }
 
 export type LocationViews = ReturnType<typeof createLocationViews>;

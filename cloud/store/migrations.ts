@@ -11,6 +11,7 @@ import { locationDataVersionMigration } from "./migrations/013-location-data-ver
 import { sensorMarksMigration } from "./migrations/014-sensor-marks.ts";
 import { devicesByGatewayMigration } from "./migrations/015-devices-by-gateway.ts";
 import { gatewayHeartbeatsMigration } from "./migrations/016-gateway-heartbeats.ts";
+import { locationHeartbeatsMigration } from "./migrations/017-location-heartbeats.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -224,6 +225,7 @@ const migrations: Record<string, Migration> = {
   "014-sensor-marks": sensorMarksMigration,
   "015-devices-by-gateway": devicesByGatewayMigration,
   "016-gateway-heartbeats": gatewayHeartbeatsMigration,
+  "017-location-heartbeats": locationHeartbeatsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

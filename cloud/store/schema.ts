@@ -91,6 +91,12 @@ export interface GatewaysTable {
   created_at: string;
 }
 
+/** How many heartbeats a location's gateways have sent: location views check it (migration 017). */
+export interface LocationHeartbeatsTable {
+  location_id: string;
+  beats: number;
+}
+
 export interface DevicesTable {
   id: string;
   operator_id: string;
@@ -249,6 +255,7 @@ export interface Database
   public_area_locations: PublicAreaLocationsTable;
   locations: LocationsTable;
   gateways: GatewaysTable;
+  location_heartbeats: LocationHeartbeatsTable;
   devices: DevicesTable;
   commands: CommandsTable;
   applied_seqs: AppliedSeqsTable;

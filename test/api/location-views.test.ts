@@ -256,7 +256,7 @@ describe("location list views", () => {
           }
         },
       ),
-      { numRuns: 20 },
+      { numRuns: 60 },
     );
   });
 
@@ -276,6 +276,13 @@ describe("location list views", () => {
     expect(await online()).toBe(5);
     h.clock.advance(1);
     expect(await online()).toBe(0);
+    // A heartbeat that reaches the same devices writes no device row: it alone must bring them back.
+    await h.heartbeat({
+      gateway_id: "gw-a1",
+      sent_at: now(),
+      devices: GATEWAYS["gw-a1"].map((device_id) => ({ device_id, reachable: true })),
+    });
+    expect(await online()).toBe(5);
   });
 
   it("answers 304 to a matching If-None-Match, weak or in a list, and 200 once anything changed", async () => {
