@@ -159,9 +159,27 @@ describe("replicas in one shared-subscription group on Mosquitto", () => {
     await gone;
     const before = a.applied.length;
     await gw.send(range(7, 30));
-    await eventually(() => expect([...gw.acks.keys()].sort((x, y) => x - y)).toEqual(range(1, 30)));
+    // The broker may have handed a message to a before it read a's connection closing: that one is lost
+    // with a, as what a crashed replica had taken is, and comes again from the gateway's outbox, which
+    // sends what is unacknowledged again (every outbox_resend_s; here every second).
+    let sentAt = Date.now();
+    const resent = new Set<number>();
+    await eventually(async () => {
+      const missing = range(1, 30).filter((seq) => !gw.acks.has(seq));
+      if (missing.length === 0) return;
+      if (Date.now() - sentAt >= 1_000) {
+        sentAt = Date.now();
+        for (const seq of missing) resent.add(seq);
+        await gw.send(missing);
+      }
+      throw new Error(`not acknowledged: ${missing.join(", ")}`);
+    });
+    // Nothing waited in a's session for it to come back: b took all of it, and the store has each once.
+    // A session kept for a would have held every other message (the group deals them in turn), not the
+    // one or two the broker may hand on while it learns of the close (the gateway awaits each PUBACK).
+    expect(resent.size).toBeLessThanOrEqual(2);
     expect(a.applied.length).toBe(before);
-    expect(b.applied.length).toBe(30 - before);
+    expect(b.applied.length).toBeGreaterThanOrEqual(30 - before);
     expect((await eventRows(s.store)).map((r) => r.seq)).toEqual(range(1, 30));
   });
 });
