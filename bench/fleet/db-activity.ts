@@ -15,8 +15,8 @@ export function sampleDbActivity(o: { databaseUrl: string; applicationName: stri
   let active = 0;
   let checkedOut = 0;
   let full = 0;
-  /** The longest a statement had been running when a sample saw it, and what it was. */
-  let longest: { id: string; ms: number; what: string }[] = [];
+  /** Per statement run (its backend and start), the longest it had been running when a sample saw it. */
+  const runs = new Map<string, { ms: number; what: string }>();
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
 
@@ -28,7 +28,7 @@ export function sampleDbActivity(o: { databaseUrl: string; applicationName: stri
       wait: string | null;
       ms: number;
     }>(
-      `SELECT pid || ':' || query_start AS id, state, regexp_replace(query, '\\s+', ' ', 'g') AS query,
+      `SELECT coalesce(leader_pid, pid) || ':' || query_start AS id, state, regexp_replace(query, '\\s+', ' ', 'g') AS query,
               wait_event_type || ':' || wait_event AS wait,
               extract(epoch FROM clock_timestamp() - query_start) * 1000 AS ms
          FROM pg_stat_activity
@@ -47,12 +47,10 @@ export function sampleDbActivity(o: { databaseUrl: string; applicationName: stri
       const shape = row.query.replace(/\$\d+(, \$\d+)+/g, "$…").slice(0, 110);
       const key = row.wait ? `${shape} [waiting ${row.wait}]` : shape;
       byStatement.set(key, (byStatement.get(key) ?? 0) + 1);
-      // One statement seen in several samples counts once, at its longest.
-      longest = longest.filter((l) => l.id !== row.id || l.ms > Number(row.ms));
-      if (!longest.some((l) => l.id === row.id))
-        longest.push({ id: row.id, ms: Number(row.ms), what: key.slice(0, 90) });
+      // Seen in several samples, or by a parallel query's workers too: one run, at its longest.
+      const ms = Number(row.ms);
+      if (ms > (runs.get(row.id)?.ms ?? -1)) runs.set(row.id, { ms, what: key.slice(0, 90) });
     }
-    longest = longest.sort((a, b) => b.ms - a.ms).slice(0, 3);
   }
 
   return {
@@ -76,7 +74,10 @@ export function sampleDbActivity(o: { databaseUrl: string; applicationName: stri
           .slice(0, top)
           .map(([q, n]) => `    ${((100 * n) / samples).toFixed(0).padStart(4)}%  ${q}`),
         "            the longest seen running (ms so far when sampled):",
-        ...longest.map((l) => `    ${l.ms.toFixed(0).padStart(5)}  ${l.what}`),
+        ...[...runs.values()]
+          .sort((a, b) => b.ms - a.ms)
+          .slice(0, 3)
+          .map((l) => `    ${l.ms.toFixed(0).padStart(5)}  ${l.what}`),
       ];
     },
   };

@@ -1,7 +1,7 @@
-import { PostgresAdapter, sql } from "kysely";
+import { sql } from "kysely";
 import type { Heartbeat } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
-import type { Db } from "../store/db.ts";
+import { type Db, isPostgres } from "../store/db.ts";
 import { recordOutboxPosition } from "./outbox-positions.ts";
 
 type Beat = { hb: Heartbeat; at: string };
@@ -27,7 +27,7 @@ export type HeartbeatIntake = {
  * before their next one.
  */
 export function createHeartbeatIntake(db: Db): HeartbeatIntake {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = isPostgres(db);
   /** Where each gateway's outbox last stood as this process wrote it: an unchanged position is not written again. */
   const positions = new Map<string, string>();
   let next: Batch | null = null;

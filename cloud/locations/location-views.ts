@@ -49,9 +49,9 @@ const REFRESH_CHUNK = 500;
 /**
  * Location list views kept per location and caller kind (restricted fields or not, resources or not).
  * Each request still reads every location's data_version and heartbeat count from the store (one light
- * query), so a change
- * made by any writer or replica is seen at once; only locations whose version moved, or whose devices'
- * health has reached its next change since the view was made, are read and presented again. The body
+ * query), so a change made by any writer or replica is seen at once; only locations whose version or count
+ * moved, or whose devices' health has reached its next change since the view was made, are read and
+ * presented again. The body
  * assembled from the views is memoised with its ETag, so an unchanged list costs one query and a copy.
  */
 export function createLocationViews(deps: { db: Db; clock: Clock }) {

@@ -1,10 +1,10 @@
-import { PostgresAdapter, sql } from "kysely";
+import { sql } from "kysely";
 import type { Logger } from "pino";
 import type { Clock } from "../../shared/clock.ts";
 import { DEAD_AFTER_MS, deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
 import { every } from "../../shared/every.ts";
 import { lastSeenAtJoined } from "../devices/device-repository.ts";
-import type { Db } from "../store/db.ts";
+import { type Db, isPostgres } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
 
 /** A location offline this long is confirmed offline (spec: connection_confirmed, 2 hours or more). */
@@ -45,7 +45,7 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
    * every command in flight waited for (bench:fleet, 10,000 gateways). One core does it a little slower.
    */
   function serially<T>(read: (q: Db) => Promise<T>): Promise<T> {
-    if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return read(db);
+    if (!isPostgres(db)) return read(db);
     return db.transaction().execute(async (trx) => {
       await sql`SET LOCAL max_parallel_workers_per_gather = 0`.execute(trx);
       return read(trx);
@@ -75,43 +75,37 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
    * last seen 30 s ago or more or reported offline since, offline ones seen within 30 s or with an
    * offline report still ahead (a clock stepped back). A superset of what `deriveHealth` changes.
    */
-  function candidates(now: Date): Promise<WatchedDevice[]> {
+  function candidates(q: Db, now: Date): Promise<WatchedDevice[]> {
     const at = now.toISOString();
     const deadBefore = new Date(now.getTime() - DEAD_AFTER_MS).toISOString();
-    return serially((q) =>
-      q
-        .selectFrom(watched(q))
-        .selectAll()
-        .where((eb) =>
-          eb.or([
-            eb.and([
-              eb("w.notified", "is", null),
-              eb.or([eb("w.last_seen_at", "is not", null), eb("w.offline_at", "is not", null)]),
-            ]),
-            eb.and([
-              eb("w.notified", "=", 1),
-              eb.or([
-                eb("w.last_seen_at", "is", null),
-                eb("w.last_seen_at", "<=", deadBefore),
-                eb("w.offline_at", ">", eb.ref("w.last_seen_at")),
-              ]),
-            ]),
-            eb.and([
-              eb("w.notified", "=", 0),
-              eb.or([eb("w.last_seen_at", ">", deadBefore), eb("w.offline_at", ">", at)]),
+    return q
+      .selectFrom(watched(q))
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb.and([
+            eb("w.notified", "is", null),
+            eb.or([eb("w.last_seen_at", "is not", null), eb("w.offline_at", "is not", null)]),
+          ]),
+          eb.and([
+            eb("w.notified", "=", 1),
+            eb.or([
+              eb("w.last_seen_at", "is", null),
+              eb("w.last_seen_at", "<=", deadBefore),
+              eb("w.offline_at", ">", eb.ref("w.last_seen_at")),
             ]),
           ]),
-        )
-        .execute(),
-    );
+          eb.and([
+            eb("w.notified", "=", 0),
+            eb.or([eb("w.last_seen_at", ">", deadBefore), eb("w.offline_at", ">", at)]),
+          ]),
+        ]),
+      )
+      .execute();
   }
 
   /** Every device of the locations where devices were notified and none of them online. */
-  function devicesOfDarkLocations(): Promise<WatchedDevice[]> {
-    return serially((q) => darkLocationDevices(q));
-  }
-
-  async function darkLocationDevices(q: Db): Promise<WatchedDevice[]> {
+  async function devicesOfDarkLocations(q: Db): Promise<WatchedDevice[]> {
     const dark = await q
       .selectFrom("devices")
       .innerJoin("device_connections as c", "c.device_id", "devices.id")
@@ -137,7 +131,7 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
     const at = now.toISOString();
     let events = 0;
     const firstSight: { device_id: string; online: number; changed_at: string }[] = [];
-    for (const d of await candidates(now)) {
+    for (const d of await serially((q) => candidates(q, now))) {
       const view = deriveHealth(d, now);
       if (!view) continue;
       const online = isOnline(view);
@@ -176,7 +170,7 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
         .execute();
     // Every device's notified state is its state now: a location can be offline only where none is online.
     const byLocation = new Map<string, { operatorId: string; deadSince: string[]; all: number }>();
-    for (const d of await devicesOfDarkLocations()) {
+    for (const d of await serially(devicesOfDarkLocations)) {
       const view = deriveHealth(d, now);
       if (!view) continue;
       const loc = byLocation.get(d.location_id) ?? { operatorId: d.operator_id, deadSince: [], all: 0 };

@@ -6,6 +6,7 @@ import {
   type DatabaseConnection,
   Kysely,
   Migrator,
+  PostgresAdapter,
   PostgresDialect,
   SqliteDialect,
 } from "kysely";
@@ -16,6 +17,9 @@ import type { Database } from "./schema.ts";
 import { withStatementCache } from "./statement-cache.ts";
 
 export type Db = Kysely<Database>;
+
+/** Whether `db` (or a transaction of it) is on PostgreSQL: where a statement is written for each store. */
+export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /** The store or one of its transactions: what a repository needs to read and write. */
 export type Executor = Pick<Db, "selectFrom" | "updateTable" | "insertInto">;

@@ -19,7 +19,9 @@ export const locationHeartbeatsMigration: Migration = {
     if (postgres) {
       await sql`DROP TRIGGER gateways_bump_location_upd ON gateways`.execute(db);
       await sql`DROP FUNCTION bump_gateway_location_versions()`.execute(db);
-      // Statement-level: a batch of heartbeats counts once per location, in one statement.
+      // Statement-level: a batch of heartbeats counts once per location, in one statement. Any write to a
+      // gateway counts (a trigger with transition tables cannot name its columns): a status or map write
+      // only refreshes a view that was still true.
       await sql`
         CREATE FUNCTION count_location_heartbeats() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
