@@ -19,6 +19,14 @@ export type CommandRefusal = {
   headers: Record<string, string>;
 };
 
+/** What a decision needs to know of the caller beyond the token, read from the store before deciding. */
+export type CallerFacts = {
+  /** Whom the command is for may use the device's location: on one of its access lists, or it has none. */
+  hasAccess: boolean;
+  /** A lock's user_id names a user of the operator (true when the lock names nobody). */
+  onBehalfKnown: boolean;
+};
+
 export function refuse(
   code: ErrorCode,
   message: string,
@@ -36,11 +44,13 @@ export const FIELDS_OF: Partial<Record<CommandName, readonly (keyof CommandReque
   "sync-device": ["power_cycle"],
 };
 
+/** Operator functions: S2S clients with DEVICE_ADMIN only. A camera is the site's, not a rider's. */
 const ADMIN_COMMANDS: ReadonlySet<CommandName> = new Set([
   "force-lock",
   "force-unlock",
   "force-cancel-booking",
   "sync-device",
+  "take-photo",
 ]);
 
 function invalid(field: string, message: string): CommandRefusal {
@@ -56,6 +66,7 @@ export function checkCommandRequest(
   body: CommandRequest,
   device: Pick<DeviceRecord, "type" | "has_camera">,
   principal: Principal,
+  caller: CallerFacts,
   now: Date,
 ): CommandRefusal | null {
   const name = body.command;
@@ -92,6 +103,10 @@ export function checkCommandRequest(
       field: "user_id",
     });
   }
+  // Asked only once the caller may name someone: whether a user exists is not told to anyone else.
+  if (name === "lock" && body.user_id !== undefined && !caller.onBehalfKnown) {
+    return refuse("ERRORS.UNKNOWN_USER", "user_id: is not a user of this operator", { field: "user_id" });
+  }
   if (name === "force-unlock") {
     if (body.reason === undefined) return invalid("reason", "is required for force-unlock");
     if (REASONS_NEEDING_COMMENT.has(body.reason) && (body.comment ?? "").trim().length < 5) {
@@ -102,14 +117,12 @@ export function checkCommandRequest(
 }
 
 /**
- * What the device's present condition allows, after the request itself was found valid: a device in
- * deep sleep, the per-device throttle, and whose booking a cancel-booking may end.
- * Returns the first refusal, or null.
+ * What the device's present condition allows, after the request itself was found valid and the caller may
+ * use the device: a device in deep sleep and the per-device throttle. Returns the first refusal, or null.
  */
 export function checkDeviceAdmits(
   name: CommandName,
-  device: Pick<DeviceRecord, "power_save_strategy" | "sleep_state" | "last_lock_command_at" | "booked_by">,
-  principal: Principal,
+  device: Pick<DeviceRecord, "power_save_strategy" | "sleep_state" | "last_lock_command_at">,
   now: Date,
   cfg: CommandTimeoutConfig,
 ): CommandRefusal | null {
@@ -133,9 +146,6 @@ export function checkDeviceAdmits(
         { "retry-after": String(Math.ceil(wait / 1000)) },
       );
     }
-  }
-  if (name === "cancel-booking" && device.booked_by !== null && device.booked_by !== principal.id) {
-    return refuse("ERRORS.FORBIDDEN", "The booking belongs to another user; use force-cancel-booking");
   }
   return null;
 }

@@ -4,7 +4,6 @@ import type { Command, CommandRequest } from "../../shared/api/command.ts";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
-import { checkLocationAccess } from "../access-lists/location-access.ts";
 import type { Principal } from "../auth/principal.ts";
 import { type DeviceRecord, deviceRepository } from "../devices/device-repository.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
@@ -12,6 +11,7 @@ import { openSessionFor } from "../sessions/session-recorder.ts";
 import type { Db } from "../store/db.ts";
 import { advanceCommand } from "./advance-command.ts";
 import { awaitSettled, type CommandWait } from "./await-settled.ts";
+import { readCallerFacts } from "./caller-facts.ts";
 import { publishCommand } from "./command-delivery.ts";
 import { commandRepository } from "./command-repository.ts";
 import { type CommandAcceptance, decideCommand } from "./decide-command.ts";
@@ -48,12 +48,12 @@ export function createCommandService(deps: CommandServiceDeps) {
       const now = clock.now();
       const device = await devices.findForOperator(principal.operatorId, deviceId);
       if (!device) throw new AppError("ERRORS.NOT_FOUND", `Device ${deviceId} not found`);
-      const decision = decideCommand(device, principal, { id: randomUUID(), body }, now, timeouts);
+      const caller = await readCallerFacts(db, principal, device, body, now);
+      const decision = decideCommand(device, principal, caller, { id: randomUUID(), body }, now, timeouts);
       if (!decision.accepted) {
         const { code, message, context, headers } = decision.refusal;
         throw new AppError(code, message, context, headers);
       }
-      await checkLocationAccess(db, principal, device, body, now);
       if (await write(principal, device, decision, now)) {
         if (decision.supersedes) deps.settled.notify(decision.supersedes.id);
         return { device, command: decision.command };

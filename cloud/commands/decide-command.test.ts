@@ -18,11 +18,13 @@ import {
   POWER_SAVE_STRATEGIES,
   SLEEP_STATES,
 } from "../../shared/domain/device-types.ts";
+import { releasesOwn, type Use } from "../../shared/domain/device-use.ts";
 import { ERROR_STATUS } from "../../shared/errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import { drivesDeviceState } from "./command-events.ts";
-import { FIELDS_OF } from "./command-rules.ts";
+import { type CallerFacts, FIELDS_OF } from "./command-rules.ts";
 import { type CommandDecision, type DeviceFacts, decideCommand } from "./decide-command.ts";
+import { holdingOf } from "./device-holding.ts";
 import { DEFAULT_COMMAND_TIMEOUTS as LIMITS, throttleWindowMs, timeoutsFor } from "./timeouts.ts";
 
 const T0 = Date.parse("2026-03-02T09:00:00.000Z");
@@ -59,12 +61,16 @@ function aLocker(override: Partial<DeviceFacts> = {}): DeviceFacts {
     command_id: null,
     last_lock_command_at: null,
     booked_by: null,
+    user_id: null,
     ...override,
   };
 }
 
-const decide = (device: DeviceFacts, who: Principal, body: CommandRequest, now = NOW) =>
-  decideCommand(device, who, { id: COMMAND_ID, body }, now, LIMITS);
+/** The caller may use the location, and a lock's user_id names a user. */
+const OPEN: CallerFacts = { hasAccess: true, onBehalfKnown: true };
+
+const decide = (device: DeviceFacts, who: Principal, body: CommandRequest, now = NOW, caller = OPEN) =>
+  decideCommand(device, who, caller, { id: COMMAND_ID, body }, now, LIMITS);
 
 function accepted(d: CommandDecision) {
   if (!d.accepted) throw new Error(`refused: ${d.refusal.code} ${d.refusal.message}`);
@@ -292,15 +298,20 @@ describe("decideCommand properties", () => {
     state: stateArb,
     command_id: fc.option(fc.constant(IN_FLIGHT)),
     last_lock_command_at: fc.option(fc.integer({ min: -30_000, max: 0 }).map(iso)),
-    booked_by: fc.option(fc.constantFrom("app", "admin", "someone")),
+    booked_by: fc.option(fc.constantFrom("app", "admin", "someone", "rider-1")),
+    user_id: fc.option(fc.constantFrom("rider-1", "rider-7", "someone")),
   });
-  const principalArb = fc
+  const clientArb = fc
     .record({ id: fc.constantFrom("app", "admin"), permissions: fc.subarray([...PERMISSIONS]) })
     .map(({ id, permissions }) => principal(id, ...permissions));
+  const riderArb = fc
+    .constantFrom("rider-1", "rider-7")
+    .map((id): Principal => ({ kind: "user", id, operatorId: "op-1", permissions: new Set() }));
+  const principalArb = fc.oneof(clientArb, riderArb);
   const fieldsArb = fc.record(
     {
       timeout_at: fc.integer({ min: -HOUR, max: 3 * HOUR }).map(iso),
-      user_id: fc.constantFrom("app", "admin", "rider-7"),
+      user_id: fc.constantFrom("app", "admin", "rider-1", "rider-7"),
       reason: fc.constantFrom(...FORCE_UNLOCK_REASONS),
       comment: fc.string({ maxLength: 12 }),
       power_cycle: fc.boolean(),
@@ -315,24 +326,26 @@ describe("decideCommand properties", () => {
       const kept = Object.entries(fields).filter(([k]) => stray === 0 || (used as string[]).includes(k));
       return { command, ...Object.fromEntries(kept) };
     });
-  const caseArb = fc.record({ device: deviceArb, who: principalArb, body: bodyArb });
+  const caseArb = fc.record({
+    device: deviceArb,
+    who: principalArb,
+    body: bodyArb,
+    caller: fc.record({ hasAccess: fc.boolean(), onBehalfKnown: fc.boolean() }),
+  });
   // About one case in ten is accepted; enough runs that each acceptance property sees a hundred.
   const RUNS = { numRuns: 1_000 };
-  const check = (
-    visit: (c: { device: DeviceFacts; who: Principal; body: CommandRequest; d: CommandDecision }) => void,
-  ) =>
+  type Case = { device: DeviceFacts; who: Principal; body: CommandRequest; caller: CallerFacts };
+  const check = (visit: (c: Case & { d: CommandDecision }) => void) =>
     fc.assert(
-      fc.property(caseArb, ({ device, who, body }) =>
-        visit({ device, who, body, d: decide(device, who, body) }),
-      ),
+      fc.property(caseArb, (c) => visit({ ...c, d: decide(c.device, c.who, c.body, NOW, c.caller) })),
       RUNS,
     );
 
   it("is a function of its inputs: the same inputs give the same decision, and the inputs stay as they were", () => {
     fc.assert(
-      fc.property(caseArb, ({ device, who, body }) => {
+      fc.property(caseArb, ({ device, who, body, caller }) => {
         const before = structuredClone({ device, body });
-        expect(decide(device, who, body)).toEqual(decide(device, who, body));
+        expect(decide(device, who, body, NOW, caller)).toEqual(decide(device, who, body, NOW, caller));
         expect({ device, body }).toEqual(before);
       }),
       RUNS,
@@ -355,12 +368,57 @@ describe("decideCommand properties", () => {
     });
   });
 
-  it("admin commands are never accepted without DEVICE_ADMIN", () => {
+  it("admin commands, take-photo among them, are never accepted without DEVICE_ADMIN, nor from a rider", () => {
     check(({ who, body, d }) => {
-      const admin = ["force-lock", "force-unlock", "force-cancel-booking", "sync-device"].includes(
-        body.command,
-      );
-      if (admin && !who.permissions.has("DEVICE_ADMIN")) expect(d.accepted).toBe(false);
+      const admin = ["force-lock", "force-unlock", "force-cancel-booking", "sync-device", "take-photo"];
+      if (!admin.includes(body.command)) return;
+      if (!who.permissions.has("DEVICE_ADMIN") || who.kind === "user") expect(d.accepted).toBe(false);
+    });
+  });
+
+  /** Whom an accepted lock, book, unlock or cancel-booking acted for, unless the operator. */
+  const personOf = ({ who, body }: Case): string | null => {
+    if (who.kind === "user") return who.id;
+    return body.command === "lock" && body.user_id !== undefined ? body.user_id : null;
+  };
+  const USES = ["lock", "book", "unlock", "cancel-booking"];
+
+  it("a rider (or an integrator acting for one) never uses a locker someone else holds or booked", () => {
+    check((c) => {
+      const person = personOf(c);
+      if (!c.d.accepted || person === null || !USES.includes(c.body.command)) return;
+      if (familyOf(c.device.type) !== "locking") return;
+      const h = holdingOf(c.device);
+      if (releasesOwn({ use: c.body.command as Use, actor: { id: person, operator: false }, holding: h }))
+        return;
+      expect(h.inUse && h.occupant !== person).toBe(false);
+      expect(h.booker !== null && h.booker !== person).toBe(false);
+    });
+  });
+
+  it("without access, a rider only releases what they hold", () => {
+    check((c) => {
+      const person = personOf(c);
+      if (!c.d.accepted || person === null || c.caller.hasAccess || !USES.includes(c.body.command)) return;
+      const holding = holdingOf(c.device);
+      const use = c.body.command as Use;
+      expect(releasesOwn({ use, actor: { id: person, operator: false }, holding })).toBe(true);
+    });
+  });
+
+  it("cancel-booking ends only the caller's own booking, whoever calls", () => {
+    check(({ who, body, device, d }) => {
+      if (body.command !== "cancel-booking" || !d.accepted) return;
+      expect(device.booked_by === null || device.booked_by === who.id).toBe(true);
+    });
+  });
+
+  it("a lock naming a user who does not exist is refused, and the refusal says so only to a caller who may name users", () => {
+    check(({ who, body, caller, d }) => {
+      if (body.command !== "lock" || body.user_id === undefined || caller.onBehalfKnown) return;
+      expect(d.accepted).toBe(false);
+      if (d.accepted || d.refusal.code !== "ERRORS.UNKNOWN_USER") return;
+      expect(body.user_id === who.id || who.permissions.has("ACT_ON_BEHALF_OF")).toBe(true);
     });
   });
 

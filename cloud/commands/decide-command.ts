@@ -7,7 +7,14 @@ import type { Principal } from "../auth/principal.ts";
 import type { DeviceChanges, DeviceRecord } from "../devices/device-repository.ts";
 import { drivesDeviceState } from "./command-events.ts";
 import type { CommandRecord } from "./command-repository.ts";
-import { type CommandRefusal, checkCommandRequest, checkDeviceAdmits, refuse } from "./command-rules.ts";
+import {
+  type CallerFacts,
+  type CommandRefusal,
+  checkCommandRequest,
+  checkDeviceAdmits,
+  refuse,
+} from "./command-rules.ts";
+import { checkOwnership } from "./device-holding.ts";
 import { type CommandTimeoutConfig, timeoutsFor } from "./timeouts.ts";
 
 /** What the decision reads of the device. */
@@ -22,6 +29,7 @@ export type DeviceFacts = Pick<
   | "command_id"
   | "last_lock_command_at"
   | "booked_by"
+  | "user_id"
 >;
 
 /** A command POST: the id the caller chose for the new command (the idempotency key end to end) and the body. */
@@ -40,14 +48,16 @@ export type CommandAcceptance = {
 export type CommandDecision = CommandAcceptance | { accepted: false; refusal: CommandRefusal };
 
 /**
- * Everything the command POST decides (flow 1), as a pure function of the device as read, the caller, the
- * request and `now`: the request's rules, what the device's condition admits, the state machine's
- * transition, and what changes where. The caller writes an acceptance with a compare-and-set and decides
- * again if the device changed meanwhile.
+ * Everything the command POST decides (flow 1), as a pure function of the device as read, the caller (its
+ * token and what the store says of whom it acts for), the request and `now`: the request's rules, whether
+ * the device is the caller's to use (the ownership rule), what the device's condition admits, the state
+ * machine's transition, and what changes where. The caller writes an acceptance with a compare-and-set and
+ * decides again if the device changed meanwhile.
  */
 export function decideCommand(
   device: DeviceFacts,
   principal: Principal,
+  caller: CallerFacts,
   asked: CommandAsked,
   now: Date,
   limits: CommandTimeoutConfig,
@@ -55,8 +65,9 @@ export function decideCommand(
   const { id, body } = asked;
   const name = body.command;
   const refusal =
-    checkCommandRequest(body, device, principal, now) ??
-    checkDeviceAdmits(name, device, principal, now, limits);
+    checkCommandRequest(body, device, principal, caller, now) ??
+    checkOwnership(body, device, principal, caller) ??
+    checkDeviceAdmits(name, device, now, limits);
   if (refusal) return { accepted: false, refusal };
 
   const t = timeoutsFor(limits, device.power_save_strategy);

@@ -5,6 +5,7 @@
  */
 import type { Grant } from "../wire/messages.ts";
 import { DEVICE_TYPES, type DeviceType, familyOf } from "./device-types.ts";
+import { decideUse, type Use } from "./device-use.ts";
 
 /** Why a tap was granted or refused, as `AccessDecision.reason` carries it (shared/wire/messages.ts). */
 export type TapReason =
@@ -95,15 +96,19 @@ const CLOSENESS = { not_targeted: 0, inactive: 1, expired: 2 } as const;
 /**
  * Decides a tap. The rules, in order:
  * 1. No device, a GUARD, or a type local access does not serve (rentals) → `no_device`.
- * 2. A locker or dock this card parked under rfid_parking, not sensed free since → unlock (`retrieved`),
- *    whatever the card's grants say now: the bike inside is theirs.
- * 3. No grants → `unknown_card`; grants of which none is valid (ACTIVE, not expired, targeting the device
- *    or its location) → the closest miss: `expired`, else `inactive`, else `not_targeted`.
- * 4. Doors (BIKE_HOUSE_DOOR, DOOR) → unlock (`whitelisted`, or `master_key` when only a master key holds).
- * 5. Lockers and docks: occupied → a master key unlocks (`master_key`), else `occupied`; latch not read
- *    yet → a master key unlocks, else `unknown_state` (locking it for this card could hand them someone
- *    else's bike); free → a running booking refuses (`booked`) unless a master key; without rfid_parking
- *    → `no_rfid_parking`; else lock for this card (`parked`).
+ * 2. Who may use the device is the ownership rule the cloud applies to commands (`decideUse`): the card
+ *    is the actor, a valid master key acts for the operator, a valid grant is access; a tap asks to unlock
+ *    a door, or a locker or dock that is (or may be) in use, and to lock a free one. So:
+ *    - a locker or dock this card parked under rfid_parking, not sensed free since → unlock (`retrieved`),
+ *      whatever the card's grants say now: the bike inside is theirs;
+ *    - no grants → `unknown_card`; grants of which none is valid (ACTIVE, not expired, targeting the device
+ *      or its location) → the closest miss: `expired`, else `inactive`, else `not_targeted`;
+ *    - doors → unlock (`whitelisted`, or `master_key` when only a master key holds);
+ *    - lockers and docks: occupied → a master key unlocks (`master_key`), else `occupied`; latch not read
+ *      yet → a master key unlocks, else `unknown_state` (locking it for this card could hand them someone
+ *      else's bike); free → someone else's booking refuses (`booked`) unless a master key.
+ * 3. A free locker or dock is locked for this card (`parked`) only where the location has rfid_parking,
+ *    else `no_rfid_parking`.
  */
 export function decideTap(ctx: TapContext): TapDecision {
   const { device, card, now } = ctx;
@@ -112,10 +117,6 @@ export function decideTap(ctx: TapContext): TapDecision {
   if (family !== "door" && family !== "locking") return refuse("no_device");
   const { locked, parkedBy } = ctx.occupancy;
 
-  if (family === "locking" && parkedBy === card && locked !== false)
-    return grant("unlock", "retrieved", null);
-
-  if (ctx.grants.length === 0) return refuse("unknown_card");
   const valid: Grant[] = [];
   let miss: { reason: "not_targeted" | "inactive" | "expired"; grant: Grant } | null = null;
   for (const g of ctx.grants) {
@@ -123,23 +124,42 @@ export function decideTap(ctx: TapContext): TapDecision {
     if (why === null) valid.push(g);
     else if (!miss || CLOSENESS[why] > CLOSENESS[miss.reason]) miss = { reason: why, grant: g };
   }
-  if (valid.length === 0 && miss)
-    return refuse(miss.reason, miss.reason === "not_targeted" ? null : miss.grant.whitelist_id);
-
   const master = valid.find((g) => g.is_master_key) ?? null;
   const plain = valid.find((g) => !g.is_master_key) ?? null;
 
+  const use: Use = family === "door" || locked !== false ? "unlock" : "lock";
+  // Cards and riders are kept apart: a booking is a rider's (or a client's), and no card is its holder.
+  const decided = decideUse({
+    family,
+    use,
+    actor: { id: `card:${card}`, operator: master !== null },
+    holding: {
+      inUse: locked,
+      occupant: locked !== false && parkedBy !== null ? `card:${parkedBy}` : null,
+      booker: ctx.booking ? `booking:${ctx.booking.holder}` : null,
+    },
+    hasAccess: valid.length > 0,
+  });
+  if (!decided.allowed) {
+    switch (decided.reason) {
+      case "no_access":
+        if (!miss) return refuse("unknown_card");
+        return refuse(miss.reason, miss.reason === "not_targeted" ? null : miss.grant.whitelist_id);
+      case "held_by_another":
+        return refuse("occupied");
+      case "state_unknown":
+        return refuse("unknown_state");
+      case "booked_by_another":
+        return refuse("booked");
+    }
+  }
+  if (decided.as === "holder" && use === "unlock") return grant("unlock", "retrieved", null);
   if (family === "door") {
     return plain
       ? grant("unlock", "whitelisted", plain.whitelist_id)
       : grant("unlock", "master_key", master?.whitelist_id ?? null);
   }
-
-  if (locked !== false) {
-    if (master) return grant("unlock", "master_key", master.whitelist_id);
-    return refuse(locked === true ? "occupied" : "unknown_state");
-  }
-  if (ctx.booking && !master) return refuse("booked");
+  if (use === "unlock") return grant("unlock", "master_key", master?.whitelist_id ?? null);
   if (!ctx.rfidParking) return refuse("no_rfid_parking");
   const by = plain ?? master;
   return grant("lock", "parked", by?.whitelist_id ?? null);

@@ -3,8 +3,12 @@ import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { CommandRequest as WireCommandRequest } from "../../shared/wire/messages.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
-import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 import { gatewayReports } from "../support/gateway-reports.ts";
+import { declareExternalUsers, manifestRiderId } from "../support/riders.ts";
+
+/** A rider of operator A, whom the integrator locks for (ACT_ON_BEHALF_OF). */
+const RIDER = manifestRiderId(OP_A, "user-7");
 
 const LOCKER = fx.device("L1", "1");
 const REMOTE_WAKEUP_LOCKER = fx.device("L1", "4");
@@ -24,6 +28,7 @@ const { progress, deviceState, nextSeq } = gatewayReports(() => h);
 
 beforeEach(async () => {
   h = await startCloudHarness();
+  await declareExternalUsers(h, { operatorId: OP_A, riders: [{ user_id: "user-7" }] });
 });
 afterEach(() => h.close());
 
@@ -362,7 +367,7 @@ describe("deadlines", () => {
 
 describe("gateway errors, repeats and strangers", () => {
   it("ends the command in ERROR with the gateway's reason and returns the device to its previous state", async () => {
-    const cmd = await post(LOCKER, { command: "lock", user_id: "user-7" });
+    const cmd = await post(LOCKER, { command: "lock", user_id: RIDER });
     await progress("gw-a1", cmd, "RECEIVED");
     h.clock.advance(2_000);
     expect(await progress("gw-a1", cmd, "ERROR", { reason: "latch jammed" })).toBe("applied");
@@ -379,7 +384,7 @@ describe("gateway errors, repeats and strangers", () => {
   });
 
   it("returns a locker whose unlock fails to LOCKED, keeping its occupant", async () => {
-    const lock = await post(LOCKER, { command: "lock", user_id: "user-7" });
+    const lock = await post(LOCKER, { command: "lock", user_id: RIDER });
     await progress("gw-a1", lock, "SUCCESS", { lock_state: "LOCKED" });
     h.clock.advance(THROTTLE_MS);
     const unlock = await post(LOCKER, { command: "unlock" });
@@ -387,7 +392,7 @@ describe("gateway errors, repeats and strangers", () => {
     expect((await getCommand(unlock.id)).state.reason).toBe("latch jammed");
     const d = await getDevice(LOCKER);
     expect(d.state).toMatchObject({ value: "LOCKED", timeout_at: null });
-    expect(d.user?.id).toBe("user-7");
+    expect(d.user?.id).toBe(RIDER);
   });
 
   it("applies a repeated report (same seq) once", async () => {

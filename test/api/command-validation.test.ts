@@ -4,7 +4,8 @@ import type { Command, CommandRequest } from "../../shared/api/command.ts";
 import { ErrorBody } from "../../shared/api/common.ts";
 import { Device } from "../../shared/api/device.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
-import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
+import { declareExternalUsers, manifestRiderId, riderToken } from "../support/riders.ts";
 
 type Body = Partial<Record<keyof CommandRequest, unknown>> & Record<string, unknown>;
 
@@ -367,19 +368,59 @@ describe("permission refusals (S17, S18)", () => {
 describe("permissions (S17, S18)", () => {
   harnessPer("test");
 
-  it("accepts lock with the requester's own id as user_id without ACT_ON_BEHALF_OF", async () => {
-    const cmd = await accepted(LOCKER, { command: "lock", user_id: CLIENTS.basic }, CLIENTS.basic);
-    expect(cmd.state.value).toBe("SENT");
+  it("accepts a rider's lock naming their own service_user_id without ACT_ON_BEHALF_OF", async () => {
+    const rider = await riderToken(h, OP_A, "user-41");
+    const res = await h.app.inject({
+      method: "POST",
+      url: `/device/v1/devices/${LOCKER}/commands`,
+      headers: { authorization: `Bearer ${rider.token}` },
+      payload: { command: "lock", user_id: rider.serviceUserId },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await getDevice(LOCKER)).user?.id).toBe(rider.serviceUserId);
   });
 
   it("locks for the target user with ACT_ON_BEHALF_OF: device.user.id is the target user", async () => {
-    const cmd = await accepted(LOCKER, { command: "lock", user_id: "user-42" });
+    await declareExternalUsers(h, { operatorId: OP_A, riders: [{ user_id: "user-42" }] });
+    const target = manifestRiderId(OP_A, "user-42");
+    const cmd = await accepted(LOCKER, { command: "lock", user_id: target });
     expect(cmd.state.value).toBe("SENT");
-    expect((await getDevice(LOCKER)).user?.id).toBe("user-42");
+    expect((await getDevice(LOCKER)).user?.id).toBe(target);
     await confirm("gw-a1", cmd, "LOCKED");
     const d = await getDevice(LOCKER);
     expect(d.state.value).toBe("LOCKED");
-    expect(d.user).toEqual({ id: "user-42", access_key: null });
+    expect(d.user).toEqual({ id: target, access_key: null });
+  });
+
+  it.each([
+    ["an invented id", () => "not-a-uuid"],
+    ["the client's own id", () => CLIENTS.admin],
+    ["a rider of another operator", () => manifestRiderId(OP_B, "user-42")],
+  ])(
+    "refuses a lock whose user_id is %s with 400 ERRORS.UNKNOWN_USER, and nothing changes",
+    async (_what, id) => {
+      await declareExternalUsers(h, { operatorId: OP_B, riders: [{ user_id: "user-42" }] });
+      const before = await getDevice(LOCKER);
+      const res = await post(LOCKER, { command: "lock", user_id: id() });
+      expect(res.statusCode).toBe(400);
+      expect(ErrorBody.parse(res.json()).error_code).toBe("ERRORS.UNKNOWN_USER");
+      expect(await getDevice(LOCKER)).toEqual(before);
+      expect(h.gateways.commands).toHaveLength(0);
+    },
+  );
+
+  it("tells a caller without ACT_ON_BEHALF_OF nothing about whether a user exists", async () => {
+    await declareExternalUsers(h, { operatorId: OP_A, riders: [{ user_id: "user-42" }] });
+    const known = await post(
+      LOCKER,
+      { command: "lock", user_id: manifestRiderId(OP_A, "user-42") },
+      CLIENTS.basic,
+    );
+    const unknown = await post(LOCKER, { command: "lock", user_id: "not-a-uuid" }, CLIENTS.basic);
+    expect([known.statusCode, unknown.statusCode]).toEqual([403, 403]);
+    const { correlation_id: _a, ...knownBody } = known.json();
+    const { correlation_id: _b, ...unknownBody } = unknown.json();
+    expect(knownBody).toEqual(unknownBody);
   });
 
   it("refuses force-cancel-booking of a booked locker without DEVICE_ADMIN", async () => {

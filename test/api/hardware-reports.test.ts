@@ -4,8 +4,12 @@ import { redeliverPending } from "../../cloud/commands/command-delivery.ts";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
-import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 import { gatewayReports, type SensorReading } from "../support/gateway-reports.ts";
+import { declareExternalUsers, manifestRiderId } from "../support/riders.ts";
+
+/** A rider of operator A, whom the integrator locks for (ACT_ON_BEHALF_OF). */
+const RIDER = manifestRiderId(OP_A, "rider-1");
 
 const LOCKER = fx.device("L1", "1");
 const OTHER = fx.device("L1", "2");
@@ -16,6 +20,7 @@ let h: CloudHarness;
 const gateway = gatewayReports(() => h);
 beforeEach(async () => {
   h = await startCloudHarness();
+  await declareExternalUsers(h, { operatorId: OP_A, riders: [{ user_id: "rider-1" }] });
 });
 afterEach(() => h.close());
 
@@ -75,9 +80,9 @@ describe("the cloud's state follows the sensors outside a command in flight", ()
   });
 
   it("a locked locker found unlocked is UNLOCKED: available, its occupant gone", async () => {
-    const lock = await post(LOCKER, { command: "lock", user_id: "rider-1" });
+    const lock = await post(LOCKER, { command: "lock", user_id: RIDER });
     await progress(lock, "SUCCESS", "LOCKED");
-    expect((await device(LOCKER)).user?.id).toBe("rider-1");
+    expect((await device(LOCKER)).user?.id).toBe(RIDER);
     await sensed(LOCKER, { lock_state: "UNLOCKED", cause: "hardware_event" });
     const d = await device(LOCKER);
     expect(d.state.value).toBe("UNLOCKED");

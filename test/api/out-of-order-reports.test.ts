@@ -2,8 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
-import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 import { gatewayReports } from "../support/gateway-reports.ts";
+import { declareExternalUsers, manifestRiderId } from "../support/riders.ts";
+
+/** A rider of operator A, whom the integrator locks for (ACT_ON_BEHALF_OF). */
+const RIDER = manifestRiderId(OP_A, "rider-1");
 
 /**
  * Replicas of the cloud in one shared-subscription group each take some of a gateway's reports and apply
@@ -15,6 +19,7 @@ let h: CloudHarness;
 const gateway = gatewayReports(() => h);
 beforeEach(async () => {
   h = await startCloudHarness();
+  await declareExternalUsers(h, { operatorId: OP_A, riders: [{ user_id: "rider-1" }] });
 });
 afterEach(() => h.close());
 
@@ -42,7 +47,7 @@ describe("one gateway's reports applied out of outbox order", () => {
   it.each(orders(["received", "unlocked", "relatched"]))(
     "in the order %s, %s, %s the locker ends as the hardware left it: LOCKED, the command a SUCCESS",
     async (...order: string[]) => {
-      await gateway.progress("gw-a1", await post({ command: "lock", user_id: "rider-1" }), "SUCCESS", {
+      await gateway.progress("gw-a1", await post({ command: "lock", user_id: RIDER }), "SUCCESS", {
         lock_state: "LOCKED",
       });
       h.clock.advance(h.timeouts.throttleMs);
