@@ -4,6 +4,7 @@
  * bare Fastify route making the same outbound call (one undici POST, the JSON answer read) and answering
  * fixed tokens. Prints {verifier, api, bare, operatorId, riders} as JSON.
  */
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -37,6 +38,7 @@ await declareOperator(db, {
     sign_up_url: `${verifierUrl}/sign-up`,
     sign_in_url: `${verifierUrl}/sign-in`,
     allow_private_addresses: true,
+    secret: `whsec_${randomBytes(32).toString("base64")}`,
   },
   riders: Array.from({ length: RIDERS }, (_, i) => ({
     user_id: `rider-${i}`,
@@ -45,7 +47,12 @@ await declareOperator(db, {
 });
 const unlimited = { burst: 1e9, perMinute: 1e9 };
 const { port: apiPort } = await startCloud(db, {
-  externalUsers: { rateLimits: { perOperator: unlimited, perAddress: unlimited } },
+  externalUsers: {
+    rateLimits: {
+      signUp: { perOperator: unlimited, perAddress: unlimited },
+      signIn: { perOperator: unlimited, perAddress: unlimited },
+    },
+  },
 });
 
 // The floor: the same outbound call from a bare route, nothing stored, fixed tokens.

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { derivedId } from "../cloud/manifest/apply-manifest.ts";
 import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
-import { webhookUrlProblems, whsecProblem } from "../cloud/webhooks/webhook-manifest.ts";
+import { whsecProblem } from "../cloud/webhooks/signing-secrets.ts";
+import { webhookUrlProblems } from "../cloud/webhooks/webhook-manifest.ts";
 import { WEBHOOK_TYPES } from "../shared/api/webhook.ts";
 
 /** The demo operator's webhook endpoint (DEMO_WEBHOOK_URL), when one is set. */

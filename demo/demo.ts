@@ -12,8 +12,10 @@ import { PACKAGE_ROOT } from "../shared/package-root.ts";
 import { type DemoGateways, manifestGatewayIds, startDemoGateways } from "./demo-gateways.ts";
 import {
   type DemoVerification,
+  demoVerificationSecret,
   riderBannerLines,
   startDemoVerification,
+  verificationSecretFrom,
   verificationUrlFrom,
 } from "./demo-riders.ts";
 import {
@@ -50,6 +52,8 @@ export type DemoSettings = {
   skip: string[];
   /** Another verification server for the demo operator's riders (DEMO_VERIFICATION_URL), or null. */
   verificationUrl: string | null;
+  /** The verification callbacks' signing secret (DEMO_VERIFICATION_SECRET), or null to keep one in DATA_DIR. */
+  verificationSecret: string | null;
   /** DEMO_WEBHOOK_URL and DEMO_WEBHOOK_SECRET (demo/demo-webhooks.ts). */
   webhook: { url: string | null; secret: string | null };
 };
@@ -78,6 +82,9 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
   const verificationUrl = verificationUrlFrom(nonEmpty(processEnv.DEMO_VERIFICATION_URL));
   if (typeof verificationUrl === "object" && verificationUrl !== null)
     throw new DemoConfigError(verificationUrl.problem);
+  const verificationSecret = verificationSecretFrom(nonEmpty(processEnv.DEMO_VERIFICATION_SECRET));
+  if (typeof verificationSecret === "object" && verificationSecret !== null)
+    throw new DemoConfigError(verificationSecret.problem);
   const webhook = demoWebhookSettings(processEnv);
   if ("problem" in webhook) throw new DemoConfigError(webhook.problem);
   return {
@@ -88,6 +95,7 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
     gatewaySecret,
     skip: [...new Set(skip)],
     verificationUrl,
+    verificationSecret,
     webhook,
   };
 }
@@ -123,7 +131,13 @@ export async function startDemo(o: {
   const client = manifest.operators[0]?.clients[0];
   if (client) client.client_id = settings.clientId;
   const { cfg } = settings;
-  const verification = await startDemoVerification(manifest, settings.verificationUrl);
+  mkdirSync(cfg.DATA_DIR, { recursive: true, mode: 0o700 }); // holds the store and secrets: owner only
+  const verification = await startDemoVerification(
+    manifest,
+    settings.verificationUrl,
+    demoVerificationSecret(settings.verificationSecret, cfg.DATA_DIR),
+    o.clock,
+  );
   const webhook = declareDemoWebhook(manifest, settings.webhook);
 
   const cloud = await startCloud(cfg, {

@@ -39,6 +39,8 @@ Environment (besides the cloud's own, README.md, Configuration):
   DEMO_SKIP_GATEWAYS    gateway ids (comma-separated) the demo leaves to a gateway daemon of your own
   DEMO_VERIFICATION_URL the demo operator's verification server (<url>/sign-up, <url>/sign-in) instead of
                         the one the demo runs on 127.0.0.1
+  DEMO_VERIFICATION_SECRET
+                        the whsec_ secret signing those callbacks (generated into DATA_DIR when unset)
   DEMO_WEBHOOK_URL      the demo operator's webhook receiver (every type, direct delivery, loopback allowed)
   DEMO_WEBHOOK_SECRET   its whsec_ signing secret (generated and printed when unset)
 

@@ -120,7 +120,7 @@ export async function applyManifest(
 
     for (const op of m.operators) {
       await upsert("operators", { id: op.id }, { created_at: ts }, { name: op.name });
-      const riders = await declareRiders(trx, { operatorId: op.id, ts, derive: derivedId }, op);
+      const riders = await declareRiders(trx, { operatorId: op.id, ts, derive: derivedId, env }, op);
       summary.created += riders.created;
       summary.updated += riders.updated;
       const webhooks = await declareWebhooks(trx, { operatorId: op.id, ts, env }, op.webhooks);

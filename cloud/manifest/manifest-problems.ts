@@ -392,15 +392,20 @@ function missingSecrets(data: unknown, env: Env): RawProblem[] {
     arr(op.clients).forEach((c, j) => {
       check(c, ["operators", i, "clients", j]);
     });
-    arr(op.webhooks).forEach((w, j) => {
-      check(w, ["operators", i, "webhooks", j]);
-      const previous = isObj(w) ? str(w.previous_secret_env) : null;
+    // Signing secrets: the current one and, during a rotation, the previous one.
+    const signing = (o: unknown, path: ManifestPath) => {
+      check(o, path);
+      const previous = isObj(o) ? str(o.previous_secret_env) : null;
       if (previous && !env[previous])
         out.push({
-          path: ["operators", i, "webhooks", j, "previous_secret_env"],
+          path: [...path, "previous_secret_env"],
           message: `environment variable ${previous} is not set (apply reads the secret from it)`,
         });
+    };
+    arr(op.webhooks).forEach((w, j) => {
+      signing(w, ["operators", i, "webhooks", j]);
     });
+    signing(op.external_users, ["operators", i, "external_users"]);
     arr(op.locations).forEach((loc, j) => {
       if (!isObj(loc)) return;
       arr(loc.gateways).forEach((gw, k) => {

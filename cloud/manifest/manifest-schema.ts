@@ -121,7 +121,8 @@ const Operator = z.strictObject({
   locations: z.array(Location).default([]),
   price_lists: z.array(ManifestPriceList).default([]).describe("Named by code from locations and devices"),
   external_users: ExternalUsers.optional().describe(
-    "Where sign-up and sign-in verification callbacks go; without it the operator has no external users",
+    "Where sign-up and sign-in verification callbacks go, and the secret signing them (exactly one of secret " +
+      "or secret_env; previous_secret(_env) during a rotation); without it the operator has no external users",
   ),
   riders: z.array(Rider).default([]).describe("External users created without a sign-up (demo, tests)"),
   webhooks: z

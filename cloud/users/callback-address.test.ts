@@ -153,6 +153,7 @@ describe("guardedLookup", () => {
 });
 
 describe("the callback client's connection", () => {
+  const SECRET = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
   it("connects to the address its lookup checked, not to what the system would resolve", async () => {
     const seen: IncomingMessage[] = [];
     const server = createServer((req, res) => {
@@ -165,13 +166,25 @@ describe("the callback client's connection", () => {
     const client = createCallbackClient({ clock: new FakeClock(), resolve });
     try {
       const url = `http://verify.invalid:${port}/sign-up`;
-      const refused = await client.post({ url, payload: {}, allowPrivateAddresses: false, readBody: false });
+      const refused = await client.post({
+        url,
+        payload: {},
+        allowPrivateAddresses: false,
+        secrets: [SECRET],
+        readBody: false,
+      });
       expect(refused).toEqual({
         kind: "refused",
         reason: "verify.invalid resolves to 127.0.0.1, which is not a public address",
       });
       expect(seen).toHaveLength(0);
-      const answered = await client.post({ url, payload: {}, allowPrivateAddresses: true, readBody: false });
+      const answered = await client.post({
+        url,
+        payload: {},
+        allowPrivateAddresses: true,
+        secrets: [SECRET],
+        readBody: false,
+      });
       expect(answered).toMatchObject({ kind: "answered", status: 204 });
       expect(seen[0]?.headers.host).toBe(`verify.invalid:${port}`);
     } finally {

@@ -2,42 +2,56 @@ import type { Clock } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import { createRequestLimiter, type RatePolicy } from "../auth/request-limiter.ts";
 
-export type RateLimitOptions = { perOperator?: RatePolicy; perAddress?: RatePolicy };
+/** One flow's allowance: per operator, and per client address. */
+export type Budget = { perOperator: RatePolicy; perAddress: RatePolicy };
+
+export type RateLimitOptions = { signUp?: Partial<Budget>; signIn?: Partial<Budget> };
 
 /**
- * Sign-up and sign-in call the operator's server, so they are limited before each call: per operator,
- * so nobody can turn the service against an operator's server, and per client address, so one address
- * can neither spray many operators nor go unnoticed. An integrator's back end usually calls from one
- * address, so both allow the same rate (docs/decisions.md).
+ * Sign-up and sign-in each have budgets of their own, so a flood of one never starves the other (a burst
+ * of invented sign-ups does not lock riders out of signing in). Per operator, so nobody can turn the
+ * service against an operator's server; per client address, at half the operator's, so one address can
+ * never use up an operator's budget on its own (docs/decisions.md). Sign-in has twice sign-up's: every
+ * rider signs in again on each device and at least every 90 days, but signs up once.
  */
-export const DEFAULT_RATE_LIMITS: Required<RateLimitOptions> = {
-  perOperator: { burst: 60, perMinute: 60 },
-  perAddress: { burst: 60, perMinute: 60 },
+export const DEFAULT_RATE_LIMITS: { signUp: Budget; signIn: Budget } = {
+  signUp: { perOperator: { burst: 60, perMinute: 60 }, perAddress: { burst: 30, perMinute: 30 } },
+  signIn: { perOperator: { burst: 120, perMinute: 120 }, perAddress: { burst: 60, perMinute: 60 } },
 };
 
-export function createCallbackLimits(clock: Clock, options: RateLimitOptions = {}) {
-  const byOperator = createRequestLimiter({
-    clock,
-    policy: options.perOperator ?? DEFAULT_RATE_LIMITS.perOperator,
-  });
-  const byAddress = createRequestLimiter({
-    clock,
-    policy: options.perAddress ?? DEFAULT_RATE_LIMITS.perAddress,
-  });
+function createBudget(clock: Clock, which: "sign-up" | "sign-in", budget: Budget) {
+  const byOperator = createRequestLimiter({ clock, policy: budget.perOperator });
+  const byAddress = createRequestLimiter({ clock, policy: budget.perAddress });
   return {
-    /** Counts one outbound call for the operator and the address, or answers 429 with Retry-After. */
-    admit(operatorId: string, address: string): void {
-      const wait = Math.max(byOperator.waitS(operatorId), byAddress.waitS(address));
+    /**
+     * Counts one request of the address and, when the operator is known, of the operator; or answers 429
+     * with Retry-After, counting nothing. An unknown operator counts for the address only, so made-up
+     * operator ids cannot crowd the real ones out of the operators' buckets.
+     */
+    admit(operatorId: string | null, address: string): void {
+      const wait = Math.max(operatorId === null ? 0 : byOperator.waitS(operatorId), byAddress.waitS(address));
       if (wait > 0)
         throw new AppError(
           "ERRORS.RATE_LIMITED",
-          "Too many sign-up and sign-in requests; try again later",
+          `Too many ${which} requests; try again later`,
           {},
           { "retry-after": String(wait) },
         );
-      byOperator.take(operatorId);
+      if (operatorId !== null) byOperator.take(operatorId);
       byAddress.take(address);
     },
+  };
+}
+
+const budgetOf = (given: Partial<Budget> | undefined, d: Budget): Budget => ({
+  perOperator: given?.perOperator ?? d.perOperator,
+  perAddress: given?.perAddress ?? d.perAddress,
+});
+
+export function createCallbackLimits(clock: Clock, options: RateLimitOptions = {}) {
+  return {
+    signUp: createBudget(clock, "sign-up", budgetOf(options.signUp, DEFAULT_RATE_LIMITS.signUp)),
+    signIn: createBudget(clock, "sign-in", budgetOf(options.signIn, DEFAULT_RATE_LIMITS.signIn)),
   };
 }
 

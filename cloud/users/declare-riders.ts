@@ -1,5 +1,7 @@
 import type { z } from "zod";
 import type { Executor } from "../store/db.ts";
+import { toJson } from "../store/json-column.ts";
+import { signingSecrets } from "../webhooks/signing-secrets.ts";
 import type { ExternalUsers, Rider } from "./rider-manifest.ts";
 
 type Declared = { created: number; updated: number };
@@ -10,14 +12,20 @@ export function riderId(derive: (...parts: string[]) => string, operatorId: stri
 }
 
 /**
- * Applies an operator's `external_users` (its callback addresses) and `riders` from the site manifest.
+ * Applies an operator's `external_users` (its callback addresses and signing secrets) and `riders` from the
+ * site manifest.
  * Like the rest of the manifest it creates and updates, never deletes: an operator without the block keeps
  * the addresses it had. A rider that already exists (signed up, or applied before) keeps its id; naming
  * another service_user_id for it is an error, as the id is what its sessions and memberships hold.
  */
 export async function declareRiders(
   trx: Executor,
-  ctx: { operatorId: string; ts: string; derive: (...parts: string[]) => string },
+  ctx: {
+    operatorId: string;
+    ts: string;
+    derive: (...parts: string[]) => string;
+    env: Record<string, string | undefined>;
+  },
   op: { external_users?: z.infer<typeof ExternalUsers>; riders: z.infer<typeof Rider>[] },
 ): Promise<Declared> {
   const out: Declared = { created: 0, updated: 0 };
@@ -28,6 +36,8 @@ export async function declareRiders(
       sign_up_url: cb.sign_up_url,
       sign_in_url: cb.sign_in_url,
       allow_private_addresses: cb.allow_private_addresses ? 1 : 0,
+      // Symmetric, so stored as given, like webhook secrets (docs/decisions.md, Webhooks).
+      secrets: toJson(signingSecrets(cb, ctx.env, `operator ${operatorId}: external_users`)),
     };
     const stored = await trx
       .selectFrom("external_user_callbacks")

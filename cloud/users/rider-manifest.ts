@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Uuid } from "../../shared/api/uuid.ts";
 import { checkE164 } from "../../shared/phone-number.ts";
+import { checkSigningSecrets, SigningSecretFields } from "../webhooks/signing-secrets.ts";
 
 /** The site manifest's parts about external users: an operator's callback addresses and its riders. */
 
@@ -31,10 +32,13 @@ export const ExternalUsersFields = z.strictObject({
     .describe(
       "Let the callbacks reach loopback, private and link-local addresses and use plain http (local demos, tests)",
     ),
+  // Both callbacks carry Standard Webhooks signatures under these (docs/verification-callbacks.md).
+  ...SigningSecretFields,
 });
 
 /** Plain http carries challenge tokens in the clear: only on a network the operator vouches for. */
 export const ExternalUsers = ExternalUsersFields.superRefine((e, ctx) => {
+  checkSigningSecrets(e, ctx);
   if (e.allow_private_addresses) return;
   for (const key of ["sign_up_url", "sign_in_url"] as const)
     if (e[key].startsWith("http:"))

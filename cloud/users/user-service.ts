@@ -6,8 +6,10 @@ import type { TokenIssuer } from "../auth/tokens.ts";
 import type { Db } from "../store/db.ts";
 import type { RefreshInput, SignInInput, SignUpInput } from "./auth-requests.ts";
 import { type CallbackLimits, createCallbackLimits, type RateLimitOptions } from "./callback-limits.ts";
+import { pendingSignUps } from "./pending-sign-ups.ts";
 import { issueRefreshToken, redeemRefreshToken } from "./refresh-tokens.ts";
 import { readSignInAnswer } from "./sign-in-answer.ts";
+import { createSignInPacing } from "./sign-in-pacing.ts";
 import { type ExternalUser, userStore } from "./user-store.ts";
 import { type CallbackOutcome, createCallbackClient } from "./verification-callback.ts";
 
@@ -30,6 +32,10 @@ export type UserServiceDeps = {
 
 type Which = "sign-up" | "sign-in";
 
+/** The one message of ERRORS.FAILED_TO_SIGN_IN, whatever the cause (spec: unknown user, rejected, mismatch). */
+export const SIGN_IN_FAILED =
+  "Sign-in failed: the user is unknown, or the operator did not verify the sign-in";
+
 /**
  * Sign-up, sign-in and refresh of external users (spec: Authentication, External users). Sign-up and
  * sign-in call the operator's verification endpoints; refresh needs no round trip.
@@ -37,12 +43,14 @@ type Which = "sign-up" | "sign-in";
 export function createUserService(deps: UserServiceDeps) {
   const { db, clock, log, tokens } = deps;
   const users = userStore(db);
+  const pending = pendingSignUps(db);
   const limits: CallbackLimits = createCallbackLimits(clock, deps.options?.rateLimits);
   const callbacks = createCallbackClient({
     clock,
     timeoutMs: deps.options?.callbackTimeoutMs,
     maxBodyBytes: deps.options?.callbackBodyLimitBytes,
   });
+  const pacing = createSignInPacing({ clock, maxMs: callbacks.timeoutMs });
 
   /** A callback without an answer: none in time, an address refused, or no answer at all. */
   function unanswered(
@@ -74,64 +82,89 @@ export function createUserService(deps: UserServiceDeps) {
     );
   }
 
+  /** Sign-in's only refusal: the same code and words whether the id exists or the operator said no. */
+  const signInFailed = () => new AppError("ERRORS.FAILED_TO_SIGN_IN", SIGN_IN_FAILED);
+
   return {
     /**
-     * Creates the user (or finds the one this integrator id already has) and sends the sign-up
-     * verification callback; a repeated sign-up keeps the id and calls back again. The user stays created
-     * whatever the callback answers (spec: sign-up step 5).
+     * Sends the sign-up verification callback with the user's service_user_id: the id of the user the
+     * operator accepted before, or of a pending sign-up (pending-sign-ups.ts). The user is made only when
+     * the operator accepts (an answer below 400); a rejection forgets the pending sign-up, and a failure
+     * keeps it for a day, so a repeat calls back again with the same id (spec: sign-up step 5).
      */
     async signUp(input: SignUpInput, from: string): Promise<void> {
       const target = await users.callbacksOf(input.operatorId);
+      limits.signUp.admit(target ? input.operatorId : null, from);
       if (!target)
         throw new AppError(
           "ERRORS.FAILED_TO_SIGN_UP",
           "Unknown operator_id, or the operator has no external users",
         );
-      limits.admit(input.operatorId, from);
-      const user = await users.findOrCreate(input.operatorId, input.userId, clock.now());
+      const subject = await pending.subject(input.operatorId, input.userId, clock.now());
+      const id = subject.kind === "user" ? subject.user.id : subject.pending.id;
       const outcome = await callbacks.post({
         url: target.signUpUrl,
-        payload: { user_id: user.userId, service_user_id: user.id, bikeep_user_id: user.id },
+        payload: { user_id: input.userId, service_user_id: id, bikeep_user_id: id },
         allowPrivateAddresses: target.allowPrivateAddresses,
+        secrets: target.secrets,
         readBody: false,
       });
       if (outcome.kind !== "answered") throw unanswered("sign-up", input.operatorId, outcome);
       // Spec: any status below 400 accepts; a redirect is not followed and counts as the answer.
       if (outcome.status >= 500) throw operatorErrorStatus("sign-up", outcome.status);
-      if (outcome.status >= 400)
+      if (outcome.status >= 400) {
+        if (subject.kind === "pending") await pending.drop(subject.pending);
         throw new AppError(
           "ERRORS.OPERATOR_REJECTION",
           `The operator's sign-up verification endpoint rejected the user (${outcome.status})`,
           { operator_status: outcome.status },
         );
+      }
+      if (subject.kind === "pending") await pending.accept(subject.pending, clock.now());
     },
 
     /**
      * Sends the sign-in verification callback and, when the operator confirms the same service_user_id,
-     * issues an access token and a refresh token. Learns the user's phone number from the answer, then
-     * applies the access-list invites waiting for it.
+     * issues an access token and a refresh token (a pending sign-up the operator so confirms becomes the
+     * user). Learns the user's phone number from the answer, then applies the access-list invites waiting
+     * for it. Every refusal answers alike, and an unknown id as late as a refusal (sign-in-pacing.ts).
      */
     async signIn(input: SignInInput, from: string): Promise<{ access_token: string; refresh_token: string }> {
       const target = await users.callbacksOf(input.operatorId);
-      const user = target && (await users.find(input.operatorId, input.serviceUserId));
-      if (!target || !user) throw new AppError("ERRORS.FAILED_TO_SIGN_IN", "Unknown operator or user");
-      limits.admit(input.operatorId, from);
+      limits.signIn.admit(target ? input.operatorId : null, from);
+      if (!target) throw signInFailed();
+      const known = await users.find(input.operatorId, input.serviceUserId);
+      const waiting = known
+        ? undefined
+        : await pending.find(input.operatorId, input.serviceUserId, clock.now());
+      const subject = known ?? waiting;
+      if (!subject) {
+        await pacing.wait(input.operatorId);
+        throw signInFailed();
+      }
+      const started = clock.now().getTime();
       const outcome = await callbacks.post({
         url: target.signInUrl,
-        payload: { user_id: user.userId, challenge_token: input.challengeToken },
+        payload: { user_id: subject.userId, challenge_token: input.challengeToken },
         allowPrivateAddresses: target.allowPrivateAddresses,
+        secrets: target.secrets,
         readBody: true,
       });
       if (outcome.kind !== "answered") throw unanswered("sign-in", input.operatorId, outcome);
+      pacing.record(input.operatorId, clock.now().getTime() - started);
       // The spec leaves the code of a 5xx open: the operator's error, as for sign-up (docs/decisions.md).
       if (outcome.status >= 500) throw operatorErrorStatus("sign-in", outcome.status);
       const answer = readSignInAnswer(outcome);
-      if (!answer.ok) throw new AppError("ERRORS.FAILED_TO_SIGN_IN", `Sign-in not verified: ${answer.why}`);
-      if (answer.serviceUserId !== user.id)
-        throw new AppError(
-          "ERRORS.FAILED_TO_SIGN_IN",
-          "Sign-in not verified: the operator named another user",
-        );
+      const mismatch = answer.ok && answer.serviceUserId !== subject.id;
+      if (!answer.ok || mismatch) {
+        // Why goes to the log only: told to the caller, it would say that the id exists.
+        const reason = answer.ok ? "the operator named another user" : answer.why;
+        log.info({ operator_id: subject.operatorId, service_user_id: subject.id, reason }, "sign-in refused");
+        throw signInFailed();
+      }
+      const user = known ?? (waiting && (await pending.accept(waiting, clock.now())));
+      // A manifest rider took this user_id meanwhile: the operator verified an id that is no user's.
+      if (!user || user.id !== subject.id) throw signInFailed();
       if (answer.phone.kind === "invalid")
         log.warn(
           { operator_id: user.operatorId, service_user_id: user.id },

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import type { Executor } from "../store/db.ts";
+import { fromJson } from "../store/json-column.ts";
 
 export type ExternalUser = { id: string; operatorId: string; userId: string; phoneNumber: string | null };
 
@@ -8,6 +8,8 @@ export type OperatorCallbacks = {
   signUpUrl: string;
   signInUrl: string;
   allowPrivateAddresses: boolean;
+  /** Signing secrets, newest first; empty for addresses stored before callbacks were signed. */
+  secrets: string[];
 };
 
 const toUser = (r: { id: string; operator_id: string; user_id: string; phone_number: string | null }) => ({
@@ -33,6 +35,7 @@ export function userStore(db: Executor) {
           signUpUrl: row.sign_up_url,
           signInUrl: row.sign_in_url,
           allowPrivateAddresses: row.allow_private_addresses === 1,
+          secrets: fromJson(row.secrets),
         }
       );
     },
@@ -55,29 +58,6 @@ export function userStore(db: Executor) {
         .where("user_id", "=", userId)
         .executeTakeFirst();
       return row && toUser(row);
-    },
-
-    /**
-     * The operator's user with this integrator id, created if new. Concurrent sign-ups of one user meet on
-     * the unique (operator_id, user_id) key and both get the one row.
-     */
-    async findOrCreate(operatorId: string, userId: string, now: Date): Promise<ExternalUser> {
-      const existing = await this.findByUserId(operatorId, userId);
-      if (existing) return existing;
-      await db
-        .insertInto("external_users")
-        .values({
-          id: randomUUID(),
-          operator_id: operatorId,
-          user_id: userId,
-          phone_number: null,
-          created_at: now.toISOString(),
-        })
-        .onConflict((oc) => oc.columns(["operator_id", "user_id"]).doNothing())
-        .execute();
-      const created = await this.findByUserId(operatorId, userId);
-      if (!created) throw new Error(`external user ${userId} of ${operatorId} vanished after insert`);
-      return created;
     },
 
     async setPhoneNumber(user: ExternalUser, phoneNumber: string | null): Promise<void> {

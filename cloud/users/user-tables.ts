@@ -1,3 +1,5 @@
+import type { Json } from "../store/json-column.ts";
+
 /** Store tables of external users (see cloud/store/schema.ts for the conventions). */
 export interface ExternalUsersTable {
   /** service_user_id: the service's id of the user, a UUID */
@@ -32,11 +34,28 @@ export interface ExternalUserCallbacksTable {
   sign_in_url: string;
   /** 1: callbacks may reach loopback, private and link-local addresses (local demos, tests) */
   allow_private_addresses: number;
+  /** Signing secrets (`whsec_…`), newest first; two during a rotation, each signs every callback. */
+  secrets: Json<string[]>;
   updated_at: string;
+}
+
+/**
+ * A sign-up the operator has not accepted yet (its callback failed or went unanswered): no user, only the
+ * service_user_id a repeated sign-up, or a sign-in the operator verifies, gives the user (docs/decisions.md).
+ */
+export interface ExternalUserSignUpsTable {
+  /** The service_user_id the user will have */
+  id: string;
+  operator_id: string;
+  user_id: string;
+  created_at: string;
+  /** After this it is forgotten; a later sign-up starts afresh with another id */
+  expires_at: string;
 }
 
 export interface UserTables {
   external_users: ExternalUsersTable;
   external_user_refresh_tokens: ExternalUserRefreshTokensTable;
   external_user_callbacks: ExternalUserCallbacksTable;
+  external_user_sign_ups: ExternalUserSignUpsTable;
 }

@@ -1,5 +1,7 @@
 import type { Clock } from "../../shared/clock.ts";
 import { createGuardedPost, type PostFailure } from "../outbound/guarded-post.ts";
+import { newMessageId } from "../webhooks/webhook-payload.ts";
+import { signWebhook } from "../webhooks/webhook-signature.ts";
 import type { Resolve } from "./callback-address.ts";
 
 /** Spec (Limits): the integrator's verification endpoints must answer within 5 seconds. */
@@ -22,6 +24,8 @@ export type CallbackRequest = {
   url: string;
   payload: Record<string, unknown>;
   allowPrivateAddresses: boolean;
+  /** The operator's signing secrets, newest first; none: nothing is sent. */
+  secrets: readonly string[];
   /** Read (up to the limit) and parse the body of a 2xx answer. */
   readBody: boolean;
 };
@@ -29,7 +33,10 @@ export type CallbackRequest = {
 /**
  * POSTs JSON to an operator's verification endpoint through the guarded outbound POST
  * (cloud/outbound/guarded-post.ts: the clock's deadline, no redirect, public addresses unless allowed),
- * reading at most `maxBodyBytes` of a 2xx answer's body.
+ * reading at most `maxBodyBytes` of a 2xx answer's body. Every callback is signed the Standard Webhooks
+ * way, as webhooks are (webhook-signature.ts): a fresh `msg_…` id, the clock's timestamp, and a signature
+ * of the exact body under each of the operator's secrets, so the operator can tell our callbacks from
+ * anyone's and refuse a replay (docs/verification-callbacks.md).
  */
 export function createCallbackClient(o: {
   clock: Clock;
@@ -75,11 +82,20 @@ export function createCallbackClient(o: {
     timeoutMs,
 
     async post(req: CallbackRequest): Promise<CallbackOutcome> {
+      // Stored before callbacks were signed, and not declared again since: an unsigned callback would
+      // teach the operator to accept unsigned ones.
+      if (req.secrets.length === 0)
+        return {
+          kind: "refused",
+          reason: "no signing secret: apply the site manifest's external_users again",
+        };
+      const body = JSON.stringify(req.payload);
+      const signature = signWebhook({ id: newMessageId(), at: o.clock.now(), body, secrets: req.secrets });
       const res = await poster.post(
         { url: req.url, allowPrivate: req.allowPrivateAddresses },
         {
-          headers: { "content-type": "application/json", accept: "application/json" },
-          body: JSON.stringify(req.payload),
+          headers: { "content-type": "application/json", accept: "application/json", ...signature },
+          body,
         },
         async (answer): Promise<{ status: number; body: AnswerBody }> => {
           const ok = answer.statusCode >= 200 && answer.statusCode < 300;

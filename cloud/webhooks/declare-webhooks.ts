@@ -1,24 +1,14 @@
 import type { WebhookType } from "../../shared/api/webhook.ts";
 import type { Executor } from "../store/db.ts";
 import { toJson } from "../store/json-column.ts";
-import { type ManifestWebhook, whsecProblem } from "./webhook-manifest.ts";
+import { signingSecrets } from "./signing-secrets.ts";
+import type { ManifestWebhook } from "./webhook-manifest.ts";
 
 type Declared = { created: number; updated: number };
 type Env = Record<string, string | undefined>;
 
 /** Why an endpoint left out of the manifest stopped (kept with its log; declaring it again restores it). */
 export const NOT_DECLARED = "not in the site manifest";
-
-function secretOf(w: ManifestWebhook, key: "secret" | "previous_secret", env: Env): string | undefined {
-  const envKey = `${key}_env` as const;
-  const name = w[envKey];
-  if (name === undefined) return w[key];
-  const value = env[name];
-  if (!value) throw new Error(`webhook ${w.id}: ${envKey}: environment variable ${name} is not set`);
-  const problem = whsecProblem(value);
-  if (problem) throw new Error(`webhook ${w.id}: ${envKey}: ${name} ${problem}`);
-  return value;
-}
 
 /**
  * Applies an operator's `webhooks` from the site manifest: creates and updates its endpoints, and disables
@@ -36,11 +26,9 @@ export async function declareWebhooks(
   const declared = new Set<string>();
   for (const w of webhooks) {
     declared.add(w.id);
-    const current = secretOf(w, "secret", ctx.env) as string;
-    const previous = secretOf(w, "previous_secret", ctx.env);
     const row = {
       url: w.url,
-      secrets: toJson(previous && previous !== current ? [current, previous] : [current]),
+      secrets: toJson(signingSecrets(w, ctx.env, `webhook ${w.id}`)),
       types: toJson<WebhookType[]>([...new Set(w.types)]),
       delivery: w.delivery,
       allow_private: w.allow_private ? 1 : 0,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ManifestWebhook, webhookUrlProblems, whsecProblem } from "./webhook-manifest.ts";
+import { whsecProblem } from "./signing-secrets.ts";
+import { ManifestWebhook, webhookUrlProblems } from "./webhook-manifest.ts";
 
 const secret = (bytes: number) => `whsec_${randomBytes(bytes).toString("base64")}`;
 const ID = "0b5c7a52-1d7e-4c3a-9a8b-2f2f1e0d9c01";

@@ -1,24 +1,35 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import { decodeJwt, SignJWT } from "jose";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { toJson } from "../../cloud/store/json-column.ts";
+import { DEFAULT_RATE_LIMITS } from "../../cloud/users/callback-limits.ts";
+import { PENDING_SIGN_UP_TTL_MS } from "../../cloud/users/pending-sign-ups.ts";
 import { REFRESH_TOKEN_TTL_MS } from "../../cloud/users/refresh-tokens.ts";
 import { revokeRiderTokens } from "../../cloud/users/rider-commands.ts";
+import { SIGN_IN_FAILED } from "../../cloud/users/user-service.ts";
 import { type CloudHarness, ISSUER, startCloudHarness, TOKEN_SECRET } from "../support/cloud-harness.ts";
+import { eventually } from "../support/eventually.ts";
 import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
-import { declareExternalUsers, manifestRiderId } from "../support/riders.ts";
-import { VerificationServer } from "../support/verification-server.ts";
+import { CALLBACK_SECRET, declareExternalUsers, manifestRiderId } from "../support/riders.ts";
+import { type Received, VerificationServer } from "../support/verification-server.ts";
 
 const AUTH = "/external-users-auth/v1";
 const UNKNOWN_OPERATOR = "cccccccc-0000-4000-8000-000000000003";
 const SOME_UUID = "0b9c6a1e-1111-4222-8333-444455556666";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Plenty for one suite: the rate limits have their own describe below. */
-const NO_LIMITS = { burst: 100_000, perMinute: 100_000 };
+const PLENTY = { burst: 100_000, perMinute: 100_000 };
+const NO_LIMITS = {
+  signUp: { perOperator: PLENTY, perAddress: PLENTY },
+  signIn: { perOperator: PLENTY, perAddress: PLENTY },
+};
 
 type Json = Record<string, unknown>;
 
@@ -65,6 +76,23 @@ function harnessHelpers(getH: () => CloudHarness, server: VerificationServer) {
         .where("user_id", "=", userId)
         .executeTakeFirstOrThrow()
     ).id;
+  /** What the store holds of an integrator id: its user row and its pending sign-up (ids, or undefined). */
+  const stored = async (userId: string, operatorId = OP_A) => {
+    const db = getH().db;
+    const user = await db
+      .selectFrom("external_users")
+      .select("id")
+      .where("operator_id", "=", operatorId)
+      .where("user_id", "=", userId)
+      .executeTakeFirst();
+    const pending = await db
+      .selectFrom("external_user_sign_ups")
+      .select("id")
+      .where("operator_id", "=", operatorId)
+      .where("user_id", "=", userId)
+      .executeTakeFirst();
+    return { user: user?.id, pending: pending?.id };
+  };
   let nonce = 0;
   /** Signs a user up (if needed) and in through the verification server; the tokens. */
   const signIn = async (userId: string) => {
@@ -82,22 +110,21 @@ function harnessHelpers(getH: () => CloudHarness, server: VerificationServer) {
   /** A fresh client token: the suite moves the clock by days, past the harness's cached ones. */
   const clientToken = (clientId: string) => getH().freshToken(clientId);
   const asClient = async (clientId: string, o: InjectOptions) => asUser(await clientToken(clientId), o);
-  return { post, signUp, serviceIdOf, signIn, asUser, asClient, clientToken };
+  return { post, signUp, serviceIdOf, stored, signIn, asUser, asClient, clientToken };
 }
 
 describe("external users", () => {
-  const server = new VerificationServer();
   let h: CloudHarness;
-  const { post, signUp, serviceIdOf, signIn, asUser, asClient, clientToken } = harnessHelpers(
+  // Checks every callback's signature as an integrator must: a callback not signed right answers 401.
+  const server = new VerificationServer({ secrets: [CALLBACK_SECRET], now: () => h.clock.now() });
+  const { post, signUp, serviceIdOf, stored, signIn, asUser, asClient, clientToken } = harnessHelpers(
     () => h,
     server,
   );
 
   beforeAll(async () => {
     await server.start();
-    h = await startCloudHarness({
-      externalUsers: { rateLimits: { perOperator: NO_LIMITS, perAddress: NO_LIMITS } },
-    });
+    h = await startCloudHarness({ externalUsers: { rateLimits: NO_LIMITS } });
     await declareExternalUsers(h, { operatorId: OP_A, base: server.url, allowPrivateAddresses: true });
   });
   afterAll(async () => {
@@ -126,7 +153,7 @@ describe("external users", () => {
   }
 
   describe("sign-up", () => {
-    it("creates the user, calls the operator back with user_id and service_user_id, and answers 204", async () => {
+    it("calls the operator back with user_id and service_user_id, signed, and once accepted makes the user and answers 204", async () => {
       const arrived = server.next("/sign-up");
       const res = await signUp("ann");
       expect(res.statusCode, res.body).toBe(204);
@@ -136,6 +163,8 @@ describe("external users", () => {
       const cb = await arrived;
       expect(cb.body).toEqual({ user_id: "ann", service_user_id: id, bikeep_user_id: id });
       expect(cb.headers["content-type"]).toBe("application/json");
+      expect(cb.signature).toBe("valid");
+      expect(await stored("ann")).toEqual({ user: id, pending: undefined });
     });
 
     it("keeps the same service_user_id on a repeated sign-up and calls back again", async () => {
@@ -150,24 +179,102 @@ describe("external users", () => {
       expect(rows).toHaveLength(1);
     });
 
-    it("keeps the user when the callback answers 5xx (500 OPERATOR_ERROR); a repeat then succeeds with the same id", async () => {
+    it("makes no user while the callback answers 5xx (500 OPERATOR_ERROR); a repeat calls back with the same id and then makes it", async () => {
       server.behave("/sign-up", { status: 503, body: { secret: "internal detail" } });
+      const first = server.next("/sign-up");
       const res = await signUp("cid");
       const body = expectSpecError(res, 500, "ERRORS.OPERATOR_ERROR");
       expect(String(body.error_message)).not.toContain("internal detail");
-      const id = await serviceIdOf("cid");
+      const id = String((await first).body.service_user_id);
+      expect(id).toMatch(UUID_RE);
+      // Not a user, only the id kept for the repeat (spec: sign-up step 5).
+      expect(await stored("cid")).toEqual({ user: undefined, pending: id });
+      const second = server.next("/sign-up");
+      expectSpecError(await signUp("cid"), 500, "ERRORS.OPERATOR_ERROR");
+      expect((await second).body.service_user_id).toBe(id);
       server.reset();
       const again = server.next("/sign-up");
       expect((await signUp("cid")).statusCode).toBe(204);
       expect((await again).body.service_user_id).toBe(id);
+      expect(await stored("cid")).toEqual({ user: id, pending: undefined });
     });
 
-    it("answers a 4xx of the callback with 400 OPERATOR_REJECTION", async () => {
+    it("answers a 4xx of the callback with 400 OPERATOR_REJECTION and keeps nothing of the sign-up", async () => {
+      const ids = new Set<unknown>();
       for (const status of [400, 403, 409, 422]) {
         server.behave("/sign-up", { status });
+        const arrived = server.next("/sign-up");
         expectSpecError(await signUp("dan"), 400, "ERRORS.OPERATOR_REJECTION");
+        ids.add((await arrived).body.service_user_id);
+        expect(await stored("dan")).toEqual({ user: undefined, pending: undefined });
       }
-      expect(await serviceIdOf("dan")).toMatch(UUID_RE);
+      // Each try starts afresh: a rejected id is never offered again.
+      expect(ids.size).toBe(4);
+    });
+
+    it("keeps a user the operator accepted before when it rejects a repeat", async () => {
+      await signUp("dee");
+      const id = await serviceIdOf("dee");
+      server.behave("/sign-up", { status: 409 });
+      expectSpecError(await signUp("dee"), 400, "ERRORS.OPERATOR_REJECTION");
+      expect(await stored("dee")).toEqual({ user: id, pending: undefined });
+    });
+
+    it("keeps a sign-up the operator did not answer for a day: the same id until then, a new one after", async () => {
+      server.behave("/sign-up", { status: 500 });
+      const first = server.next("/sign-up");
+      await signUp("dot");
+      const id = String((await first).body.service_user_id);
+      h.clock.advance(PENDING_SIGN_UP_TTL_MS - 1_000);
+      const before = server.next("/sign-up");
+      await signUp("dot");
+      expect((await before).body.service_user_id).toBe(id);
+      h.clock.advance(1_000);
+      const after = server.next("/sign-up");
+      await signUp("dot");
+      const fresh = String((await after).body.service_user_id);
+      expect(fresh).not.toBe(id);
+      expect(await stored("dot")).toEqual({ user: undefined, pending: fresh });
+      // The forgotten id signs in as nobody's.
+      server.accept("dot", "n-dot");
+      expectSpecError(
+        await post("sign-in", { service_user_id: id, operator_id: OP_A, challenge_token: "n-dot" }),
+        400,
+        "ERRORS.FAILED_TO_SIGN_IN",
+      );
+    });
+
+    it("lets the integrator go straight to sign-in after a failed callback: the operator's verification makes the user", async () => {
+      server.behave("/sign-up", "hang");
+      const arrived = server.next("/sign-up");
+      const pending = signUp("deb");
+      const id = String((await arrived).body.service_user_id);
+      h.clock.advance(5_000);
+      expectSpecError(await pending, 504, "ERRORS.SERVICE_TIMED_OUT");
+      server.reset();
+      // The operator's server did store the mapping before the answer was lost.
+      server.know("deb", id);
+      server.accept("deb", "n-deb");
+      const asked = server.next("/sign-in");
+      const res = await post("sign-in", { service_user_id: id, operator_id: OP_A, challenge_token: "n-deb" });
+      expect(res.statusCode, res.body).toBe(200);
+      expect((await asked).body).toEqual({ user_id: "deb", challenge_token: "n-deb" });
+      expect(await stored("deb")).toEqual({ user: id, pending: undefined });
+      expect(decodeJwt(String(res.json().access_token))).toMatchObject({ sub: id, op: OP_A, kind: "user" });
+    });
+
+    it("makes no user from a pending sign-up whose sign-in the operator refuses", async () => {
+      server.behave("/sign-up", { status: 502 });
+      const arrived = server.next("/sign-up");
+      await signUp("dax");
+      const id = String((await arrived).body.service_user_id);
+      server.reset();
+      expectSpecError(
+        await post("sign-in", { service_user_id: id, operator_id: OP_A, challenge_token: "not-registered" }),
+        400,
+        "ERRORS.FAILED_TO_SIGN_IN",
+      );
+      expect(await stored("dax")).toEqual({ user: undefined, pending: id });
     });
 
     it("follows no redirect: a 3xx is an answer below 400, and its target is never called", async () => {
@@ -178,7 +285,7 @@ describe("external users", () => {
 
     it("answers 504 SERVICE_TIMED_OUT when the callback gets no answer within 5 s of the clock", async () => {
       await expectTimeoutAt5s("/sign-up", () => signUp("fay"));
-      expect(await serviceIdOf("fay")).toMatch(UUID_RE);
+      expect(await stored("fay")).toMatchObject({ user: undefined, pending: expect.stringMatching(UUID_RE) });
     });
 
     it("answers 500 OPERATOR_ERROR when the operator's server cannot be reached", async () => {
@@ -218,8 +325,7 @@ describe("external users", () => {
       const before = server.received.length;
       expectSpecError(await signUp("x", UNKNOWN_OPERATOR), 400, "ERRORS.FAILED_TO_SIGN_UP");
       expect(server.received.length).toBe(before);
-      const rows = await h.db.selectFrom("external_users").selectAll().where("user_id", "=", "x").execute();
-      expect(rows).toEqual([]);
+      expect(await stored("x", UNKNOWN_OPERATOR)).toEqual({ user: undefined, pending: undefined });
     });
 
     it("answers a user_id over 255 characters with 400 FAILED_TO_SIGN_UP", async () => {
@@ -383,6 +489,28 @@ describe("external users", () => {
         "ERRORS.FAILED_TO_SIGN_IN",
       );
       expect(server.received.length).toBe(before);
+    });
+
+    it("answers an unknown id exactly as a refused verification or a mismatch: one status, code and message", async () => {
+      await signUp("jen");
+      const id = await serviceIdOf("jen");
+      const ask = (serviceUserId: string) =>
+        post("sign-in", { service_user_id: serviceUserId, operator_id: OP_A, challenge_token: "wrong" });
+      const shape = (res: LightMyRequestResponse) => {
+        const { correlation_id: _c, ...body } = res.json() as Json;
+        const { date: _d, "x-correlation-id": _x, ...headers } = res.headers;
+        return { status: res.statusCode, headers, body };
+      };
+      const refused = await ask(id);
+      const unknown = await ask(SOME_UUID);
+      server.behave("/sign-in", { status: 200, body: { service_user_id: SOME_UUID } });
+      const mismatch = await ask(id);
+      server.behave("/sign-in", { status: 200, body: "not json" });
+      const garbled = await ask(id);
+      expectSpecError(refused, 400, "ERRORS.FAILED_TO_SIGN_IN");
+      expect(refused.json().error_message).toBe(SIGN_IN_FAILED);
+      for (const other of [unknown, mismatch, garbled]) expect(shape(other)).toEqual(shape(refused));
+      expect(unknown.json().correlation_id).not.toBe(refused.json().correlation_id);
     });
 
     it("learns the user's phone number from the answer: kept when absent, forgotten on null, an invalid one ignored", async () => {
@@ -683,9 +811,7 @@ describe("external users: callback addresses", () => {
 
   beforeAll(async () => {
     await server.start();
-    h = await startCloudHarness({
-      externalUsers: { rateLimits: { perOperator: NO_LIMITS, perAddress: NO_LIMITS } },
-    });
+    h = await startCloudHarness({ externalUsers: { rateLimits: NO_LIMITS } });
   });
   afterAll(async () => {
     await h.close();
@@ -740,6 +866,7 @@ describe("external users: callback addresses", () => {
             sign_up_url: "http://verify.example/sign-up",
             sign_in_url: "https://verify.example/sign-in",
             allow_private_addresses: allow,
+            secret: CALLBACK_SECRET,
           },
         },
       ],
@@ -752,73 +879,401 @@ describe("external users: callback addresses", () => {
 });
 
 describe("external users: rate limits", () => {
-  const server = new VerificationServer();
-  let h: CloudHarness;
-  const { signUp, post } = harnessHelpers(() => h, server);
   const from = (remoteAddress: string) => ({ remoteAddress });
+
+  describe("the default budgets", () => {
+    let h: CloudHarness;
+    const server = new VerificationServer({ secrets: [CALLBACK_SECRET], now: () => h.clock.now() });
+    const { signUp, post, stored } = harnessHelpers(() => h, server);
+    const REAL = "rider-real";
+
+    beforeAll(async () => {
+      await server.start();
+      h = await startCloudHarness();
+      await declareExternalUsers(h, { operatorId: OP_A, base: server.url, riders: [{ user_id: REAL }] });
+      server.know(REAL, manifestRiderId(OP_A, REAL));
+    });
+    afterAll(async () => {
+      await h.close();
+      await server.stop();
+    });
+    afterEach(() => server.reset());
+
+    it("are the documented ones: sign-up 60/min per operator and 30 per address, sign-in 120 and 60", () => {
+      expect(DEFAULT_RATE_LIMITS).toEqual({
+        signUp: { perOperator: { burst: 60, perMinute: 60 }, perAddress: { burst: 30, perMinute: 30 } },
+        signIn: { perOperator: { burst: 120, perMinute: 120 }, perAddress: { burst: 60, perMinute: 60 } },
+      });
+    });
+
+    it("let a flood of 61 sign-ups with invented ids from one address keep nothing and starve no rider's sign-in", async () => {
+      // The operator knows none of the invented ids and rejects them, as an integrator's server does.
+      server.behave("/sign-up", { status: 404, body: { error: "no such user" } });
+      const statuses: number[] = [];
+      let limited: LightMyRequestResponse | undefined;
+      for (let i = 0; i < 61; i++) {
+        const res = await signUp(`invented-${i}`, OP_A, from("203.0.113.66"));
+        statuses.push(res.statusCode);
+        if (res.statusCode === 429) limited ??= res;
+      }
+      const perAddress = DEFAULT_RATE_LIMITS.signUp.perAddress.burst;
+      expect(statuses.slice(0, perAddress)).toEqual(Array(perAddress).fill(400));
+      expect(statuses.slice(perAddress)).toEqual(Array(61 - perAddress).fill(429));
+      expectSpecError(limited as LightMyRequestResponse, 429, "ERRORS.RATE_LIMITED");
+      expect(limited?.headers["retry-after"]).toBe("2");
+      expect(server.count("/sign-up")).toBe(perAddress);
+      // Nothing the operator did not accept is kept: no user, no pending sign-up.
+      const users = await h.db
+        .selectFrom("external_users")
+        .select("id")
+        .where("user_id", "like", "invented-%")
+        .execute();
+      expect(users).toEqual([]);
+      expect(await h.db.selectFrom("external_user_sign_ups").selectAll().execute()).toEqual([]);
+      server.reset();
+
+      // A real rider signs in from another address, and from the flooding one: sign-in has its own budget.
+      for (const [i, address] of ["198.51.100.7", "203.0.113.66"].entries()) {
+        server.accept(REAL, `nonce-real-${i}`);
+        const res = await post(
+          "sign-in",
+          {
+            service_user_id: manifestRiderId(OP_A, REAL),
+            operator_id: OP_A,
+            challenge_token: `nonce-real-${i}`,
+          },
+          from(address),
+        );
+        expect(res.statusCode, res.body).toBe(200);
+      }
+      // And one address never uses up the operator's sign-up budget: another still signs a user up.
+      expect((await signUp("newcomer", OP_A, from("198.51.100.8"))).statusCode).toBe(204);
+      expect((await stored("newcomer")).user).toMatch(UUID_RE);
+    });
+  });
+
+  describe("small budgets", () => {
+    let h: CloudHarness;
+    const server = new VerificationServer();
+    const { signUp, post } = harnessHelpers(() => h, server);
+    const small = { perOperator: { burst: 3, perMinute: 6 }, perAddress: { burst: 2, perMinute: 6 } };
+
+    beforeAll(async () => {
+      await server.start();
+      h = await startCloudHarness({ externalUsers: { rateLimits: { signUp: small, signIn: small } } });
+      await declareExternalUsers(h, { operatorId: OP_A, base: server.url, riders: [{ user_id: "known" }] });
+      await declareExternalUsers(h, { operatorId: OP_B, base: server.url });
+    });
+    afterAll(async () => {
+      await h.close();
+      await server.stop();
+    });
+    // Each test starts with full buckets.
+    afterEach(() => h.clock.advance(60_000));
+
+    it("limit sign-ups per address and per operator with 429 and Retry-After, calling nobody; the limits refill", async () => {
+      expect((await signUp("a1", OP_A, from("198.51.100.1"))).statusCode).toBe(204);
+      expect((await signUp("a2", OP_A, from("198.51.100.1"))).statusCode).toBe(204);
+      const before = server.received.length;
+      const limited = await signUp("a3", OP_A, from("198.51.100.1"));
+      expectSpecError(limited, 429, "ERRORS.RATE_LIMITED");
+      expect(limited.headers["retry-after"]).toBe("10");
+      expect(server.received.length).toBe(before);
+      const rows = await h.db
+        .selectFrom("external_user_sign_ups")
+        .select("id")
+        .where("user_id", "=", "a3")
+        .execute();
+      expect(rows).toEqual([]);
+
+      // Another address has its own allowance, until the operator's runs out.
+      expect((await signUp("b1", OP_A, from("198.51.100.2"))).statusCode).toBe(204);
+      expectSpecError(await signUp("b2", OP_A, from("198.51.100.2")), 429, "ERRORS.RATE_LIMITED");
+      // Another operator is not affected.
+      expect((await signUp("c1", OP_B, from("198.51.100.3"))).statusCode).toBe(204);
+
+      h.clock.advance(10_000);
+      expect((await signUp("b2", OP_A, from("198.51.100.2"))).statusCode).toBe(204);
+    });
+
+    it("limit sign-ins before the user is looked up, unknown ids included, apart from sign-ups", async () => {
+      const unknown = (address: string) =>
+        post(
+          "sign-in",
+          { service_user_id: SOME_UUID, operator_id: OP_A, challenge_token: "n" },
+          from(address),
+        );
+      expectSpecError(await unknown("198.51.100.4"), 400, "ERRORS.FAILED_TO_SIGN_IN");
+      expectSpecError(await unknown("198.51.100.4"), 400, "ERRORS.FAILED_TO_SIGN_IN");
+      const limited = await unknown("198.51.100.4");
+      expectSpecError(limited, 429, "ERRORS.RATE_LIMITED");
+      expect(limited.headers["retry-after"]).toBe("10");
+      // The operator's sign-in budget (3) runs out with a fourth from elsewhere; a known rider waits too.
+      expectSpecError(await unknown("198.51.100.5"), 400, "ERRORS.FAILED_TO_SIGN_IN");
+      const before = server.received.length;
+      const rider = await post(
+        "sign-in",
+        { service_user_id: manifestRiderId(OP_A, "known"), operator_id: OP_A, challenge_token: "n" },
+        from("198.51.100.6"),
+      );
+      expectSpecError(rider, 429, "ERRORS.RATE_LIMITED");
+      expect(server.received.length).toBe(before);
+      // Sign-ups have their own budgets: untouched.
+      expect((await signUp("d1", OP_A, from("198.51.100.4"))).statusCode).toBe(204);
+      // An unknown operator counts for the address only: the exhausted operators' buckets are not asked.
+      expectSpecError(
+        await post(
+          "sign-in",
+          { service_user_id: SOME_UUID, operator_id: UNKNOWN_OPERATOR, challenge_token: "n" },
+          from("198.51.100.6"),
+        ),
+        400,
+        "ERRORS.FAILED_TO_SIGN_IN",
+      );
+      h.clock.advance(10_000);
+      expectSpecError(await unknown("198.51.100.4"), 400, "ERRORS.FAILED_TO_SIGN_IN");
+    });
+
+    it("count an unknown operator's requests for the address only, and no bad request at all", async () => {
+      for (let i = 0; i < 5; i++) {
+        const res = await signUp("", OP_A, from("198.51.100.9"));
+        expectSpecError(res, 400, "ERRORS.MISSING_USER_ID");
+      }
+      const before = server.received.length;
+      expectSpecError(
+        await signUp("e1", UNKNOWN_OPERATOR, from("198.51.100.9")),
+        400,
+        "ERRORS.FAILED_TO_SIGN_UP",
+      );
+      expectSpecError(
+        await signUp("e2", UNKNOWN_OPERATOR, from("198.51.100.9")),
+        400,
+        "ERRORS.FAILED_TO_SIGN_UP",
+      );
+      expectSpecError(await signUp("e3", UNKNOWN_OPERATOR, from("198.51.100.9")), 429, "ERRORS.RATE_LIMITED");
+      expect(server.received.length).toBe(before);
+      // The operators' own buckets were not touched by the unknown one.
+      expect((await signUp("e4", OP_A, from("198.51.100.10"))).statusCode).toBe(204);
+    });
+  });
+});
+
+describe("external users: sign-in refusals take as long as the operator's", () => {
+  let h: CloudHarness;
+  const server = new VerificationServer({ secrets: [CALLBACK_SECRET], now: () => h.clock.now() });
+  const { post } = harnessHelpers(() => h, server);
 
   beforeAll(async () => {
     await server.start();
-    h = await startCloudHarness({
-      externalUsers: {
-        rateLimits: { perOperator: { burst: 3, perMinute: 6 }, perAddress: { burst: 2, perMinute: 6 } },
-      },
-    });
-    await declareExternalUsers(h, { operatorId: OP_A, base: server.url });
-    await declareExternalUsers(h, { operatorId: OP_B, base: server.url });
+    h = await startCloudHarness({ externalUsers: { rateLimits: NO_LIMITS } });
+    await declareExternalUsers(h, { operatorId: OP_A, base: server.url, riders: [{ user_id: "tim" }] });
+    server.know("tim", manifestRiderId(OP_A, "tim"));
   });
   afterAll(async () => {
     await h.close();
     await server.stop();
   });
 
-  it("limits per address and per operator with 429 and Retry-After, calling nobody; the limits refill", async () => {
-    expect((await signUp("a1", OP_A, from("198.51.100.1"))).statusCode).toBe(204);
-    expect((await signUp("a2", OP_A, from("198.51.100.1"))).statusCode).toBe(204);
-    const before = server.received.length;
-    const limited = await signUp("a3", OP_A, from("198.51.100.1"));
-    expectSpecError(limited, 429, "ERRORS.RATE_LIMITED");
-    expect(limited.headers["retry-after"]).toBe("10");
-    expect(server.received.length).toBe(before);
-    const rows = await h.db.selectFrom("external_users").select("id").where("user_id", "=", "a3").execute();
-    expect(rows).toEqual([]);
+  it("answers an unknown id no sooner than the operator took to refuse a known one (300 ms on the clock)", async () => {
+    let answer!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    server.behave("/sign-in", () => gate.then(() => ({ status: 401, body: { error: "bad nonce" } })));
+    const arrived = server.next("/sign-in");
+    const refusing = post("sign-in", {
+      service_user_id: manifestRiderId(OP_A, "tim"),
+      operator_id: OP_A,
+      challenge_token: "wrong",
+    });
+    await arrived;
+    h.clock.advance(300);
+    answer();
+    const refused = await refusing;
+    expectSpecError(refused, 400, "ERRORS.FAILED_TO_SIGN_IN");
 
-    // Another address has its own allowance, until the operator's runs out.
-    expect((await signUp("b1", OP_A, from("198.51.100.2"))).statusCode).toBe(204);
-    expectSpecError(await signUp("b2", OP_A, from("198.51.100.2")), 429, "ERRORS.RATE_LIMITED");
-    // Another operator is not affected.
-    expect((await signUp("c1", OP_B, from("198.51.100.3"))).statusCode).toBe(204);
+    let settled = false;
+    const timers = h.clock.pendingTimers();
+    const unknown = post("sign-in", {
+      service_user_id: SOME_UUID,
+      operator_id: OP_A,
+      challenge_token: "wrong",
+    });
+    void unknown.finally(() => {
+      settled = true;
+    });
+    // The answer waits on the clock: its timer is set once the id is found to be nobody's.
+    await eventually(() => expect(h.clock.pendingTimers()).toBe(timers + 1));
+    expect(settled).toBe(false);
+    h.clock.advance(299);
+    await ioTurns();
+    expect(settled).toBe(false);
+    h.clock.advance(1);
+    const res = await unknown;
+    expectSpecError(res, 400, "ERRORS.FAILED_TO_SIGN_IN");
+    expect(res.json().error_message).toBe(refused.json().error_message);
+    expect(server.count("/sign-in")).toBe(1);
+  });
+});
 
-    h.clock.advance(10_000);
-    expect((await signUp("b2", OP_A, from("198.51.100.2"))).statusCode).toBe(204);
+describe("external users: signed callbacks (S24)", () => {
+  let h: CloudHarness;
+  const server = new VerificationServer();
+  const { signUp, post, serviceIdOf, stored } = harnessHelpers(() => h, server);
+  const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
+
+  /** The stock Standard Webhooks verifier, run as if at `at`. */
+  function verify(r: Received, secret: string, at: Date): unknown {
+    const headers = {
+      "webhook-id": String(r.headers["webhook-id"]),
+      "webhook-timestamp": String(r.headers["webhook-timestamp"]),
+      "webhook-signature": String(r.headers["webhook-signature"]),
+    };
+    vi.setSystemTime(at);
+    try {
+      return new Webhook(secret).verify(r.raw, headers);
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  beforeAll(async () => {
+    await server.start();
+    h = await startCloudHarness({ externalUsers: { rateLimits: NO_LIMITS } });
+  });
+  beforeEach(() => declareExternalUsers(h, { operatorId: OP_A, base: server.url }));
+  afterAll(async () => {
+    await h.close();
+    await server.stop();
+  });
+  afterEach(() => server.reset());
+
+  it("signs both callbacks the Standard Webhooks way: the library verifies them; a changed byte or 6 minutes off fail", async () => {
+    const up = server.next("/sign-up");
+    await signUp("sia");
+    const id = await serviceIdOf("sia");
+    server.accept("sia", "n-sia");
+    const inn = server.next("/sign-in");
+    await post("sign-in", { service_user_id: id, operator_id: OP_A, challenge_token: "n-sia" });
+    const now = h.clock.now();
+    for (const r of [await up, await inn]) {
+      expect(r.headers["webhook-id"]).toMatch(/^msg_[0-9a-f]{32}$/);
+      expect(r.headers["webhook-timestamp"]).toBe(String(Math.floor(now.getTime() / 1000)));
+      expect(r.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+      expect(verify(r, CALLBACK_SECRET, now)).toEqual(r.body);
+      expect(() =>
+        verify({ ...r, raw: r.raw.replace('"user_id"', '"user_iD"') }, CALLBACK_SECRET, now),
+      ).toThrow(/signature/);
+      expect(() => verify(r, CALLBACK_SECRET, new Date(now.getTime() + 6 * 60_000))).toThrow(/timestamp/);
+      expect(() => verify(r, CALLBACK_SECRET, new Date(now.getTime() - 6 * 60_000))).toThrow(/timestamp/);
+      expect(() => verify(r, newSecret(), now)).toThrow(/signature/);
+    }
+    // Every callback has an id of its own, so a receiver can refuse one it has seen (a replay).
+    const again = server.next("/sign-up");
+    await signUp("sia");
+    expect((await again).headers["webhook-id"]).not.toBe((await up).headers["webhook-id"]);
   });
 
-  it("counts sign-ins too, but not requests refused before any callback", async () => {
-    h.clock.advance(60_000);
-    for (let i = 0; i < 5; i++) {
-      const res = await signUp("", OP_A, from("198.51.100.9"));
-      expectSpecError(res, 400, "ERRORS.MISSING_USER_ID");
+  it("signs with both secrets during a rotation, each verifying on its own; the previous one stops with it", async () => {
+    const previous = newSecret();
+    const current = newSecret();
+    await declareExternalUsers(h, {
+      operatorId: OP_A,
+      base: server.url,
+      secret: current,
+      previousSecret: previous,
+    });
+    const during = server.next("/sign-up");
+    await signUp("rot");
+    const r = await during;
+    const now = h.clock.now();
+    expect(String(r.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    expect(verify(r, current, now)).toEqual(r.body);
+    expect(verify(r, previous, now)).toEqual(r.body);
+    expect(() => verify(r, CALLBACK_SECRET, now)).toThrow();
+
+    await declareExternalUsers(h, { operatorId: OP_A, base: server.url, secret: current });
+    const after = server.next("/sign-up");
+    await signUp("rot");
+    const second = await after;
+    expect(verify(second, current, now)).toEqual(second.body);
+    expect(() => verify(second, previous, now)).toThrow();
+  });
+
+  it("reads the secrets from the environment at apply (secret_env, previous_secret_env)", async () => {
+    const current = newSecret();
+    const previous = newSecret();
+    const manifest = SiteManifest.parse({
+      version: 1,
+      operators: [
+        {
+          id: OP_A,
+          name: "Operator A",
+          external_users: {
+            sign_up_url: `${server.url}/sign-up`,
+            sign_in_url: `${server.url}/sign-in`,
+            allow_private_addresses: true,
+            secret_env: "VERIFY_SECRET",
+            previous_secret_env: "VERIFY_SECRET_OLD",
+          },
+        },
+      ],
+    });
+    await applyManifest(h.db, manifest, h.clock, { VERIFY_SECRET: current, VERIFY_SECRET_OLD: previous });
+    const arrived = server.next("/sign-up");
+    await signUp("env");
+    const r = await arrived;
+    expect(verify(r, current, h.clock.now())).toEqual(r.body);
+    expect(verify(r, previous, h.clock.now())).toEqual(r.body);
+    await expect(applyManifest(h.db, manifest, h.clock, { VERIFY_SECRET: current })).rejects.toThrow(
+      "external_users: previous_secret_env: environment variable VERIFY_SECRET_OLD is not set",
+    );
+  });
+
+  it("sends nothing for an operator whose callbacks were stored before they were signed: 500 OPERATOR_ERROR", async () => {
+    await declareExternalUsers(h, { operatorId: OP_A, base: server.url, riders: [{ user_id: "old-rider" }] });
+    await h.db
+      .updateTable("external_user_callbacks")
+      .set({ secrets: toJson<string[]>([]) })
+      .where("operator_id", "=", OP_A)
+      .execute();
+    const before = server.received.length;
+    expectSpecError(await signUp("old"), 500, "ERRORS.OPERATOR_ERROR");
+    expectSpecError(
+      await post("sign-in", {
+        service_user_id: manifestRiderId(OP_A, "old-rider"),
+        operator_id: OP_A,
+        challenge_token: "n",
+      }),
+      500,
+      "ERRORS.OPERATOR_ERROR",
+    );
+    expect(server.received.length).toBe(before);
+    expect(await stored("old")).toEqual({ user: undefined, pending: expect.stringMatching(UUID_RE) });
+  });
+
+  it("is refused by an operator server holding another secret: sign-up 400 OPERATOR_REJECTION, sign-in FAILED_TO_SIGN_IN", async () => {
+    const strict = await new VerificationServer({ secrets: [newSecret()], now: () => h.clock.now() }).start();
+    try {
+      await declareExternalUsers(h, {
+        operatorId: OP_A,
+        base: strict.url,
+        riders: [{ user_id: "strict-rider" }],
+      });
+      strict.accept("strict-rider", "n-strict");
+      expectSpecError(await signUp("strict"), 400, "ERRORS.OPERATOR_REJECTION");
+      expectSpecError(
+        await post("sign-in", {
+          service_user_id: manifestRiderId(OP_A, "strict-rider"),
+          operator_id: OP_A,
+          challenge_token: "n-strict",
+        }),
+        400,
+        "ERRORS.FAILED_TO_SIGN_IN",
+      );
+      expect(strict.received.map((r) => r.signature)).toEqual(["invalid", "invalid"]);
+    } finally {
+      await strict.stop();
     }
-    expect((await signUp("d1", OP_A, from("198.51.100.9"))).statusCode).toBe(204);
-    const signIn = await post(
-      "sign-in",
-      { service_user_id: SOME_UUID, operator_id: OP_A, challenge_token: "n" },
-      from("198.51.100.9"),
-    );
-    expectSpecError(signIn, 400, "ERRORS.FAILED_TO_SIGN_IN");
-    const id = (
-      await h.db
-        .selectFrom("external_users")
-        .select("id")
-        .where("user_id", "=", "d1")
-        .executeTakeFirstOrThrow()
-    ).id;
-    const counted = await post(
-      "sign-in",
-      { service_user_id: id, operator_id: OP_A, challenge_token: "n" },
-      from("198.51.100.9"),
-    );
-    expectSpecError(counted, 400, "ERRORS.FAILED_TO_SIGN_IN");
-    expectSpecError(await signUp("d2", OP_A, from("198.51.100.9")), 429, "ERRORS.RATE_LIMITED");
   });
 });

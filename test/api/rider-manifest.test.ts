@@ -7,6 +7,8 @@ import { OP_A, OP_B } from "../support/fixture-site.ts";
 import { manifestRiderId } from "../support/riders.ts";
 
 const ANN = "7d4a52e0-3c1b-4f6e-8a90-1b2c3d4e5f01";
+const SECRET = `whsec_${Buffer.alloc(32, 1).toString("base64")}`;
+const NEXT_SECRET = `whsec_${Buffer.alloc(32, 2).toString("base64")}`;
 
 function manifest(op: Record<string, unknown>) {
   return { version: 1, operators: [{ id: OP_A, name: "Operator A", ...op }] };
@@ -30,7 +32,11 @@ describe("the site manifest's external users and riders", () => {
 
   it("creates the callbacks and riders once; re-applying writes nothing", async () => {
     const m = manifest({
-      external_users: { sign_up_url: "https://verify.example/up", sign_in_url: "https://verify.example/in" },
+      external_users: {
+        sign_up_url: "https://verify.example/up",
+        sign_in_url: "https://verify.example/in",
+        secret: SECRET,
+      },
       riders: [
         { user_id: "ann", service_user_id: ANN.toUpperCase(), phone_number: "+31612345678" },
         { user_id: "bob" },
@@ -50,6 +56,7 @@ describe("the site manifest's external users and riders", () => {
         sign_up_url: "https://verify.example/up",
         sign_in_url: "https://verify.example/in",
         allow_private_addresses: 0,
+        secrets: JSON.stringify([SECRET]),
       }),
     ]);
   });
@@ -60,6 +67,9 @@ describe("the site manifest's external users and riders", () => {
         sign_up_url: "https://verify.example/up2",
         sign_in_url: "https://verify.example/in",
         allow_private_addresses: true,
+        // A rotation: both sign until the previous one is left out.
+        secret: NEXT_SECRET,
+        previous_secret: SECRET,
       },
       riders: [{ user_id: "ann", phone_number: "+31687654321" }],
     });
@@ -70,7 +80,11 @@ describe("the site manifest's external users and riders", () => {
       ["bob", null],
     ]);
     const cb = await h.db.selectFrom("external_user_callbacks").selectAll().executeTakeFirstOrThrow();
-    expect(cb).toMatchObject({ sign_up_url: "https://verify.example/up2", allow_private_addresses: 1 });
+    expect(cb).toMatchObject({
+      sign_up_url: "https://verify.example/up2",
+      allow_private_addresses: 1,
+      secrets: JSON.stringify([NEXT_SECRET, SECRET]),
+    });
   });
 
   it("refuses to give an existing rider another service_user_id, or to reuse one", async () => {
@@ -110,10 +124,38 @@ describe("the site manifest's external users and riders", () => {
     expect(text).toContain("external_users.sign_in_url: must not hold credentials");
   });
 
+  it("needs exactly one signing secret, a Standard Webhooks one, and names an unset secret_env", () => {
+    const urls = { sign_up_url: "https://verify.example/up", sign_in_url: "https://verify.example/in" };
+    const problemsOf = (external_users: Record<string, unknown>, env?: Record<string, string>) =>
+      findProblems(manifest({ external_users }), env).problems.map(
+        (p) => `${p.path.join(".")}: ${p.message}`,
+      );
+    expect(problemsOf(urls)).toContain(
+      "operators.0.external_users.secret: give exactly one of secret or secret_env",
+    );
+    expect(problemsOf({ ...urls, secret: SECRET, secret_env: "VERIFY_SECRET" })).toContain(
+      "operators.0.external_users.secret: give exactly one of secret or secret_env",
+    );
+    expect(problemsOf({ ...urls, secret: "hunter2" })).toContain(
+      "operators.0.external_users.secret: must start with whsec_ (a Standard Webhooks secret)",
+    );
+    expect(
+      problemsOf({ ...urls, secret_env: "VERIFY_SECRET", previous_secret_env: "VERIFY_SECRET_OLD" }, {}),
+    ).toEqual([
+      "operators.0.external_users.secret_env: environment variable VERIFY_SECRET is not set (apply reads the secret from it)",
+      "operators.0.external_users.previous_secret_env: environment variable VERIFY_SECRET_OLD is not set (apply reads the secret from it)",
+    ]);
+    expect(problemsOf({ ...urls, secret_env: "VERIFY_SECRET" }, { VERIFY_SECRET: SECRET })).toEqual([]);
+  });
+
   it("refuses plain http unless private addresses are allowed", () => {
     const { problems } = findProblems(
       manifest({
-        external_users: { sign_up_url: "http://verify.example/up", sign_in_url: "https://verify.example/in" },
+        external_users: {
+          sign_up_url: "http://verify.example/up",
+          sign_in_url: "https://verify.example/in",
+          secret: SECRET,
+        },
       }),
     );
     expect(problems.map((p) => `${p.path.join(".")}: ${p.message}`)).toContain(

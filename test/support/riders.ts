@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createTokenIssuer } from "../../cloud/auth/tokens.ts";
 import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
@@ -6,6 +7,9 @@ import { type CloudHarness, ISSUER, TOKEN_SECRET } from "./cloud-harness.ts";
 import { OP_A, OP_B } from "./fixture-site.ts";
 
 const NAMES: Record<string, string> = { [OP_A]: "Operator A", [OP_B]: "Operator B" };
+
+/** The fixture operators' callback signing secret, unless a test declares another. */
+export const CALLBACK_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 
 /**
  * Gives a fixture operator verification callbacks and riders, through the site manifest as a service
@@ -20,6 +24,9 @@ export async function declareExternalUsers(
     /** A base URL: `<base>/sign-up` and `<base>/sign-in`. */
     base?: string;
     allowPrivateAddresses?: boolean;
+    /** The signing secret (CALLBACK_SECRET by default) and, during a rotation, the previous one. */
+    secret?: string;
+    previousSecret?: string;
     riders?: { user_id: string; service_user_id?: string; phone_number?: string }[];
   },
 ): Promise<void> {
@@ -37,6 +44,8 @@ export async function declareExternalUsers(
                 sign_up_url: signUp,
                 sign_in_url: signIn,
                 allow_private_addresses: o.allowPrivateAddresses ?? true,
+                secret: o.secret ?? CALLBACK_SECRET,
+                ...(o.previousSecret ? { previous_secret: o.previousSecret } : {}),
               },
             }
           : {}),

@@ -35,11 +35,12 @@ export function registerExternalUserRoutes(app: FastifyInstance, users: UserServ
       tags: ["external users"],
       summary: "Sign a user up",
       description:
-        "Creates the user (or finds the one this user_id already has) and calls the operator's sign-up " +
-        "verification endpoint; repeating it is safe and calls back again. 400 ERRORS.MISSING_OPERATOR_ID, " +
+        "Calls the operator's sign-up verification endpoint (signed, Standard Webhooks) with the user_id and " +
+        "its service_user_id; the user exists once the endpoint accepts (below 400). Repeating it is safe: " +
+        "the service_user_id stays the same and the callback is sent again. 400 ERRORS.MISSING_OPERATOR_ID, " +
         "MISSING_USER_ID, INVALID_OPERATOR_ID, FAILED_TO_SIGN_UP, OPERATOR_REJECTION (the endpoint answered 4xx); " +
         "500 ERRORS.OPERATOR_ERROR (5xx or unreachable); 504 ERRORS.SERVICE_TIMED_OUT (no answer within 5 s); " +
-        "429 ERRORS.RATE_LIMITED with Retry-After.",
+        "429 ERRORS.RATE_LIMITED with Retry-After (sign-ups: 60 a minute per operator, 30 per client address).",
       security: [],
       body: SignUpRequest,
       response: { 204: z.null().describe("Signed up"), ...callbackErrors },
@@ -57,10 +58,12 @@ export function registerExternalUserRoutes(app: FastifyInstance, users: UserServ
       tags: ["external users"],
       summary: "Sign a user in",
       description:
-        "Calls the operator's sign-in verification endpoint with the user's user_id and the challenge_token; " +
-        "when it answers with the same service_user_id, returns an access token (1 hour) and a refresh token. " +
-        "400 ERRORS.INVALID_OPERATOR_ID, INVALID_BIKEEP_USER_ID, INVALID_CHALLENGE_TOKEN, FAILED_TO_SIGN_IN; " +
-        "500 ERRORS.OPERATOR_ERROR (5xx or unreachable); 504 ERRORS.SERVICE_TIMED_OUT; 429 ERRORS.RATE_LIMITED.",
+        "Calls the operator's sign-in verification endpoint (signed, Standard Webhooks) with the user's user_id " +
+        "and the challenge_token; when it answers with the same service_user_id, returns an access token " +
+        "(1 hour) and a refresh token. 400 ERRORS.INVALID_OPERATOR_ID, INVALID_BIKEEP_USER_ID, " +
+        "INVALID_CHALLENGE_TOKEN, FAILED_TO_SIGN_IN (one answer for an unknown user and a refused verification); " +
+        "500 ERRORS.OPERATOR_ERROR (5xx or unreachable); 504 ERRORS.SERVICE_TIMED_OUT; 429 ERRORS.RATE_LIMITED " +
+        "with Retry-After (sign-ins: 120 a minute per operator, 60 per client address).",
       security: [],
       body: SignInRequest,
       response: { 200: SignInResponse, ...callbackErrors },
