@@ -522,17 +522,34 @@ function s2sCell(s: S2sExpect): string {
   return `${s.ok} with ${s.needs}, else ${s.without ?? 403}`;
 }
 
-/** The matrix as a Markdown table (docs/security.md). */
+/** The matrix as a Markdown table (docs/security.md), its columns padded as the formatter lays them out. */
 export function renderMatrix(): string {
-  const head =
-    "| route | case | anonymous | rider A | rider B | rider off the list | S2S of operator A | S2S of operator B |";
-  const rule = "|---|---|---|---|---|---|---|---|";
-  const lines = ROWS.map((r) => {
+  const head = [
+    "route",
+    "case",
+    "anonymous",
+    "rider A",
+    "rider B",
+    "rider off the list",
+    "S2S of operator A",
+    "S2S of operator B",
+  ];
+  const rows = ROWS.map((r) => {
     const e = r.expect;
-    const route = r.route.replace(/\|/g, "\\|");
-    return `| \`${route}\` | ${r.case} | ${e.anonymous} | ${e.riderA} | ${e.riderB} | ${e.riderOff ?? e.riderB} | ${s2sCell(e.s2s)} | ${e.otherOperator} |`;
+    return [
+      `\`${r.route.replace(/\|/g, "\\|")}\``,
+      r.case,
+      String(e.anonymous),
+      String(e.riderA),
+      String(e.riderB),
+      String(e.riderOff ?? e.riderB),
+      s2sCell(e.s2s),
+      String(e.otherOperator),
+    ];
   });
-  return [head, rule, ...lines].join("\n");
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 
 export const SECURITY_DOC = fileURLToPath(new URL("../../docs/security.md", import.meta.url));
