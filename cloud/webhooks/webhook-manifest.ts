@@ -1,8 +1,7 @@
-import { isIP } from "node:net";
 import { z } from "zod";
 import { Uuid } from "../../shared/api/uuid.ts";
 import { WEBHOOK_TYPES } from "../../shared/api/webhook.ts";
-import { hostOf, isPublicAddress } from "../users/callback-address.ts";
+import { hostRefusal } from "../users/callback-address.ts";
 
 /** The site manifest's `webhooks` of an operator: where its site events are sent and how they are signed. */
 
@@ -27,13 +26,10 @@ const WhsecSecret = z.string().superRefine((s, ctx) => {
 
 const EnvName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, "an environment variable name (A–Z, 0–9, _)");
 
-/** Names that always mean this machine (RFC 6761), refused like loopback literals. */
-const isLocalName = (host: string) => host === "localhost" || host.endsWith(".localhost");
-
 /**
  * Why a webhook URL may not be used, or null. Without `allowPrivate`: https only, and neither an IP
- * literal outside the public unicast ranges nor a localhost name (names are resolved and checked again at
- * every delivery, cloud/users/callback-address.ts).
+ * literal outside the public unicast ranges, however spelt, nor a local-only name such as `LOCALHOST.`
+ * (cloud/users/callback-address.ts `hostRefusal`; names are resolved and checked again at every delivery).
  */
 export function webhookUrlProblems(s: string, allowPrivate: boolean): string[] {
   let url: URL;
@@ -48,9 +44,8 @@ export function webhookUrlProblems(s: string, allowPrivate: boolean): string[] {
   if (url.hash) out.push("must not hold a #fragment");
   if (allowPrivate) return out;
   if (url.protocol === "http:") out.push("must be https unless allow_private is true");
-  const host = hostOf(url).toLowerCase();
-  if ((isIP(host) !== 0 && !isPublicAddress(host)) || isLocalName(host))
-    out.push(`${host} is not a public address (set allow_private: true to allow it)`);
+  const refused = hostRefusal(url);
+  if (refused) out.push(`${refused} (set allow_private: true to allow it)`);
   return out;
 }
 
