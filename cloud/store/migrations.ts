@@ -12,6 +12,7 @@ import { sensorMarksMigration } from "./migrations/014-sensor-marks.ts";
 import { devicesByGatewayMigration } from "./migrations/015-devices-by-gateway.ts";
 import { gatewayHeartbeatsMigration } from "./migrations/016-gateway-heartbeats.ts";
 import { locationHeartbeatsMigration } from "./migrations/017-location-heartbeats.ts";
+import { allowlistVersionsMigration } from "./migrations/018-allowlist-versions.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -226,6 +227,7 @@ const migrations: Record<string, Migration> = {
   "015-devices-by-gateway": devicesByGatewayMigration,
   "016-gateway-heartbeats": gatewayHeartbeatsMigration,
   "017-location-heartbeats": locationHeartbeatsMigration,
+  "018-allowlist-versions": allowlistVersionsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
