@@ -13,6 +13,7 @@ import { devicesByGatewayMigration } from "./migrations/015-devices-by-gateway.t
 import { gatewayHeartbeatsMigration } from "./migrations/016-gateway-heartbeats.ts";
 import { locationHeartbeatsMigration } from "./migrations/017-location-heartbeats.ts";
 import { allowlistVersionsMigration } from "./migrations/018-allowlist-versions.ts";
+import { photoRetentionMigration } from "./migrations/019-photo-retention.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -228,6 +229,7 @@ const migrations: Record<string, Migration> = {
   "016-gateway-heartbeats": gatewayHeartbeatsMigration,
   "017-location-heartbeats": locationHeartbeatsMigration,
   "018-allowlist-versions": allowlistVersionsMigration,
+  "019-photo-retention": photoRetentionMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
