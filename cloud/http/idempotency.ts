@@ -53,9 +53,9 @@ const errorResponse = (description: string) => ({
 });
 
 /**
- * Only a success changed something worth answering again. A refusal (4xx) changed nothing (docs: "refusals
- * change nothing"), so keeping it would only answer a corrected retry with the old refusal; a 5xx's outcome
- * is unknown, and a retry should run again.
+ * Only a success changed something worth answering again. A refusal (4xx) changed nothing, so keeping it
+ * would only answer a corrected retry with the old refusal; a 5xx's outcome is unknown, and a retry should
+ * run again.
  */
 export function isKeptOutcome(status: number): boolean {
   return status >= 200 && status < 300;
