@@ -28,6 +28,7 @@ import { registerTokenRoute } from "./http/routes/oauth-token.ts";
 import { registerPhotoRoutes } from "./http/routes/photos.ts";
 import { registerSessionRoutes } from "./http/routes/sessions.ts";
 import { registerWhitelistRoutes } from "./http/routes/whitelists.ts";
+import type { IdempotencyPolicy } from "./idempotency/idempotency-store.ts";
 import { createLocationLinks } from "./locations/location-links.ts";
 import { createLocationService } from "./locations/location-service.ts";
 import { createPhotoService } from "./photos/photo-service.ts";
@@ -54,6 +55,8 @@ export type AppDeps = {
   externalUsers?: ExternalUserOptions;
   /** Whitelists: the read deadline (504) and the whitelists per device (defaults: 5 s, the spec's 3). */
   whitelists?: WhitelistOptions;
+  /** Idempotency-Key window, lease and live keys per caller (default IDEMPOTENCY_POLICY). */
+  idempotency?: IdempotencyPolicy;
   /**
    * Shared with what ends commands in this process (gateway link, deadline sweeper) so a `Prefer: wait`
    * answers at once; without it only this app's own endings are heard at once, the rest through the store.
@@ -150,7 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });
   installAuthentication(app, tokens);
   installNulGuard(app);
-  installIdempotency(app, { db: deps.db, clock: deps.clock });
+  installIdempotency(app, { db: deps.db, clock: deps.clock, policy: deps.idempotency });
 
   const locations = createLocationService({ db: deps.db, clock: deps.clock });
   const devices = createDeviceService({ db: deps.db, clock: deps.clock });

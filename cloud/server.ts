@@ -13,6 +13,7 @@ import type { CloudConfig } from "./config.ts";
 import { createAppliedSeqsPruner } from "./gateway-link/applied-seqs-pruner.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "./gateway-link/gateway-link.ts";
+import { createPhotoPruner } from "./photos/photo-retention.ts";
 import { createConnectionWatch } from "./site-events/connection-watch.ts";
 import { type Db, openDb, openPostgresPool, type StoreConfig } from "./store/db.ts";
 import { startWebhookDelivery } from "./webhooks/webhook-delivery.ts";
@@ -95,6 +96,9 @@ export async function startCloud(
   // Forgets the outbox seqs no gateway can send again (applied_seqs would otherwise grow for ever).
   const pruner = createAppliedSeqsPruner({ db, clock, log });
   pruner.start();
+  // Deletes photos past their retention (30 days, 50 per device) and parts that never became a photo.
+  const photoPruner = createPhotoPruner({ db, clock, log });
+  photoPruner.start();
   // Sends the operators' webhooks from the durable queue (cloud/webhooks/); safe beside other replicas.
   const webhooks = startWebhookDelivery({ db, clock, log });
   // Health is derived from time: this turns its changes into connection site events (webhooks).
@@ -131,6 +135,7 @@ export async function startCloud(
     async stop() {
       sweeper.stop();
       pruner.stop();
+      photoPruner.stop();
       connections.stop();
       await app.close();
       await link.close();

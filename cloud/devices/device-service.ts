@@ -2,6 +2,7 @@ import type { Clock } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
+import { devicesWithAllowlist } from "../whitelists/allowlists.ts";
 import { deviceRepository } from "./device-repository.ts";
 import { presentDevice } from "./present-device.ts";
 
@@ -12,14 +13,16 @@ export function createDeviceService(deps: { db: Db; clock: Clock }) {
     /** The device list has no 404 (spec: Errors): another operator's location lists nothing. */
     async listByLocation(principal: Principal, locationId: string) {
       const found = await devices.listAtLocation(principal.operatorId, locationId);
+      const allowlisted = await devicesWithAllowlist(deps.db, found);
       const now = clock.now();
-      return found.map((d) => presentDevice(d, now, principal));
+      return found.map((d) => presentDevice(d, now, principal, allowlisted.has(d.id)));
     },
 
     async get(principal: Principal, id: string) {
       const device = await devices.findForOperator(principal.operatorId, id);
       if (!device) throw new AppError("ERRORS.NOT_FOUND", `Device ${id} not found`);
-      return presentDevice(device, clock.now(), principal);
+      const allowlisted = await devicesWithAllowlist(deps.db, [device]);
+      return presentDevice(device, clock.now(), principal, allowlisted.has(device.id));
     },
   };
 }

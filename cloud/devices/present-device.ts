@@ -20,7 +20,13 @@ export function isAvailable(row: Pick<DeviceSummary, "state_value" | "hardware_s
   return row.state_value === "UNLOCKED" && row.hardware_state === "NORMAL";
 }
 
-export function presentDevice(row: DeviceRecord, now: Date, principal: Principal): Device {
+/** `hasAllowlist`: a whitelist targets the device or its location (cloud/whitelists/allowlists.ts). */
+export function presentDevice(
+  row: DeviceRecord,
+  now: Date,
+  principal: Principal,
+  hasAllowlist: boolean,
+): Device {
   const { attrs, type } = row;
   const health = healthOf(row, now);
   const commandsUri = `${deviceUri(row.id)}/commands`;
@@ -53,7 +59,7 @@ export function presentDevice(row: DeviceRecord, now: Date, principal: Principal
     commands: Object.fromEntries(commandsFor(type, row.has_camera).map((c) => [c, commandsUri])),
     has_otp_support: attrs.has_otp_support,
     has_access_lists: attrs.has_access_lists,
-    has_allowlist: attrs.has_allowlist,
+    has_allowlist: hasAllowlist,
     has_subscription: attrs.has_subscription,
     has_camera: row.has_camera,
     price_list: attrs.price_list_id

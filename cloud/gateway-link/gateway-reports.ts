@@ -67,7 +67,8 @@ export async function applyDeviceState(
   const res = await advanceDevice(tx, {
     deviceId: msg.device_id,
     commandId: null,
-    input: { kind: "sensed", lockState: msg.lock_state },
+    // A tap releases a door for the gateway's window: it shows when it re-locks, as after an unlock command.
+    input: { kind: "sensed", lockState: msg.lock_state, doorReleased: msg.cause === "tap" },
     now,
     cfg,
     sensors,

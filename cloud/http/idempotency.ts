@@ -3,7 +3,12 @@ import { z } from "zod";
 import { ErrorBody } from "../../shared/api/common.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { AppError } from "../../shared/errors.ts";
-import { createIdempotencyStore, type KeyScope } from "../idempotency/idempotency-store.ts";
+import {
+  createIdempotencyStore,
+  IDEMPOTENCY_POLICY,
+  type IdempotencyPolicy,
+  type KeyScope,
+} from "../idempotency/idempotency-store.ts";
 import { requestFingerprint } from "../idempotency/request-fingerprint.ts";
 import type { Db } from "../store/db.ts";
 import { principalOf } from "./authenticate.ts";
@@ -36,8 +41,10 @@ export const IdempotencyKeyHeader = z
       "(method, path, body) answers with the first response again, marked `Idempotent-Replayed: true`, " +
       "instead of acting twice; with a different request it is 422 ERRORS.IDEMPOTENCY_KEY_REUSED; while " +
       "the first request is still running it is 409 ERRORS.IDEMPOTENCY_KEY_IN_USE with Retry-After. " +
-      "Keys belong to the API client and the route. 2xx and 4xx answers are kept; 409, 429 and 5xx are " +
-      "not, so a retry with the same key runs again. 1–255 printable ASCII characters.",
+      "Keys belong to the API client and the route. Only a 2xx answer is kept: after any other answer " +
+      "(a refusal changed nothing) the key is free, and a retry with it, corrected or not, runs again. A " +
+      "caller holds at most 100,000 live keys (a rider 1,000); past that the request is not run and answers " +
+      "429 ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED with Retry-After. 1–255 printable ASCII characters.",
   );
 
 const errorResponse = (description: string) => ({
@@ -45,29 +52,16 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: ErrorBody } },
 });
 
-/** 2xx and 4xx answers are the request's outcome; 409 and 429 mean "not now" and 5xx "unknown": retry. */
-export function isFinalOutcome(status: number): boolean {
-  return status < 500 && status !== 409 && status !== 429;
-}
-
 /**
- * A kept error body carries the correlation id of the request that first got it; the retry is a request
- * of its own, whose id is in the header and the logs, so the replayed body carries that one.
+ * Only a success changed something worth answering again. A refusal (4xx) changed nothing, so keeping it
+ * would only answer a corrected retry with the old refusal; a 5xx's outcome is unknown, and a retry should
+ * run again.
  */
-export function withCorrelationId(body: string, correlationId: string): string {
-  if (!body.includes('"correlation_id"')) return body;
-  try {
-    const parsed: unknown = JSON.parse(body);
-    if (typeof parsed === "object" && parsed !== null && "correlation_id" in parsed) {
-      return JSON.stringify({ ...parsed, correlation_id: correlationId });
-    }
-  } catch {
-    // Not JSON: nothing to rewrite.
-  }
-  return body;
+export function isKeptOutcome(status: number): boolean {
+  return status >= 200 && status < 300;
 }
 
-/** Adds the header and the 409/422 answers to an opted-in route's schema, hence to the OpenAPI document. */
+/** Adds the header and the 409/422/429 answers to an opted-in route's schema, hence to the OpenAPI document. */
 function declareOnRoute(route: RouteOptions) {
   const where = `${String(route.method)} ${route.url}`;
   if (route.config?.public) throw new Error(`${where}: an idempotent route needs a caller to scope its keys`);
@@ -83,6 +77,10 @@ function declareOnRoute(route: RouteOptions) {
       ...(schema.response as object | undefined),
       409: errorResponse("ERRORS.IDEMPOTENCY_KEY_IN_USE: a request with this Idempotency-Key is running"),
       422: errorResponse("ERRORS.IDEMPOTENCY_KEY_REUSED: this Idempotency-Key came with another request"),
+      429: errorResponse(
+        "Too many requests, with Retry-After; ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED when the caller holds " +
+          "its most live Idempotency-Keys (sent without a key, the request is not limited by them)",
+      ),
     },
   };
 }
@@ -92,8 +90,12 @@ function declareOnRoute(route: RouteOptions) {
  * is reserved in the store before the handler runs, so replicas sharing the store agree; the response is
  * kept when it is sent.
  */
-export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: Clock }) {
-  const store = createIdempotencyStore(deps.db);
+export function installIdempotency(
+  app: FastifyInstance,
+  deps: { db: Db; clock: Clock; policy?: IdempotencyPolicy },
+) {
+  const policy = deps.policy ?? IDEMPOTENCY_POLICY;
+  const store = createIdempotencyStore(deps.db, policy);
   let nextPurgeAt = 0;
 
   async function purgeIfDue(request: FastifyRequest, now: Date) {
@@ -140,7 +142,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
     };
     const now = deps.clock.now();
     await purgeIfDue(request, now);
-    const outcome = await store.reserve(scope, pending.requestHash, now);
+    const outcome = await store.reserve(scope, pending.requestHash, now, policy.maxLiveKeys[principal.kind]);
     switch (outcome.kind) {
       case "reserved":
         pending.scope = scope;
@@ -151,7 +153,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
           .code(outcome.response.status)
           .headers(outcome.response.headers)
           .header(REPLAYED_HEADER, "true")
-          .send(withCorrelationId(outcome.response.body, String(request.id)));
+          .send(outcome.response.body);
       case "reused":
         throw new AppError(
           "ERRORS.IDEMPOTENCY_KEY_REUSED",
@@ -164,6 +166,16 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
           {},
           { "retry-after": "1" },
         );
+      case "limit": {
+        const max = policy.maxLiveKeys[principal.kind];
+        throw new AppError(
+          "ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED",
+          `This caller already holds ${max} Idempotency-Keys from the last 24 h, the most it may; the request ` +
+            "was not run. Retry after Retry-After seconds, when the oldest expires, or send it without a key",
+          { limit: max },
+          { "retry-after": String(Math.max(1, Math.ceil(outcome.retryAfterMs / 1000))) },
+        );
+      }
     }
   });
 
@@ -185,7 +197,7 @@ export function installIdempotency(app: FastifyInstance, deps: { db: Db; clock: 
   ) {
     const body = typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString() : null;
     try {
-      if (body === null || !isFinalOutcome(reply.statusCode)) {
+      if (body === null || !isKeptOutcome(reply.statusCode)) {
         await store.release(scope, holder);
         return;
       }

@@ -2,14 +2,27 @@ import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.ts";
 import type { IdempotencyKeysTable } from "../store/schema.ts";
 
-/** How long a key answers with its first result, and how long a request may hold a key before it counts as abandoned. */
-export type IdempotencyPolicy = { ttlMs: number; leaseMs: number };
+/**
+ * How long a key answers with its first result, how long a request may hold a key before it counts as
+ * abandoned, and how many live keys (reserved or kept, not yet expired) one caller may hold, by kind.
+ */
+export type IdempotencyPolicy = {
+  ttlMs: number;
+  leaseMs: number;
+  maxLiveKeys: { client: number; user: number };
+};
 
 /**
  * 24 h (the documented window); the lease is well above the longest a command POST holds its key: 2 s for
- * the broker, or a `Prefer: wait` of at most 30 s.
+ * the broker, or a `Prefer: wait` of at most 30 s. Only successful requests keep a key, so a caller's live
+ * keys are what it created in the last day: an API client may create 100,000 things a day with keys (about
+ * one a second, all day), a rider 1,000 (docs/decisions.md, HTTP).
  */
-export const IDEMPOTENCY_POLICY: IdempotencyPolicy = { ttlMs: 24 * 3_600_000, leaseMs: 60_000 };
+export const IDEMPOTENCY_POLICY: IdempotencyPolicy = {
+  ttlMs: 24 * 3_600_000,
+  leaseMs: 60_000,
+  maxLiveKeys: { client: 100_000, user: 1_000 },
+};
 
 /** A key belongs to one API client of one operator and one route: nobody else's keys can meet it. */
 export type KeyScope = { operatorId: string; clientId: string; method: string; route: string; key: string };
@@ -24,9 +37,11 @@ export type Reservation =
   /** The key was used with a different request. */
   | { kind: "reused" }
   /** The same request is still running elsewhere. */
-  | { kind: "in_use" };
+  | { kind: "in_use" }
+  /** The caller holds its most live keys; the oldest expires in `retryAfterMs`. Nothing was reserved. */
+  | { kind: "limit"; retryAfterMs: number };
 
-type Verdict = Exclude<Reservation, { kind: "reserved" }> | { kind: "take_over" };
+type Verdict = Exclude<Reservation, { kind: "reserved" | "limit" }> | { kind: "take_over" };
 
 /**
  * What an existing row means for a new request with the same key (pure). An expired key behaves as new;
@@ -77,12 +92,68 @@ export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMP
     };
   }
 
+  /** The caller's rows; counted from the primary key's index alone. */
+  const callerRows = (scope: KeyScope) =>
+    db
+      .selectFrom("idempotency_keys")
+      .where("operator_id", "=", scope.operatorId)
+      .where("client_id", "=", scope.clientId);
+
+  async function countRows(scope: KeyScope): Promise<number> {
+    const { n } = await callerRows(scope)
+      .select((eb) => eb.fn.countAll<number | string>().as("n"))
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  /**
+   * Whether a fresh reservation takes the caller past `maxLiveKeys`; if so it is given back. Counted after
+   * the reservation, so two racing for the last place cannot both take it (both may be refused). Expired
+   * rows are counted until purged, so the caller's are purged before it is refused.
+   */
+  async function overLimit(
+    scope: KeyScope,
+    holder: string,
+    now: Date,
+    maxLiveKeys: number,
+  ): Promise<{ retryAfterMs: number } | null> {
+    if ((await countRows(scope)) <= maxLiveKeys) return null;
+    const t = now.toISOString();
+    await db
+      .deleteFrom("idempotency_keys")
+      .where("operator_id", "=", scope.operatorId)
+      .where("client_id", "=", scope.clientId)
+      .where("expires_at", "<=", t)
+      .execute();
+    if ((await countRows(scope)) <= maxLiveKeys) return null;
+    await db
+      .deleteFrom("idempotency_keys")
+      .where((eb) => eb.and(keyOf(scope)))
+      .where("holder", "=", holder)
+      .execute();
+    const oldest = await callerRows(scope)
+      .select((eb) => eb.fn.min("expires_at").as("at"))
+      .executeTakeFirst();
+    const at = oldest?.at ? Date.parse(oldest.at) : now.getTime() + policy.ttlMs;
+    return { retryAfterMs: Math.max(0, at - now.getTime()) };
+  }
+
   return {
     /**
      * Claims the key atomically: the insert wins, or the existing row decides. Taking over an expired or
-     * abandoned row is a compare-and-set on its holder, so of two replicas racing for it one wins.
+     * abandoned row is a compare-and-set on its holder, so of two replicas racing for it one wins. A claim
+     * that takes the caller past `maxLiveKeys` is given back and answered `limit`.
      */
-    async reserve(scope: KeyScope, requestHash: string, now: Date): Promise<Reservation> {
+    async reserve(
+      scope: KeyScope,
+      requestHash: string,
+      now: Date,
+      maxLiveKeys: number = Number.POSITIVE_INFINITY,
+    ): Promise<Reservation> {
+      const claimed = async (holder: string): Promise<Reservation> => {
+        const over = await overLimit(scope, holder, now, maxLiveKeys);
+        return over ? { kind: "limit", ...over } : { kind: "reserved", holder };
+      };
       for (let attempt = 0; attempt < 3; attempt++) {
         const fresh = freshReservation(requestHash, now);
         const inserted = await db
@@ -90,7 +161,7 @@ export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMP
           .values({ ...keyOf(scope), ...fresh })
           .onConflict((oc) => oc.columns(KEY_COLUMNS).doNothing())
           .executeTakeFirst();
-        if ((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n) return { kind: "reserved", holder: fresh.holder };
+        if ((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n) return claimed(fresh.holder);
         const row = await db
           .selectFrom("idempotency_keys")
           .selectAll()
@@ -105,7 +176,8 @@ export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMP
           .where((eb) => eb.and(keyOf(scope)))
           .where("holder", "=", row.holder)
           .executeTakeFirst();
-        if (taken.numUpdatedRows > 0n) return { kind: "reserved", holder: fresh.holder };
+        // Taking over an expired key adds a live one; an abandoned one was counted already.
+        if (taken.numUpdatedRows > 0n) return claimed(fresh.holder);
       }
       // Every attempt lost to another request with this key: it is the one running.
       return { kind: "in_use" };
@@ -129,7 +201,7 @@ export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMP
       return res.numUpdatedRows > 0n;
     },
 
-    /** Gives the key back: the outcome is not final, so a retry runs the request again. */
+    /** Gives the key back: the request changed nothing (or its outcome is unknown), so a retry runs again. */
     async release(scope: KeyScope, holder: string): Promise<void> {
       await db
         .deleteFrom("idempotency_keys")

@@ -2,7 +2,8 @@ import { z } from "zod";
 
 /**
  * Location fields kept in the `attrs` JSON column: everything the API shows that nothing filters or
- * joins on. Defaults are what a location shows before anyone sets the field.
+ * joins on. Defaults are what a location shows before anyone sets the field. `allowlisted` and
+ * `allowlist_ids` are not here: they follow the whitelists' targets (cloud/whitelists/allowlists.ts).
  */
 export const LocationAttrs = z.object({
   address: z.string().default(""),
@@ -10,7 +11,6 @@ export const LocationAttrs = z.object({
   support_email: z.string().default(""),
   terms_url: z.string().default(""),
   terms_updated_at: z.string().default(""),
-  allowlisted: z.boolean().default(false),
   has_access_lists: z.boolean().default(false),
   icon_type: z.string().default(""),
   owner_id: z.string().default(""),
@@ -22,7 +22,6 @@ export const LocationAttrs = z.object({
   private_tags: z.array(z.string()).default([]),
   has_maintenance_issues: z.boolean().default(false),
   access_list_ids: z.array(z.string()).default([]),
-  allowlist_ids: z.array(z.string()).default([]),
   rfid_parking: z.boolean().default(false),
   app_parking: z.boolean().default(true),
   booking_available: z.boolean().default(true),
@@ -44,6 +43,17 @@ export const LocationAttrs = z.object({
   analytics_dashboard_id: z.string().default(""),
 });
 export type LocationAttrs = z.infer<typeof LocationAttrs>;
+
+/**
+ * Fields the API shows that are derived, not set: a manifest that sets one is refused with this reason
+ * (cloud/manifest/manifest-problems.ts) rather than have it silently ignored.
+ */
+export const DERIVED_LOCATION_FIELDS: Readonly<Record<string, string>> = {
+  allowlisted:
+    "derived from the whitelists that target the location or its devices; declare a whitelist target",
+  allowlist_ids:
+    "derived from the whitelists that target the location or its devices; declare a whitelist target",
+};
 
 export function parseLocationAttrs(json: string): LocationAttrs {
   return LocationAttrs.parse(JSON.parse(json));

@@ -8,6 +8,7 @@ import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { locationUri, presentDevice } from "../devices/present-device.ts";
 import type { Db } from "../store/db.ts";
+import { devicesWithAllowlist } from "../whitelists/allowlists.ts";
 import { parseLocationAttrs } from "./location-attrs.ts";
 import { findOwnedLocation } from "./location-service.ts";
 
@@ -33,9 +34,11 @@ export function createLocationLinks(deps: { db: Db; clock: Clock }) {
     async rentalDevices(principal: Principal, id: string): Promise<Device[]> {
       await owned(principal, id);
       const now = clock.now();
-      return (await devices.listAtLocation(principal.operatorId, id))
-        .filter((d) => familyOf(d.type) === "rental")
-        .map((d) => presentDevice(d, now, principal));
+      const rentals = (await devices.listAtLocation(principal.operatorId, id)).filter(
+        (d) => familyOf(d.type) === "rental",
+      );
+      const allowlisted = await devicesWithAllowlist(db, rentals);
+      return rentals.map((d) => presentDevice(d, now, principal, allowlisted.has(d.id)));
     },
 
     /**

@@ -7,6 +7,7 @@ import { can, type Principal, requireClient } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
 import type { LocationsTable } from "../store/schema.ts";
+import { allowlistIdsAt } from "../whitelists/allowlists.ts";
 import { aggregate } from "./aggregates.ts";
 import { parseLocationAttrs } from "./location-attrs.ts";
 import { createLocationViews, type ListBody, type LocationHead } from "./location-views.ts";
@@ -96,7 +97,8 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
       const row = await findOwnedLocation(db, principal, id);
       const summaries = await devices.summariesAt([row.id]);
       const agg = aggregate(summaries.get(row.id) ?? [], clock.now());
-      return presentLocationDetail({ row, agg, principal, includeResources });
+      const allowlistIds = (await allowlistIdsAt(db, [row.id])).get(row.id) ?? [];
+      return presentLocationDetail({ row, agg, allowlistIds, principal, includeResources });
     },
 
     /**

@@ -7,6 +7,7 @@ import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
 import type { Database } from "../store/schema.ts";
+import { allowlistIdsAt } from "../whitelists/allowlists.ts";
 import { aggregate } from "./aggregates.ts";
 import { presentLocation } from "./present-location.ts";
 
@@ -91,12 +92,19 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
         .where("operator_id", "=", principal.operatorId)
         .execute();
       const summaries = await devices.summariesAt(chunk, principal.operatorId);
+      const allowlists = await allowlistIdsAt(db, chunk);
       const now = clock.now();
       for (const { data_version, heartbeats, ...row } of rows) {
         const devs = summaries.get(row.id) ?? [];
         let validUntil = Number.POSITIVE_INFINITY;
         for (const d of devs) validUntil = Math.min(validUntil, nextHealthChange(d, now));
-        const location = presentLocation({ row, agg: aggregate(devs, now), principal, includeResources });
+        const location = presentLocation({
+          row,
+          agg: aggregate(devs, now),
+          allowlistIds: allowlists.get(row.id) ?? [],
+          principal,
+          includeResources,
+        });
         const old = views.get(row.id);
         // Two requests may refresh at once: never replace a view with one made from an older read.
         if (

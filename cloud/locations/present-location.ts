@@ -17,10 +17,14 @@ export function iconType(row: Pick<LocationsTable, "type">, attrs: Pick<Location
 /** Deprecated icon URLs stay present but empty: clients use icon.type (docs/decisions.md). */
 const NO_ICON = { png2x: "", svg: "", png: "" };
 
-/** One location as a caller sees it: its row, its devices' aggregates, and whether to list each device. */
+/**
+ * One location as a caller sees it: its row, its devices' aggregates, the whitelists active in it
+ * (cloud/whitelists/allowlists.ts) and whether to list each device.
+ */
 export type LocationView = {
   row: LocationsTable;
   agg: LocationAggregates;
+  allowlistIds: readonly string[];
   principal: Principal;
   includeResources: boolean;
 };
@@ -46,7 +50,7 @@ export function presentLocation(v: LocationView, a = parseLocationAttrs(v.row.at
     support_email: a.support_email,
     terms_url: a.terms_url,
     tags: JSON.parse(row.tags) as string[],
-    allowlisted: a.allowlisted,
+    allowlisted: v.allowlistIds.length > 0,
     has_access_lists: a.has_access_lists,
     icon: { ...NO_ICON, type: iconType(row, a) },
     devices: {
@@ -87,7 +91,7 @@ export function presentLocationDetail(v: LocationView): LocationDetail {
     external_devices: { uri: `${uri}/external-devices` },
     organizations: { uri: `${uri}/organizations` },
     access_list_ids: a.access_list_ids,
-    allowlist_ids: a.allowlist_ids,
+    allowlist_ids: [...v.allowlistIds],
     rfid_parking: a.rfid_parking,
     app_parking: a.app_parking,
     booking_available: a.booking_available,

@@ -8,6 +8,8 @@
 import type { z } from "zod";
 import { didYouMean } from "../../shared/did-you-mean.ts";
 import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
+import { DERIVED_DEVICE_FIELDS } from "../devices/device-attrs.ts";
+import { DERIVED_LOCATION_FIELDS } from "../locations/location-attrs.ts";
 import { MANIFEST_KEYS, type ManifestObjectKind, SiteManifest } from "./manifest-schema.ts";
 
 export type ManifestPath = (string | number)[];
@@ -51,14 +53,25 @@ export function findProblems(
 // ---------------------------------------------------------------------------------------------------------
 // Unknown keys, with "did you mean".
 
+/** Fields the API shows that are derived from other data: named with the reason, not as unknown. */
+const DERIVED_KEYS: Partial<Record<ManifestObjectKind, Readonly<Record<string, string>>>> = {
+  attrs: DERIVED_LOCATION_FIELDS,
+  device: DERIVED_DEVICE_FIELDS,
+};
+
 function unknownKeys(data: unknown, checked: Set<string>): RawProblem[] {
   const out: RawProblem[] = [];
   const check = (value: unknown, path: ManifestPath, kind: ManifestObjectKind) => {
     if (!isObj(value)) return;
     checked.add(JSON.stringify(path));
     const known: readonly string[] = MANIFEST_KEYS[kind];
+    const derived = DERIVED_KEYS[kind] ?? {};
     for (const key of Object.keys(value)) {
       if (known.includes(key)) continue;
+      if (Object.hasOwn(derived, key)) {
+        out.push({ path: [...path, key], message: `not settable: ${derived[key]}` });
+        continue;
+      }
       const hint = didYouMean(key, known);
       out.push({
         path: [...path, key],

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { PhotoPart } from "../../shared/wire/messages.ts";
 import { commandRepository } from "../commands/command-repository.ts";
 import type { Db, Executor } from "../store/db.ts";
+import { keepNewestPhotos } from "./photo-retention.ts";
 
 type Tx = Executor & Pick<Db, "deleteFrom">;
 
@@ -90,8 +91,11 @@ async function assemble(trx: Tx, o: { msg: PhotoPart; operatorId: string; now: D
       size: bytes.length,
       taken_at: msg.observed_at,
       received_at: o.now.toISOString(),
+      pruned_at: null,
     })
     .execute();
   await trx.deleteFrom("photo_parts").where("command_id", "=", msg.command_id).execute();
+  // The device's oldest photos past its cap go now, not at the next retention round.
+  await keepNewestPhotos(trx, msg.device_id, o.now);
   o.log.info({ command_id: msg.command_id, size: bytes.length, parts: msg.parts }, "photo assembled");
 }

@@ -2,6 +2,7 @@ import { AppError } from "../../shared/errors.ts";
 import { type Principal, requireClient } from "../auth/principal.ts";
 import { commandRepository } from "../commands/command-repository.ts";
 import type { Db } from "../store/db.ts";
+import { PHOTO_RETENTION } from "./photo-retention.ts";
 import type { PhotosTable } from "./photo-tables.ts";
 
 export type ServedPhoto = { mime: PhotosTable["mime"]; bytes: Buffer };
@@ -29,10 +30,16 @@ export function createPhotoService(deps: { db: Db }) {
         );
       const photo = await deps.db
         .selectFrom("photos")
-        .select(["mime", "bytes"])
+        .select(["mime", "bytes", "pruned_at"])
         .where("command_id", "=", commandId)
         .where("operator_id", "=", client.operatorId)
         .executeTakeFirst();
+      if (photo?.pruned_at)
+        throw new AppError(
+          "ERRORS.NOT_FOUND",
+          `The photo of command ${commandId} was deleted on ${photo.pruned_at}: photos are kept ` +
+            `${PHOTO_RETENTION.maxAgeMs / 86_400_000} days and ${PHOTO_RETENTION.perDevice} per device`,
+        );
       if (photo) return { mime: photo.mime, bytes: Buffer.from(photo.bytes, "base64") };
       if (command.state.value === "ERROR")
         throw new AppError(

@@ -27,6 +27,8 @@ export interface PhotosTable {
   /** When the gateway took it (the SUCCESS's observed_at is the same moment, on the gateway's clock) */
   taken_at: string;
   received_at: string;
+  /** When retention deleted its bytes (then `bytes` is ""); null while it is kept. */
+  pruned_at: string | null;
 }
 
 export interface PhotoTables {

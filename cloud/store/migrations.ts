@@ -13,6 +13,8 @@ import { devicesByGatewayMigration } from "./migrations/015-devices-by-gateway.t
 import { gatewayHeartbeatsMigration } from "./migrations/016-gateway-heartbeats.ts";
 import { locationHeartbeatsMigration } from "./migrations/017-location-heartbeats.ts";
 import { signUpSafetyMigration } from "./migrations/018-sign-up-safety.ts";
+import { allowlistVersionsMigration } from "./migrations/019-allowlist-versions.ts";
+import { photoRetentionMigration } from "./migrations/020-photo-retention.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -228,6 +230,8 @@ const migrations: Record<string, Migration> = {
   "016-gateway-heartbeats": gatewayHeartbeatsMigration,
   "017-location-heartbeats": locationHeartbeatsMigration,
   "018-sign-up-safety": signUpSafetyMigration,
+  "019-allowlist-versions": allowlistVersionsMigration,
+  "020-photo-retention": photoRetentionMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

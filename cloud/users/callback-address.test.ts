@@ -4,7 +4,14 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
-import { guardedLookup, isPublicAddress, literalRefusal, type Resolve } from "./callback-address.ts";
+import {
+  canonicalHost,
+  guardedLookup,
+  hostRefusal,
+  isPublicAddress,
+  literalRefusal,
+  type Resolve,
+} from "./callback-address.ts";
 import { createCallbackClient } from "./verification-callback.ts";
 
 describe("isPublicAddress", () => {
@@ -45,6 +52,14 @@ describe("isPublicAddress", () => {
     ["6to4", "2002:a00:1::1"],
     ["Teredo", "2001::1"],
     ["IPv6 documentation", "2001:db8::1"],
+    ["IPv4-compatible loopback", "::127.0.0.1"],
+    ["IPv4-compatible of a public address", "::8.8.8.8"],
+    ["IPv4-translated loopback", "::ffff:0:7f00:1"],
+    ["IPv6 outside global unicast", "4000::1"],
+    ["IPv6 discard prefix", "100::1"],
+    ["IPv4 as one decimal number", "2130706433"],
+    ["IPv4 in hex parts", "0x7f.1"],
+    ["IPv4 in octal", "017700000001"],
     ["not an address", "example.com"],
   ])("refuses %s (%s)", (_what, a) => {
     expect(isPublicAddress(a)).toBe(false);
@@ -58,6 +73,10 @@ describe("literalRefusal", () => {
     "http://10.0.0.5:6379/",
     "https://169.254.169.254/latest/meta-data",
     "https://[::ffff:7f00:1]/x",
+    "https://[::127.0.0.1]/x",
+    "https://[0:0:0:0:0:ffff:127.0.0.1]/x",
+    "https://2130706433/x",
+    "https://0x7f.1/x",
     "https://0.0.0.0/",
   ])("refuses the IP literal of %s", (url) => {
     expect(literalRefusal(new URL(url), false)?.message).toMatch(/not a public address/);
@@ -67,6 +86,65 @@ describe("literalRefusal", () => {
   it("leaves names to the lookup and lets public literals through", () => {
     expect(literalRefusal(new URL("https://localhost/x"), false)).toBeNull();
     expect(literalRefusal(new URL("https://8.8.8.8/x"), false)).toBeNull();
+  });
+});
+
+/** Hostile spellings of this machine and its networks (S26), each refused when a URL is registered. */
+const HOSTILE_HOSTS: [string, string][] = [
+  ["https://LOCALHOST./hook", "localhost"],
+  ["https://localhost../hook", "localhost"],
+  ["https://LocalHost/hook", "localhost"],
+  ["https://%6c%6fcalhost/hook", "localhost"],
+  ["https://api.localhost./hook", "api.localhost"],
+  ["https://printer.local/hook", "printer.local"],
+  ["https://nas.home.arpa/hook", "nas.home.arpa"],
+  ["https://metadata.google.internal/computeMetadata", "metadata.google.internal"],
+  ["https://redis/hook", "redis"],
+  ["https://[::127.0.0.1]/hook", "::7f00:1"],
+  ["https://[::ffff:7f00:1]/hook", "::ffff:7f00:1"],
+  ["https://[0:0:0:0:0:ffff:127.0.0.1]/hook", "::ffff:7f00:1"],
+  ["https://[::ffff:169.254.169.254]/latest", "::ffff:a9fe:a9fe"],
+  ["https://[::ffff:0:7f00:1]/hook", "::ffff:0:7f00:1"],
+  ["https://[64:ff9b::a00:1]/hook", "64:ff9b::a00:1"],
+  ["https://[2002:7f00:1::1]/hook", "2002:7f00:1::1"],
+  ["https://[::1]/hook", "::1"],
+  ["https://[0::1]/hook", "::1"],
+  ["https://[::]/hook", "::"],
+  ["https://[fe80::1]/hook", "fe80::1"],
+  ["https://[fd00::1]/hook", "fd00::1"],
+  ["https://2130706433/hook", "127.0.0.1"],
+  ["https://0x7f.1/hook", "127.0.0.1"],
+  ["https://0x7f000001/hook", "127.0.0.1"],
+  ["https://017700000001/hook", "127.0.0.1"],
+  ["https://0177.0.0.1/hook", "127.0.0.1"],
+  ["https://127.1/hook", "127.0.0.1"],
+  ["https://127.000.000.001/hook", "127.0.0.1"],
+  ["https://127.0.0.1./hook", "127.0.0.1"],
+  ["https://0/hook", "0.0.0.0"],
+  ["https://0xa9fea9fe/latest", "169.254.169.254"],
+  ["https://10.0.0.5:6379/", "10.0.0.5"],
+  ["https://１２７.０.０.１/hook", "127.0.0.1"],
+];
+
+describe("hostRefusal (registration)", () => {
+  it.each(HOSTILE_HOSTS)("refuses %s, judged as %s", (url, host) => {
+    expect(canonicalHost(new URL(url))).toBe(host);
+    expect(hostRefusal(new URL(url))).toMatch(
+      new RegExp(`^${host.replace(/\./g, "\\.")} is (a local name, )?not a public address$`),
+    );
+  });
+
+  it.each([
+    ["https://hooks.example.com/parking", "hooks.example.com"],
+    ["https://HOOKS.Example.COM./parking", "hooks.example.com"],
+    ["https://8.8.8.8/x", "8.8.8.8"],
+    ["https://134744072/x", "8.8.8.8"],
+    ["https://[2606:4700:4700::1111]/x", "2606:4700:4700::1111"],
+    ["https://[::ffff:8.8.8.8]/x", "::ffff:808:808"],
+    ["https://localhost.example.com/x", "localhost.example.com"],
+  ])("lets %s through (as %s)", (url, host) => {
+    expect(canonicalHost(new URL(url))).toBe(host);
+    expect(hostRefusal(new URL(url))).toBeNull();
   });
 });
 
@@ -121,6 +199,20 @@ describe("guardedLookup", () => {
       err: null,
       result: { address: "2606:4700::1", family: 6 },
     });
+  });
+
+  it("refuses, at connect time, a public-looking name whose DNS answer is private in any spelling", async () => {
+    const resolve = table({
+      "hooks.example.com": [[v6("::127.0.0.1")]],
+      "mapped.example.com": [[v6("::ffff:10.0.0.1")]],
+      "LOCALHOST.": [[v4("127.0.0.1")]],
+    });
+    const lookup = guardedLookup({ allowPrivate: false, resolve });
+    expect((await lookupOnce(lookup, "hooks.example.com")).err?.message).toBe(
+      "hooks.example.com resolves to ::127.0.0.1, which is not a public address",
+    );
+    expect((await lookupOnce(lookup, "mapped.example.com")).err?.name).toBe("AddressRefusedError");
+    expect((await lookupOnce(lookup, "LOCALHOST.")).err?.name).toBe("AddressRefusedError");
   });
 
   it("refuses a name when any of its addresses is not public", async () => {

@@ -32,6 +32,37 @@ describe("a manifest webhook", () => {
     expect(webhookUrlProblems("https://hooks.example.com/parking", false)).toEqual([]);
   });
 
+  it("refuses hostile spellings of loopback, private and metadata addresses as it refuses the plain ones (S26)", () => {
+    for (const url of [
+      "https://LOCALHOST./hook",
+      "https://localhost../hook",
+      "https://Api.LocalHost./hook",
+      "https://metadata.google.internal/computeMetadata/v1/",
+      "https://printer.local/hook",
+      "https://intranet/hook",
+      "https://[::127.0.0.1]/hook",
+      "https://[::ffff:7f00:1]/hook",
+      "https://[::ffff:169.254.169.254]/latest",
+      "https://[64:ff9b::a9fe:a9fe]/latest",
+      "https://[0:0:0:0:0:0:0:1]/hook",
+      "https://2130706433/hook",
+      "https://0x7f.1/hook",
+      "https://017700000001/hook",
+      "https://0xa9fea9fe/latest",
+      "https://0/hook",
+    ]) {
+      const parsed = ManifestWebhook.safeParse({ id: ID, url, secret: secret(32) });
+      expect(parsed.success, url).toBe(false);
+      expect(
+        parsed.error?.issues.map((i) => [i.path.join("."), i.message]),
+        url,
+      ).toEqual([
+        ["url", expect.stringMatching(/not a public address \(set allow_private: true to allow it\)$/)],
+      ]);
+      expect(webhookUrlProblems(url, true), url).toEqual([]);
+    }
+  });
+
   it("needs https unless allow_private is set, and never credentials or a fragment", () => {
     expect(webhookUrlProblems("http://hooks.example.com/", false)).toEqual([
       "must be https unless allow_private is true",

@@ -1,19 +1,15 @@
-import { isIP } from "node:net";
 import { z } from "zod";
 import { Uuid } from "../../shared/api/uuid.ts";
 import { WEBHOOK_TYPES } from "../../shared/api/webhook.ts";
-import { hostOf, isPublicAddress } from "../users/callback-address.ts";
+import { hostRefusal } from "../users/callback-address.ts";
 import { checkSigningSecrets, SigningSecretFields } from "./signing-secrets.ts";
 
 /** The site manifest's `webhooks` of an operator: where its site events are sent and how they are signed. */
 
-/** Names that always mean this machine (RFC 6761), refused like loopback literals. */
-const isLocalName = (host: string) => host === "localhost" || host.endsWith(".localhost");
-
 /**
  * Why a webhook URL may not be used, or null. Without `allowPrivate`: https only, and neither an IP
- * literal outside the public unicast ranges nor a localhost name (names are resolved and checked again at
- * every delivery, cloud/users/callback-address.ts).
+ * literal outside the public unicast ranges, however spelt, nor a local-only name such as `LOCALHOST.`
+ * (cloud/users/callback-address.ts `hostRefusal`; names are resolved and checked again at every delivery).
  */
 export function webhookUrlProblems(s: string, allowPrivate: boolean): string[] {
   let url: URL;
@@ -28,9 +24,8 @@ export function webhookUrlProblems(s: string, allowPrivate: boolean): string[] {
   if (url.hash) out.push("must not hold a #fragment");
   if (allowPrivate) return out;
   if (url.protocol === "http:") out.push("must be https unless allow_private is true");
-  const host = hostOf(url).toLowerCase();
-  if ((isIP(host) !== 0 && !isPublicAddress(host)) || isLocalName(host))
-    out.push(`${host} is not a public address (set allow_private: true to allow it)`);
+  const refused = hostRefusal(url);
+  if (refused) out.push(`${refused} (set allow_private: true to allow it)`);
   return out;
 }
 

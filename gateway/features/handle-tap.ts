@@ -157,8 +157,10 @@ export function createTapHandler(d: TapHandlerDeps) {
           reason: outcome.ok ? decision.reason : "actuation_failed",
           actuated: outcome.ok,
         });
-        // Where the latch went: the cloud's state follows the gateway's sensor reports (flow 6).
-        if (outcome.sensors) d.sensors.record(device, outcome.sensors, "tap");
+        // Where the latch went: the cloud's state follows the gateway's sensor reports (flow 6). A door
+        // released again restarts its window, so the cloud hears of it even though the latch reads the same.
+        if (outcome.sensors)
+          d.sensors.record(device, outcome.sensors, "tap", { always: isDoor(device) && action === "unlock" });
         return appended as AccessDecision;
       });
     }

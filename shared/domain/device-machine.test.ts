@@ -232,6 +232,27 @@ describe("device state: doors use inverted logic", () => {
     expect(next("door", released, { kind: "expired", lockState: "LOCKED" }, 5_000).value).toBe("LOCKED");
   });
 
+  it("a door a tap released is UNLOCKED until its release window ends, as after an unlock command", () => {
+    const tapped: DeviceInput = { kind: "sensed", lockState: "UNLOCKED", doorReleased: true };
+    const released = next("door", state("LOCKED"), tapped, 3_000);
+    expect(released).toEqual(state("UNLOCKED", iso(3_000 + T.doorReleaseMs), null, 3_000));
+    // Another tap while it is released starts the window again; the state itself did not change.
+    expect(next("door", released, tapped, 6_000)).toEqual(
+      state("UNLOCKED", iso(6_000 + T.doorReleaseMs), null, 3_000),
+    );
+    expect(apply("door", released, tapped, 3_000).changed).toBe(false);
+    // A door held open past its window (no re-lock predicted) gets a window again from a tap.
+    expect(next("door", state("UNLOCKED", null, null, 1_000), tapped, 9_000)).toEqual(
+      state("UNLOCKED", iso(9_000 + T.doorReleaseMs), null, 1_000),
+    );
+    // It re-locks when the window passes, unless its lock still reads released.
+    expect(next("door", released, { kind: "expired", lockState: "LOCKED" }, 8_000).value).toBe("LOCKED");
+    // A command in flight settles the state; a locker is not a door.
+    const unlocking = state("UNLOCKING", iso(20_000), stable("LOCKED"));
+    expect(apply("door", unlocking, tapped, 7).changed).toBe(false);
+    expect(next(L, state("LOCKED"), tapped, 7)).toEqual(state("UNLOCKED", null, null, 7));
+  });
+
   it("a locker or dock is ready when UNLOCKED and never re-locks on its own", () => {
     expect(readyState(L)).toBe("UNLOCKED");
     expect(apply(L, state("UNLOCKED"), EXPIRED, 10 * HOUR).changed).toBe(false);
@@ -272,7 +293,7 @@ describe("device state: the sensors are the truth", () => {
     }
   });
 
-  it("a door follows its lock, and a door found released does not predict its re-lock", () => {
+  it("a door follows its lock, and a door found released by other means does not predict its re-lock", () => {
     expect(next("door", state("LOCKED"), sensed("UNLOCKED"), 7)).toEqual(state("UNLOCKED", null, null, 7));
     expect(next("door", state("UNLOCKED", iso(HOUR)), sensed("LOCKED"), 8)).toEqual(
       state("LOCKED", null, null, 8),

@@ -65,8 +65,12 @@ export type DeviceInput =
    * reads unlocked (held open) waits for the hardware to say it re-engaged instead of guessing.
    */
   | { kind: "expired"; lockState?: LockState | null }
-  /** The sensors report the physical lock state (a reading, or a change no command caused). */
-  | { kind: "sensed"; lockState: LockState };
+  /**
+   * The sensors report the physical lock state (a reading, or a change no command caused). `doorReleased`:
+   * the gateway released a door for its release window (a card tap), so it re-locks `doorReleaseMs` later,
+   * as after an unlock command.
+   */
+  | { kind: "sensed"; lockState: LockState; doorReleased?: boolean };
 
 export type Refusal = { refused: true; code: "COMMAND_NOT_ALLOWED_IN_STATE"; message: string };
 export type Transition = { refused: false; state: DeviceState; changed: boolean };
@@ -153,6 +157,8 @@ export function transitionDevice(
     case "expired":
       return onExpired(family, s, now, input.lockState ?? null);
     case "sensed":
+      if (input.doorReleased && family === "door" && input.lockState === "UNLOCKED")
+        return onDoorReleased(s, now, t);
       return onSensed(family, s, input.lockState, now);
   }
 }
@@ -184,8 +190,20 @@ function onSensed(family: DeviceFamily, s: DeviceState, lock: LockState, now: Da
   if (isInterim(s.value) || (family !== "locking" && family !== "door")) return stay(s);
   if (lock === "LOCKED") return s.value === "LOCKED" ? stay(s) : move("LOCKED", now, null, null);
   if (s.value !== "LOCKED") return stay(s);
-  // A door found released waits for the hardware to report it re-engaged: no predicted re-lock.
+  // A door found released by other means (held, a technician) waits for the hardware to report it
+  // re-engaged: no predicted re-lock.
   return move("UNLOCKED", now, null, null);
+}
+
+/**
+ * A door the gateway released for its window (a tap): UNLOCKED until it re-locks, like a door an unlock
+ * command opened; a tap on a door still released starts its window again. A command in flight settles it.
+ */
+function onDoorReleased(s: DeviceState, now: Date, t: DeviceTimeouts): Transition {
+  if (isInterim(s.value)) return stay(s);
+  const relockAt = at(now, t.doorReleaseMs);
+  if (s.value !== "UNLOCKED") return move("UNLOCKED", now, relockAt, null);
+  return s.timeout_at === relockAt ? stay(s) : amend(s, { timeout_at: relockAt });
 }
 
 function onExpired(family: DeviceFamily, s: DeviceState, now: Date, lock: LockState | null): Transition {

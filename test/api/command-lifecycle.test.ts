@@ -781,6 +781,84 @@ describe("doors", () => {
     },
   );
 
+  it.each([
+    ["BIKE_HOUSE_DOOR", DOOR],
+    ["DOOR", LEGACY_DOOR],
+  ])(
+    "shows a %s a card released as UNLOCKED until it re-locks, as when the unlock command released it",
+    async (_type, door) => {
+      expect((await getDevice(door)).state).toMatchObject({ value: "LOCKED", timeout_at: null });
+      // What the gateway sends for a granted tap: the decision, then the door's reading with cause "tap".
+      await h.report("gw-a3", {
+        type: "access_decision",
+        gateway_id: "gw-a3",
+        seq: nextSeq(),
+        observed_at: h.clock.now().toISOString(),
+        reader: "reader-door",
+        device_id: door,
+        card_id: "04a1b2c3",
+        granted: true,
+        action: "unlock",
+        reason: "whitelisted",
+        whitelist_id: null,
+        decided_by: "local",
+        actuated: true,
+      });
+      h.clock.advance(5);
+      const tReleased = nowMs();
+      await deviceState("gw-a3", door, { lock_state: "UNLOCKED", cause: "tap" });
+      const released = await getDevice(door);
+      expect(released.state).toEqual({
+        value: "UNLOCKED",
+        changed_at: iso(tReleased),
+        timeout_at: iso(tReleased + DOOR_RELEASE_MS),
+      });
+      expect(released.lock_state).toBe("UNLOCKED");
+
+      // A second tap while it is released: the gateway starts its window again, and so does the cloud.
+      h.clock.advance(4_000);
+      const tAgain = nowMs();
+      await deviceState("gw-a3", door, { lock_state: "UNLOCKED", cause: "tap" });
+      expect((await getDevice(door)).state).toEqual({
+        value: "UNLOCKED",
+        changed_at: iso(tReleased),
+        timeout_at: iso(tAgain + DOOR_RELEASE_MS),
+      });
+
+      // Nothing happens before it is due; the gateway's re-lock report then settles it.
+      h.clock.advance(DOOR_RELEASE_MS - 1);
+      await h.sweep();
+      expect((await getDevice(door)).state.value).toBe("UNLOCKED");
+      h.clock.advance(1);
+      await deviceState("gw-a3", door, { lock_state: "LOCKED", cause: "door_relock" });
+      expect((await getDevice(door)).state).toEqual({
+        value: "LOCKED",
+        changed_at: iso(nowMs()),
+        timeout_at: null,
+      });
+    },
+  );
+
+  it("a door found released without a tap (a technician, a held door) predicts no re-lock", async () => {
+    await deviceState("gw-a3", DOOR, {
+      lock_state: "UNLOCKED",
+      cause: "technician",
+      detail: "unlock by bob",
+    });
+    expect((await getDevice(DOOR)).state).toMatchObject({ value: "UNLOCKED", timeout_at: null });
+  });
+
+  it("a tap's reading during an unlock command in flight leaves the state to the command", async () => {
+    const cmd = await post(DOOR, { command: "unlock" });
+    await deviceState("gw-a3", DOOR, { lock_state: "UNLOCKED", cause: "tap" });
+    expect((await getDevice(DOOR)).state.value).toBe("UNLOCKING");
+    await progress("gw-a3", cmd, "SUCCESS", { lock_state: "UNLOCKED" });
+    expect((await getDevice(DOOR)).state).toMatchObject({
+      value: "UNLOCKED",
+      timeout_at: iso(nowMs() + DOOR_RELEASE_MS),
+    });
+  });
+
   it("re-locks a released door at the end of its window when no reading says otherwise", async () => {
     const cmd = await post(DOOR, { command: "unlock" });
     await progress("gw-a3", cmd, "SUCCESS");

@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_POLICY } from "../../cloud/idempotency/idempotency-store.ts";
 import { Command } from "../../shared/api/command.ts";
 import { ErrorBody } from "../../shared/api/common.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
@@ -9,6 +10,7 @@ import { CLIENTS, fx } from "../support/fixture-site.ts";
 
 const LOCKER = fx.device("L1", "1");
 const OTHER_LOCKER = fx.device("L1", "2");
+const THIRD_LOCKER = fx.device("L1", "3");
 const B_LOCKER = fx.device("B1", "1");
 const DAY_MS = 24 * 3_600_000;
 const THROTTLE_MS = 3_000;
@@ -179,16 +181,32 @@ describe("Idempotency-Key on POST command", () => {
     expect(keys).toEqual([{ idempotency_key: "next-day" }]);
   });
 
-  it("keeps 4xx outcomes (replayed) and releases 429 outcomes (a retry runs again)", async () => {
+  it("leaves no key behind a refused command: a retry with it runs again, and a corrected body is no 422", async () => {
     const refused = await post("bad", { command: "force-unlock" });
-    const body = errorOf(refused, 400, "ERRORS.VALIDATION_FAILED");
-    const replayed = await post("bad", { command: "force-unlock" });
-    expect(replayed.headers["idempotent-replayed"]).toBe("true");
-    // The first answer again, under the retry's own correlation id (header and body agree).
-    const again = errorOf(replayed, 400, "ERRORS.VALIDATION_FAILED");
-    expect(again).toEqual({ ...body, correlation_id: replayed.headers["x-correlation-id"] });
-    expect(again.correlation_id).not.toBe(body.correlation_id);
+    errorOf(refused, 400, "ERRORS.VALIDATION_FAILED");
+    const again = await post("bad", { command: "force-unlock" });
+    expect(again.headers["idempotent-replayed"]).toBeUndefined();
+    errorOf(again, 400, "ERRORS.VALIDATION_FAILED");
+    expect(await h.db.selectFrom("idempotency_keys").selectAll().execute()).toEqual([]);
+    // The integrator fixes the request and retries with the same key: it runs, and is kept from then on.
+    const fixed = commandOf(await post("bad", { command: "force-unlock", reason: "MAINTENANCE" }));
+    const replay = await post("bad", { command: "force-unlock", reason: "MAINTENANCE" });
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(commandOf(replay).id).toBe(fixed.id);
+    errorOf(await post("bad", { command: "force-unlock" }), 422, "ERRORS.IDEMPOTENCY_KEY_REUSED");
+    expect(await storedCommands()).toHaveLength(1);
+  });
 
+  it("keeps no key for requests about devices that do not exist, however many (a flood of 404s)", async () => {
+    const missing = "00000000-0000-4000-8000-000000000000";
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => post(`nothing-${i}`, { command: "lock" }, { device: missing })),
+    );
+    for (const res of answers) errorOf(res, 404, "ERRORS.NOT_FOUND");
+    expect(await h.db.selectFrom("idempotency_keys").selectAll().execute()).toEqual([]);
+  });
+
+  it("releases a 429 outcome (a retry runs again)", async () => {
     commandOf(await post(null, { command: "lock" }));
     errorOf(
       await post("throttled", { command: "lock" }, { device: LOCKER }),
@@ -200,6 +218,22 @@ describe("Idempotency-Key on POST command", () => {
     const retried = await post("throttled", { command: "lock" });
     expect(retried.headers["idempotent-replayed"]).toBeUndefined();
     errorOf(retried, 400, "ERRORS.COMMAND_NOT_ALLOWED_IN_STATE");
+  });
+
+  it("answers 429 ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED past the caller's live keys, creating nothing", async () => {
+    await h.close();
+    h = await startCloudHarness({
+      idempotency: { ...IDEMPOTENCY_POLICY, maxLiveKeys: { client: 2, user: 1 } },
+    });
+    commandOf(await post("one", { command: "sync-device" }));
+    commandOf(await post("two", { command: "sync-device" }, { device: OTHER_LOCKER }));
+    const over = await post("three", { command: "sync-device" }, { device: THIRD_LOCKER });
+    errorOf(over, 429, "ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED");
+    expect(Number(over.headers["retry-after"])).toBe(DAY_MS / 1000);
+    expect(await storedCommands()).toHaveLength(2);
+    expect(h.gateways.commands).toHaveLength(2);
+    // The same command without a key goes through.
+    commandOf(await post(null, { command: "sync-device" }, { device: THIRD_LOCKER }));
   });
 
   it("refuses a body nested thousands deep with 400 (hashing it does not overflow), reserving nothing", async () => {
@@ -250,6 +284,8 @@ describe("Idempotency-Key on POST command", () => {
     expect(header?.description).toMatch(/24 h/);
     expect(op?.responses["409"]?.description).toContain("ERRORS.IDEMPOTENCY_KEY_IN_USE");
     expect(op?.responses["422"]?.description).toContain("ERRORS.IDEMPOTENCY_KEY_REUSED");
+    expect(op?.responses["429"]?.description).toContain("ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED");
+    expect(header?.description).toMatch(/Only a 2xx answer is kept/);
     const token = doc.paths["/oauth2/token"]?.post;
     expect(token?.parameters?.some((p) => p.name.toLowerCase() === "idempotency-key") ?? false).toBe(false);
   });

@@ -20,6 +20,9 @@ import { openTestDb, type TestDb } from "../support/test-db.ts";
  */
 
 const LEASE_MS = IDEMPOTENCY_POLICY.leaseMs;
+const TTL_MS = IDEMPOTENCY_POLICY.ttlMs;
+/** Small caps, so a test can reach them. */
+const POLICY = { ...IDEMPOTENCY_POLICY, maxLiveKeys: { client: 20, user: 3 } };
 
 type Behaviour = { runs: number; respond: (reply: FastifyReply, run: number) => unknown };
 
@@ -36,16 +39,19 @@ function buildReplica(): FastifyInstance {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
-  // Stands in for bearer authentication: "operator/client" from a test header.
+  // Stands in for bearer authentication: "operator/client", or "operator/user/rider" for a rider.
   app.decorateRequest("principal", null);
   app.addHook("onRequest", (request, _reply, done) => {
-    const [operatorId = "op-a", id = "client-1"] = String(
+    const [operatorId = "op-a", id = "client-1", rider] = String(
       request.headers["x-caller"] ?? "op-a/client-1",
     ).split("/");
-    request.principal = { kind: "client", id, operatorId, permissions: new Set() };
+    request.principal =
+      id === "user" && rider
+        ? { kind: "user", id: rider, operatorId, permissions: new Set() }
+        : { kind: "client", id, operatorId, permissions: new Set() };
     done();
   });
-  installIdempotency(app, { db: store.db, clock });
+  installIdempotency(app, { db: store.db, clock, policy: POLICY });
   const schema = { body: z.object({ name: z.string() }), response: { 201: z.object({ id: z.number() }) } };
   const handler = async (_request: FastifyRequest, reply: FastifyReply) => {
     await behaviour.respond(reply, ++behaviour.runs);
@@ -110,12 +116,15 @@ describe("a route with config.idempotent", () => {
     expect(behaviour.runs).toBe(1);
   });
 
-  it("keeps 4xx outcomes but releases 409, 429 and 5xx ones, so a retry with the key runs again", async () => {
+  it("keeps only 2xx outcomes: after any other answer the key is free and a retry with it runs again", async () => {
     const cases: [number, boolean][] = [
-      [400, true],
-      [403, true],
-      [404, true],
-      [422, true],
+      [200, true],
+      [201, true],
+      [202, true],
+      [400, false],
+      [403, false],
+      [404, false],
+      [422, false],
       [409, false],
       [429, false],
       [500, false],
@@ -126,6 +135,12 @@ describe("a route with config.idempotent", () => {
       behaviour.respond = (reply) => reply.code(status).send({ status });
       const runs = behaviour.runs;
       expect((await send(key)).statusCode).toBe(status);
+      const rows = await store.db
+        .selectFrom("idempotency_keys")
+        .select("response_status")
+        .where("idempotency_key", "=", key)
+        .execute();
+      expect({ status, rows }).toEqual({ status, rows: kept ? [{ response_status: status }] : [] });
       behaviour.respond = created;
       const retry = await send(key);
       expect({ status, replayed: replayed(retry), ran: behaviour.runs - runs }).toEqual(
@@ -149,18 +164,40 @@ describe("a route with config.idempotent", () => {
     expect(replayed(await send("boom"))).toBe(true);
   });
 
-  it("keeps an AppError answer in the spec's error body and replays it", async () => {
+  it("leaves no key behind a refusal: the same key with a corrected body runs, not 422, and is kept then", async () => {
     behaviour.respond = () => {
       throw new AppError("ERRORS.NOT_FOUND", "no such parent");
     };
-    const first = await send("missing");
-    expect(first.statusCode).toBe(404);
-    const again = await send("missing");
-    expect(replayed(again)).toBe(true);
-    // The kept body, under the retry's own correlation id (its request id).
-    expect(again.json()).toEqual({ ...first.json(), correlation_id: expect.any(String) });
-    expect(again.json().correlation_id).not.toBe(first.json().correlation_id);
-    expect(behaviour.runs).toBe(1);
+    const refused = await send("fix-me", { name: "typo" });
+    expect(refused.statusCode).toBe(404);
+    expect(refused.json()).toMatchObject({ error_code: "ERRORS.NOT_FOUND", status_code: 404 });
+    expect(await store.db.selectFrom("idempotency_keys").selectAll().execute()).toEqual([]);
+    // The same refusal again is run again (it changed nothing either time).
+    expect(replayed(await send("fix-me", { name: "typo" }))).toBe(false);
+    expect(behaviour.runs).toBe(2);
+
+    behaviour.respond = created;
+    const fixed = await send("fix-me", { name: "fixed" }, { replica: 1 });
+    expect([fixed.statusCode, replayed(fixed)]).toEqual([201, false]);
+    const again = await send("fix-me", { name: "fixed" });
+    expect([again.statusCode, replayed(again), again.json()]).toEqual([201, true, { id: 3 }]);
+    expect((await send("fix-me", { name: "typo" })).statusCode).toBe(422);
+    expect(behaviour.runs).toBe(3);
+  });
+
+  it("keeps no row for a flood of refused requests with fresh keys", async () => {
+    behaviour.respond = (reply) => reply.code(404).send({ status: 404 });
+    // In tens at once: a request in progress holds its key, and the test's cap is 20.
+    for (let batch = 0; batch < 20; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => send(`flood-${batch}-${i}`, { name: "a" }, { replica: i % 2 })),
+      );
+      expect(answers.map((a) => a.statusCode)).toEqual(answers.map(() => 404));
+    }
+    expect(await store.db.selectFrom("idempotency_keys").selectAll().execute()).toEqual([]);
+    // Nor do they count against the caller's cap.
+    behaviour.respond = created;
+    expect((await send("after-flood")).statusCode).toBe(201);
   });
 
   it("answers 409 with Retry-After on another replica while the first request runs, then replays its result", async () => {
@@ -232,6 +269,53 @@ describe("a route with config.idempotent", () => {
       [201, false],
     ]);
     expect(behaviour.runs).toBe(4);
+  });
+
+  it("caps one caller's live keys: past it a new key is 429 with Retry-After until the oldest expires, not run", async () => {
+    const cap = POLICY.maxLiveKeys.client;
+    const first = await send("cap-0");
+    expect(first.statusCode).toBe(201);
+    clock.advance(60_000);
+    for (let i = 1; i < cap; i++)
+      expect((await send(`cap-${i}`, { name: "a" }, { replica: i % 2 })).statusCode).toBe(201);
+    expect(behaviour.runs).toBe(cap);
+
+    const over = await send("cap-over", { name: "a" }, { replica: 1 });
+    expect(over.statusCode).toBe(429);
+    expect(over.json()).toMatchObject({
+      error_code: "ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED",
+      status_code: 429,
+      correlation_id: expect.any(String),
+    });
+    expect(over.json().error_message).toContain(`${cap} Idempotency-Keys`);
+    // The oldest key (cap-0) expires a day after it was made, a minute ago.
+    expect(over.headers["retry-after"]).toBe(String((TTL_MS - 60_000) / 1000));
+    expect(behaviour.runs).toBe(cap);
+    const rows = () => store.db.selectFrom("idempotency_keys").select("idempotency_key").execute();
+    expect(await rows()).toHaveLength(cap);
+
+    // Keys already held still replay; without a key the request is not limited; other callers neither.
+    expect(replayed(await send("cap-3"))).toBe(true);
+    expect((await send(null)).statusCode).toBe(201);
+    expect((await send("cap-over", { name: "a" }, { caller: "op-a/client-2" })).statusCode).toBe(201);
+    expect((await send("cap-over", { name: "a" }, { caller: "op-b/client-1" })).statusCode).toBe(201);
+    expect(behaviour.runs).toBe(cap + 3);
+
+    // Once the oldest has expired there is room for one more.
+    clock.advance(TTL_MS - 60_000);
+    const later = await send("cap-over");
+    expect([later.statusCode, replayed(later)]).toEqual([201, false]);
+    expect((await send("cap-over-2")).statusCode).toBe(429);
+  });
+
+  it("caps a rider's live keys lower than an API client's", async () => {
+    const rider = "op-a/user/rider-1";
+    for (let i = 0; i < POLICY.maxLiveKeys.user; i++)
+      expect((await send(`r-${i}`, { name: "a" }, { caller: rider })).statusCode).toBe(201);
+    const over = await send("r-over", { name: "a" }, { caller: rider });
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error_code).toBe("ERRORS.IDEMPOTENCY_KEY_LIMIT_REACHED");
+    expect((await send("r-over", { name: "a" }, { caller: "op-a/user/rider-2" })).statusCode).toBe(201);
   });
 
   it("ignores the header on a route that did not opt in", async () => {

@@ -5,6 +5,8 @@ import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { aggregate } from "../../cloud/locations/aggregates.ts";
 import { pickLocations } from "../../cloud/locations/location-service.ts";
 import { presentLocation } from "../../cloud/locations/present-location.ts";
+import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
+import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { HARDWARE_STATES } from "../../shared/api/device.ts";
 import { LocationList } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
@@ -24,6 +26,15 @@ type GatewayId = keyof typeof GATEWAYS;
 const GATEWAY_IDS = Object.keys(GATEWAYS) as GatewayId[];
 const LOCKERS = [...GATEWAYS["gw-a1"], GATEWAYS["gw-a3"][2]] as string[];
 const LOCATIONS = ["L1", "D1", "H1"] as const;
+/** Two whitelists of operator A (declared in beforeAll) and what they may target. */
+const LISTS = ["f1f1f1f1-0000-4000-8000-0000000000a1", "f1f1f1f1-0000-4000-8000-0000000000a2"] as const;
+const TARGETS: { type: "location" | "device"; id: string }[] = [
+  ...LOCATIONS.map((code) => ({ type: "location" as const, id: fx.location(code) })),
+  ...[fx.device("L1", "1"), fx.device("D1", "2"), fx.device("H1", "door")].map((id) => ({
+    type: "device" as const,
+    id,
+  })),
+];
 
 type Query = { as: "admin" | "basic"; include: boolean; tag?: string; near?: boolean };
 
@@ -60,12 +71,33 @@ async function fromScratch(h: CloudHarness, q: Query): Promise<unknown> {
     picked.map((r) => r.id),
     OP_A,
   );
+  // Active whitelists the plain way: every target, each device's location.
+  const targets = await h.db.selectFrom("whitelist_targets").selectAll().execute();
+  const deviceLocations = new Map(
+    (await h.db.selectFrom("devices").select(["id", "location_id"]).execute()).map((d) => [
+      d.id,
+      d.location_id,
+    ]),
+  );
+  const allowlistIds = (locationId: string) =>
+    [
+      ...new Set(
+        targets
+          .filter((t) =>
+            t.target_type === "location"
+              ? t.target_id === locationId
+              : deviceLocations.get(t.target_id) === locationId,
+          )
+          .map((t) => t.whitelist_id),
+      ),
+    ].sort();
   const now = h.clock.now();
   return {
     data: picked.map((row) =>
       presentLocation({
         row,
         agg: aggregate(summaries.get(row.id) ?? [], now),
+        allowlistIds: allowlistIds(row.id),
         principal,
         includeResources: q.include,
       }),
@@ -80,7 +112,9 @@ type Action =
   | { kind: "status"; gw: GatewayId; online: boolean }
   | { kind: "sensed"; locker: number; locked: boolean }
   | { kind: "patch"; location: number; label: string }
-  | { kind: "elsewhere"; locker: number; hardware: number };
+  | { kind: "elsewhere"; locker: number; hardware: number }
+  /** A whitelist target added or removed through the API (SUPERADMIN), or past the app. */
+  | { kind: "target"; list: number; target: number; add: boolean; past: boolean };
 
 /** Clock moves that land on the health thresholds, around them, and back in time. */
 const moves = fc.oneof(
@@ -117,6 +151,13 @@ const actions: fc.Arbitrary<Action> = fc.oneof(
     locker: fc.nat(LOCKERS.length - 1),
     hardware: fc.nat(HARDWARE_STATES.length - 1),
   }),
+  fc.record({
+    kind: fc.constant("target" as const),
+    list: fc.nat(LISTS.length - 1),
+    target: fc.nat(TARGETS.length - 1),
+    add: fc.boolean(),
+    past: fc.boolean(),
+  }),
 );
 
 const queries: fc.Arbitrary<Query> = fc.record(
@@ -146,6 +187,20 @@ describe("location list views", () => {
 
   beforeAll(async () => {
     h = await startCloudHarness();
+    await applyManifest(
+      h.db,
+      SiteManifest.parse({
+        version: 1,
+        operators: [
+          {
+            id: OP_A,
+            name: "Operator A",
+            whitelists: LISTS.map((id, i) => ({ id, name: `List ${i}` })),
+          },
+        ],
+      }),
+      h.clock,
+    );
   });
   afterAll(async () => {
     await h.close();
@@ -198,6 +253,42 @@ describe("location list views", () => {
           .where("id", "=", LOCKERS[a.locker] as string)
           .execute();
         return;
+      case "target": {
+        const list = LISTS[a.list] as string;
+        const t = TARGETS[a.target] as (typeof TARGETS)[number];
+        if (a.past) {
+          if (a.add)
+            await elsewhere.db
+              .insertInto("whitelist_targets")
+              .values({
+                whitelist_id: list,
+                target_type: t.type,
+                target_id: t.id,
+                keys_only: 1,
+                created_at: now,
+              })
+              .onConflict((oc) => oc.columns(["whitelist_id", "target_type", "target_id"]).doNothing())
+              .execute();
+          else
+            await elsewhere.db
+              .deleteFrom("whitelist_targets")
+              .where("whitelist_id", "=", list)
+              .where("target_type", "=", t.type)
+              .where("target_id", "=", t.id)
+              .execute();
+          return;
+        }
+        const token = await tokenFor(CLIENTS.admin);
+        const uri = t.type === "device" ? `/device/v1/devices/${t.id}` : `${LIST_URL}/${t.id}`;
+        const res = await h.app.inject({
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+          url: `/whitelist/v1/whitelists/${list}/targets`,
+          payload: { operation: a.add ? "ADD" : "REMOVE", targets: [{ id: t.id, type: t.type, uri }] },
+        });
+        expect(res.statusCode, res.body).toBe(204);
+        return;
+      }
     }
   }
 

@@ -1,31 +1,27 @@
 /**
- * The long fuzz run: `npm run fuzz -- --requests 100000 [--seed N] [--db sqlite|postgres] [--socket-share 0.1]`.
- * Prints the figures and exits 1 on any violation, after shrinking the first one to a small
- * counterexample (fast-check's report, replayable with the seed and path it prints).
+ * The long fuzz run: `npm run fuzz -- --requests 100000 [--seed N] [--db sqlite|postgres] [--socket-share 0.1]`
+ * (`--help` for the usage). Prints the figures and exits 1 on any violation, after shrinking the first one
+ * to a small counterexample (fast-check's report, replayable with the seed and path it prints).
  */
-import { parseArgs } from "node:util";
 import fc from "fast-check";
-import { startCloudHarness } from "../support/cloud-harness.ts";
-import { declareFixtureWhitelists } from "../support/fixture-whitelists.ts";
-import { formatFigures, violationCount } from "./fuzz-report.ts";
-import { startFuzzTarget } from "./fuzz-target.ts";
+import { FUZZ_USAGE, parseFuzzArgs } from "./fuzz-args.ts";
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: "string", default: "10000" },
-    seed: { type: "string" },
-    db: { type: "string", default: "sqlite" },
-    "socket-share": { type: "string", default: "0.1" },
-  },
-});
-const requests = Number(values.requests);
-const seed = values.seed === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(values.seed);
-const socketShare = Number(values["socket-share"]);
-if (!Number.isInteger(requests) || requests < 1) throw new Error("--requests must be a positive integer");
-if (!Number.isInteger(seed)) throw new Error("--seed must be an integer");
-if (values.db !== "sqlite" && values.db !== "postgres") throw new Error("--db must be sqlite or postgres");
-// The harness opens its store from TEST_DB (test/support/test-db.ts).
-process.env.TEST_DB = values.db;
+const args = parseFuzzArgs(process.argv.slice(2), () => Date.now() ^ (Math.random() * 0x100000000));
+if (args.kind === "help") {
+  process.stdout.write(FUZZ_USAGE);
+  process.exit(0);
+}
+if (args.kind === "usage_error") {
+  process.stderr.write(`fuzz: ${args.message}\n(run with --help for usage)\n`);
+  process.exit(2);
+}
+const { requests, seed, socketShare, db } = args.options;
+// The harness opens its store from TEST_DB (test/support/test-db.ts); loaded only now, after the options.
+process.env.TEST_DB = db;
+const { startCloudHarness } = await import("../support/cloud-harness.ts");
+const { declareFixtureWhitelists } = await import("../support/fixture-whitelists.ts");
+const { formatFigures, violationCount } = await import("./fuzz-report.ts");
+const { startFuzzTarget } = await import("./fuzz-target.ts");
 
 const h = await startCloudHarness();
 let exitCode = 0;
@@ -54,7 +50,7 @@ try {
   // Only the harness itself can fail here (judging never throws): report it as fast-check does.
   if (collected.failed) throw new Error(fc.defaultReportMessage(collected));
   const elapsed = performance.now() - started;
-  console.log(formatFigures(target.stats, elapsed, { seed, db: values.db }));
+  console.log(formatFigures(target.stats, elapsed, { seed, db }));
 
   if (firstViolation !== undefined) {
     exitCode = 1;

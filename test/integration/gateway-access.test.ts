@@ -205,6 +205,29 @@ describe("access at the edge: doors", () => {
     expect(r.link.up.indexOf(d)).toBeLessThan(r.link.up.indexOf(tapState()!));
   });
 
+  it("a second tap on a door still released reports it again, so the cloud's re-lock time moves too", async () => {
+    const r = await rig();
+    await r.sync(r.snapshot(1, [grantOf(MEMBER)]));
+    r.link.connect();
+    const tapStates = () =>
+      r.link.up.filter((m) => m.type === "device_state" && m.device_id === DOOR && m.cause === "tap");
+    expect((await r.tap("reader-door", MEMBER)).actuated).toBe(true);
+    await r.link.until(() => tapStates().length === 1);
+    r.clock.advance(4_000);
+    expect(r.sim.door("north").isStrikeReleased).toBe(true);
+    expect((await r.tap("reader-door", MEMBER)).actuated).toBe(true);
+    await r.link.until(() => tapStates().length === 2);
+    expect(tapStates().map((m) => m.type === "device_state" && m.lock_state)).toEqual([
+      "UNLOCKED",
+      "UNLOCKED",
+    ]);
+    // The window restarted with the second tap: still released just before its end, locked at it.
+    r.clock.advance(9_999);
+    expect(r.sim.door("north").isStrikeReleased).toBe(true);
+    r.clock.advance(1);
+    expect(r.sim.door("north").isStrikeReleased).toBe(false);
+  });
+
   it("an expired card is refused offline from expires_at on", async () => {
     const r = await rig();
     const expiresAt = new Date(r.clock.now().getTime() + 60_000).toISOString();

@@ -99,6 +99,7 @@ export async function startCloudHarness(
     requestTimeoutMs?: number;
     externalUsers?: AppDeps["externalUsers"];
     whitelists?: AppDeps["whitelists"];
+    idempotency?: AppDeps["idempotency"];
     commandWaitPollMs?: number;
     /** The store to use, e.g. one another harness (replica) uses too; its own fresh one by default. */
     store?: TestDb;
@@ -126,6 +127,7 @@ export async function startCloudHarness(
     requestTimeoutMs: opts.requestTimeoutMs,
     externalUsers: opts.externalUsers,
     whitelists: opts.whitelists,
+    idempotency: opts.idempotency,
     settled,
     commandWaitPollMs: opts.commandWaitPollMs,
   });

@@ -28,7 +28,8 @@ export function registerPhotoRoutes(app: FastifyInstance, photos: PhotoService) 
       description:
         "The address is the value of the command's RESPONSE_PHOTO_TAKEN event. The gateway sends the photo " +
         "with the command's SUCCESS; until all of it has arrived the answer is 404 with Retry-After. " +
-        "Another command, or one whose take-photo ended in ERROR, is 404 too. Riders' tokens: 403.",
+        "Another command, or one whose take-photo ended in ERROR, is 404 too, as is a photo deleted by " +
+        "retention (kept 30 days and 50 per device; the message says when). Riders' tokens: 403.",
       params: z.object({ command_id: PathId }),
       response: {
         200: {
