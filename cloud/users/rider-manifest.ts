@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Uuid } from "../../shared/api/uuid.ts";
 import { checkE164 } from "../../shared/phone-number.ts";
 import { checkSigningSecrets, SigningSecretFields } from "../webhooks/signing-secrets.ts";
+import { hostRefusal } from "./callback-address.ts";
 
 /** The site manifest's parts about external users: an operator's callback addresses and its riders. */
 
@@ -36,17 +37,29 @@ export const ExternalUsersFields = z.strictObject({
   ...SigningSecretFields,
 });
 
-/** Plain http carries challenge tokens in the clear: only on a network the operator vouches for. */
+/**
+ * Plain http carries challenge tokens in the clear: only on a network the operator vouches for. Without
+ * that, an address that is not public however spelt (`https://LOCALHOST.`, `https://[::127.0.0.1]`) is
+ * refused here already, as for webhooks; names are checked again at every call (callback-address.ts).
+ */
 export const ExternalUsers = ExternalUsersFields.superRefine((e, ctx) => {
   checkSigningSecrets(e, ctx);
   if (e.allow_private_addresses) return;
-  for (const key of ["sign_up_url", "sign_in_url"] as const)
+  for (const key of ["sign_up_url", "sign_in_url"] as const) {
     if (e[key].startsWith("http:"))
       ctx.addIssue({
         code: "custom",
         path: [key],
         message: "must be https unless allow_private_addresses is true",
       });
+    const refused = URL.canParse(e[key]) ? hostRefusal(new URL(e[key])) : null;
+    if (refused)
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `${refused} (set allow_private_addresses: true to allow it)`,
+      });
+  }
 });
 
 const PhoneNumber = z.string().superRefine((s, ctx) => {

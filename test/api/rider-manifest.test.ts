@@ -162,4 +162,32 @@ describe("the site manifest's external users and riders", () => {
       "operators.0.external_users.sign_up_url: must be https unless allow_private_addresses is true",
     );
   });
+
+  it.each([
+    "https://LOCALHOST./up",
+    "https://[::127.0.0.1]/up",
+    "https://[::ffff:7f00:1]/up",
+    "https://2130706433/up",
+    "https://10.0.0.5:6379/up",
+    "https://169.254.169.254/up",
+  ])(
+    "refuses %s, a callback address that is not public however spelt, unless private ones are allowed",
+    (url) => {
+      const at = (allow: boolean) =>
+        findProblems(
+          manifest({
+            external_users: {
+              sign_up_url: url,
+              sign_in_url: "https://verify.example/in",
+              secret: SECRET,
+              allow_private_addresses: allow,
+            },
+          }),
+        ).problems.map((p) => `${p.path.join(".")}: ${p.message}`);
+      expect(at(false).join("\n")).toMatch(
+        /^operators\.0\.external_users\.sign_up_url: .* (is not a public address|is a local name, not a public address) \(set allow_private_addresses: true to allow it\)$/m,
+      );
+      expect(at(true)).toEqual([]);
+    },
+  );
 });
