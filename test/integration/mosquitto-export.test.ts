@@ -253,13 +253,14 @@ describe("the Mosquitto export files", () => {
     ).toThrow(/cannot be a Mosquitto user name/);
   });
 
-  it("writes a mosquitto.conf whose every directive has a comment: listener, client id = user name, connection and packet limits, no anonymous, files, no Nagle, persistence, bounded queues", () => {
+  it("writes a mosquitto.conf whose every directive has a comment: listener, client id = user name, QoS at most 1, connection and packet limits, no anonymous, files, no Nagle, persistence, bounded in-flight and queues", () => {
     const conf = mosquittoConf({ dir: "/srv/mqtt", listener: { host: "127.0.0.1", port: 1884 } });
     const lines = conf.trimEnd().split("\n");
     const directives = lines.filter((l) => l && !l.startsWith("#"));
     expect(directives).toEqual([
       "listener 1884 127.0.0.1",
       "use_username_as_clientid true",
+      "max_qos 1",
       "max_connections 1000",
       "allow_anonymous false",
       "password_file /srv/mqtt/passwd",
@@ -269,7 +270,9 @@ describe("the Mosquitto export files", () => {
       "persistence true",
       "persistence_location /srv/mqtt/data/",
       "autosave_interval 60",
+      "max_inflight_messages 20",
       "max_queued_messages 1000",
+      "max_queued_bytes 33554432",
       "persistent_client_expiration 30d",
     ]);
     for (const d of directives) expect(lines[lines.indexOf(d) - 1]).toMatch(/^# /);
