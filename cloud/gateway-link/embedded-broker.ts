@@ -124,8 +124,12 @@ export async function startEmbeddedBroker(opts: {
     authorizeSubscribe(client, sub, done) {
       const gatewayId = gatewayOf.get(client);
       if (!gatewayId) return done(null, sub);
-      if (gatewayMaySubscribe(prefix, gatewayId, sub.topic))
-        return done(null, { ...sub, qos: Math.min(sub.qos, GATEWAY_ACL.maxQos) as typeof sub.qos });
+      if (gatewayMaySubscribe(prefix, gatewayId, sub.topic)) {
+        // Held (and persisted) at QoS 1 at most. aedes' SUBACK echoes the QoS asked for whatever this
+        // returns; nothing publishes above QoS 1 to a gateway anyway.
+        sub.qos = Math.min(sub.qos, GATEWAY_ACL.maxQos) as typeof sub.qos;
+        return done(null, sub);
+      }
       refused.inc({ reason: "subscribe_denied" });
       log.warn({ gateway_id: gatewayId, topic: sub.topic }, "subscription refused");
       return done(null, null); // a negative SUBACK (0x80); the connection stays up
