@@ -9,39 +9,10 @@ import { type CloudProcess, startCloudProcess } from "../support/cloud-process.t
 import { FakeClock } from "../support/fake-clock.ts";
 import { fixtureManifest, SECRET } from "../support/fixture-site.ts";
 import { freePort } from "../support/private-mosquitto.ts";
-import { publishPacket, rawLogin, rssMb } from "../support/raw-mqtt.ts";
+import { hoardQos2, publishPacket, rawLogin, rssMb } from "../support/raw-mqtt.ts";
 
 const PREFIX = "parking";
-/** Just under the 256 KB packet limit, as the audit sent them: 1,800 of these took the cloud to 795 MB. */
-const PAYLOAD = Buffer.alloc(200 * 1024, 0x61);
-
-/**
- * One gateway credential hoarding QoS 2 messages: `connections` logins with a persistent session, each
- * sending `perConnection` QoS 2 PUBLISHes on its own `up` topic (fresh message ids) and never a PUBREL.
- * What came back: PUBRECs, and how many connections the broker closed itself.
- */
-async function hoardQos2(port: number, connections: number, perConnection: number) {
-  let pubrecs = 0;
-  let closedByBroker = 0;
-  let id = 0;
-  for (let c = 0; c < connections; c++) {
-    const s = await rawLogin(port, { clientId: "gw-a1", username: "gw-a1", password: SECRET, clean: false });
-    for (let i = 0; i < perConnection; i++)
-      s.socket.write(publishPacket(topicFor(PREFIX, "gw-a1", "up"), PAYLOAD, 2, (id++ % 65_535) + 1));
-    // A broker that took them all answers each with a PUBREC and waits for PUBRELs that never come:
-    // our side ends then. This one should close the connection first.
-    const acknowledgedAll = s.receivedAtLeast(4 * perConnection).then(
-      () => s.end(),
-      () => {},
-    );
-    const { byBroker } = await s.closed;
-    await acknowledgedAll;
-    if (byBroker) closedByBroker++;
-    // Nothing but 4-byte PUBRECs can follow the CONNACK here (no subscriptions).
-    pubrecs += s.received().length / 4;
-  }
-  return { pubrecs, closedByBroker, sent: id };
-}
+const HOARDER = { username: "gw-a1", password: SECRET, topic: topicFor(PREFIX, "gw-a1", "up") };
 
 describe("the cloud's memory under a gateway hoarding QoS 2 messages", () => {
   let cloud: CloudProcess | undefined;
@@ -83,9 +54,9 @@ describe("the cloud's memory under a gateway hoarding QoS 2 messages", () => {
     if (!pid) throw new Error("the cloud is not running");
     // Warm-up: the first logins and refusals compile their code paths. (Without the refusal the same
     // run took the cloud from 234 to 643 MB: aedes keeps every message until its PUBREL, per session.)
-    await hoardQos2(mqttPort, 5, 20);
+    await hoardQos2(mqttPort, HOARDER, 5, 20);
     const before = rssMb(pid);
-    const run = await hoardQos2(mqttPort, 20, 100);
+    const run = await hoardQos2(mqttPort, HOARDER, 20, 100);
     const after = rssMb(pid);
     expect(run.sent).toBe(2_000);
     // Each connection was closed by the broker at its first QoS 2 header; none was acknowledged. (Fewer,

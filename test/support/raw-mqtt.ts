@@ -119,3 +119,44 @@ export async function rawLogin(
 export function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 }
+
+/** Just under the 256 KB packet limit, as the audit sent them: 1,800 of these took the cloud to 795 MB. */
+const HOARDED = Buffer.alloc(200 * 1024, 0x61);
+
+/**
+ * A gateway credential hoarding QoS 2 messages: `connections` logins with a persistent session (client
+ * id = user name), each sending `perConnection` QoS 2 PUBLISHes of 200 KB on `topic` (fresh message ids)
+ * and never a PUBREL. What came back: PUBRECs, and how many connections the broker closed itself.
+ */
+export async function hoardQos2(
+  port: number,
+  who: { username: string; password: string; topic: string },
+  connections: number,
+  perConnection: number,
+) {
+  let pubrecs = 0;
+  let closedByBroker = 0;
+  let id = 0;
+  for (let c = 0; c < connections; c++) {
+    const s = await rawLogin(port, {
+      clientId: who.username,
+      username: who.username,
+      password: who.password,
+      clean: false,
+    });
+    for (let i = 0; i < perConnection; i++)
+      s.socket.write(publishPacket(who.topic, HOARDED, 2, (id++ % 65_535) + 1));
+    // A broker that took them all answers each with a PUBREC and waits for PUBRELs that never come:
+    // our side ends then. One that refuses QoS 2 closes the connection first.
+    const acknowledgedAll = s.receivedAtLeast(4 * perConnection).then(
+      () => s.end(),
+      () => {},
+    );
+    const { byBroker } = await s.closed;
+    await acknowledgedAll;
+    if (byBroker) closedByBroker++;
+    // Nothing but 4-byte PUBRECs can follow the CONNACK here (no subscriptions).
+    pubrecs += s.received().length / 4;
+  }
+  return { pubrecs, closedByBroker, sent: id };
+}
