@@ -68,11 +68,11 @@ describe("the embedded broker on hostile ground", () => {
   }
 
   /** The cloud's real link, under its own client id (the user name by default). */
-  async function startLink(): Promise<GatewayLink> {
+  async function startLink(backlog?: { messages: number; bytes: number }): Promise<GatewayLink> {
     if (!store || !broker) throw new Error("start the broker first");
     link = await startGatewayLink(
-      { brokerUrl: `mqtt://127.0.0.1:${broker.port}`, ...CLOUD, clientId: CLOUD.username, prefix },
-      { db: store.db, clock: new FakeClock(), log, timeouts: DEFAULT_COMMAND_TIMEOUTS },
+      { brokerUrl: `mqtt://127.0.0.1:${broker.port}`, ...CLOUD, clientId: CLOUD.username, prefix, backlog },
+      { db: store.db, clock: new FakeClock(), log, timeouts: DEFAULT_COMMAND_TIMEOUTS, metrics },
     );
     return link;
   }
@@ -318,6 +318,44 @@ describe("the embedded broker on hostile ground", () => {
     await gone;
     expect(await counterValue(metrics.brokerRefused, { reason: "qos2" })).toBe(1);
     expect(broker?.held("gw-a1").messages).toBe(0);
+  });
+
+  it("caps what one gateway has waiting to be applied: the rest is dropped unacknowledged and counted, and its other messages go on", async () => {
+    await start();
+    await startLink({ messages: 10, bytes: 1024 * 1024 });
+    const { client: gw } = await login({ username: "gw-a1", password: SECRET, clientId: "gw-a1" });
+    const acked: number[] = [];
+    gw.on("message", (_t, raw) => acked.push(...(JSON.parse(raw.toString()) as { seqs: number[] }).seqs));
+    await gw.subscribeAsync(topicFor(prefix, "gw-a1", "ack"), { qos: 1 });
+    const report = (seq: number) =>
+      JSON.stringify({
+        type: "hardware_event",
+        gateway_id: "gw-a1",
+        seq,
+        observed_at: new Date().toISOString(),
+        device_id: null,
+        source: "bus0",
+        event: "reset",
+      });
+    // The store is busy (a long transaction holds SQLite's one connection): nothing can be applied.
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const busy = store?.db.transaction().execute(() => held);
+    for (let seq = 1; seq <= 50; seq++)
+      await gw.publishAsync(topicFor(prefix, "gw-a1", "up"), report(seq), { qos: 1 });
+    await eventually(async () =>
+      expect(await counterValue(metrics.gatewayRefused, { type: "up", reason: "backlog" })).toBe(40),
+    );
+    release();
+    await busy;
+    // The ten it kept are applied and acknowledged; the forty come again from the gateway's outbox.
+    await eventually(() =>
+      expect([...acked].sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1)),
+    );
+    await gw.publishAsync(topicFor(prefix, "gw-a1", "up"), report(11), { qos: 1 });
+    await eventually(() => expect(acked).toContain(11));
   });
 
   it("closes a socket that sends nothing, or only part of a CONNECT, after the connect timeout", async () => {
