@@ -191,50 +191,51 @@ export async function startGatewayLink(
     await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
   }
 
-  /** Why a message of a channel other than `up` cannot be used, or null when it can. */
-  function unusable(parsed: { success: boolean; data?: { gateway_id: string } }, gatewayId: string) {
-    if (!parsed.success) return "invalid";
-    return parsed.data?.gateway_id === gatewayId ? null : "other_gateway";
+  /** A message's content when it parsed and names the gateway of its topic; otherwise counted: null. */
+  function usable<T extends { gateway_id: string }>(
+    parsed: { success: true; data: T } | { success: false },
+    t: { gatewayId: string; channel: GatewayMessageKind },
+  ): T | null {
+    const reason = !parsed.success
+      ? "invalid"
+      : parsed.data.gateway_id !== t.gatewayId
+        ? "other_gateway"
+        : null;
+    if (parsed.success && reason === null) return parsed.data;
+    refused(t.channel, reason ?? "invalid");
+    log.warn({ gateway_id: t.gatewayId, channel: t.channel, reason }, "gateway message dropped");
+    return null;
   }
 
   function onMessage(topic: string, raw: Buffer): Promise<void> | void {
-    const t = parseTopic(cfg.prefix, topic);
-    if (!t) return;
-    const channel = t.channel as GatewayMessageKind;
+    const parsedTopic = parseTopic(cfg.prefix, topic);
+    if (!parsedTopic) return;
+    const t = { gatewayId: parsedTopic.gatewayId, channel: parsedTopic.channel as GatewayMessageKind };
     let payload: unknown;
     try {
       payload = JSON.parse(raw.toString("utf8"));
     } catch {
-      refused(channel, "invalid");
+      refused(t.channel, "invalid");
       return log.warn({ topic }, "non-JSON message dropped");
     }
-    const drop = (reason: GatewayRefusal, what: string) => {
-      refused(channel, reason);
-      log.warn({ topic, reason }, `${what} dropped`);
-    };
     switch (t.channel) {
       case "up":
         return onUp(t.gatewayId, payload);
       case "hb": {
-        const hb = Heartbeat.safeParse(payload);
-        const why = unusable(hb, t.gatewayId);
-        if (why || !hb.success) return drop(why ?? "invalid", "heartbeat");
-        return heartbeats.apply(hb.data, clock.now());
+        const hb = usable(Heartbeat.safeParse(payload), t);
+        return hb ? heartbeats.apply(hb, clock.now()) : undefined;
       }
       case "status": {
-        const st = Status.safeParse(payload);
-        const why = unusable(st, t.gatewayId);
-        if (why || !st.success) return drop(why ?? "invalid", "status");
-        return onStatus(st.data);
+        const st = usable(Status.safeParse(payload), t);
+        return st ? onStatus(st) : undefined;
       }
       case "keys_report": {
-        const report = KeysUp.safeParse(payload);
-        const why = unusable(report, t.gatewayId);
-        if (why || !report.success) return drop(why ?? "invalid", "keys report");
+        const report = usable(KeysUp.safeParse(payload), t);
+        if (!report) return;
         // Version reports are coalesced by the key sync (only a gateway's latest matters), so the
         // gateway's other messages do not wait for one to be answered.
-        if (report.data.kind === "version") return void keySync.onReport(t.gatewayId, report.data);
-        return keySync.onReport(t.gatewayId, report.data);
+        if (report.kind === "version") return void keySync.onReport(t.gatewayId, report);
+        return keySync.onReport(t.gatewayId, report);
       }
       default:
         return;
