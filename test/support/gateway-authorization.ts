@@ -76,7 +76,6 @@ const A = "gw-a1";
 const A2 = "gw-a2";
 const B = "gw-b1";
 export const ACTING_GATEWAY = A;
-export const OTHER_GATEWAYS = [A2, B] as const;
 
 const OWN_DEVICE = fx.device("L1", "1");
 const A2_DEVICE = fx.device("D1", "2");
