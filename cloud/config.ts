@@ -47,6 +47,8 @@ export const CloudConfig = z.object({
   /** Public base URL; the token issuer is `${AUTH_URL}` (default: the base URL). */
   BASE_URL: z.url().optional(),
   AUTH_URL: z.url().optional(),
+  /** Serves Prometheus /metrics on this port (on HOST) when set; none by default. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** json or pretty; unset: pretty on a terminal, JSON otherwise (shared/log.ts). */
   LOG_FORMAT: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["json", "pretty"]).optional()),

@@ -13,6 +13,7 @@ import type { CloudConfig } from "./config.ts";
 import { createAppliedSeqsPruner } from "./gateway-link/applied-seqs-pruner.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "./gateway-link/gateway-link.ts";
+import { type CloudMetrics, createCloudMetrics, serveCloudMetrics } from "./metrics.ts";
 import { createPhotoPruner } from "./photos/photo-retention.ts";
 import { createConnectionWatch } from "./site-events/connection-watch.ts";
 import { type Db, openDb, openPostgresPool, type StoreConfig } from "./store/db.ts";
@@ -23,6 +24,7 @@ export type RunningCloud = {
   db: Db;
   link: GatewayLink;
   broker: EmbeddedBroker | null;
+  metrics: CloudMetrics;
   baseUrl: string;
   mqttUrl: string;
   stop(): Promise<void>;
@@ -60,6 +62,7 @@ export async function startCloud(
   const heartbeatDb = store.kind === "postgres" ? await openPostgresPool(store, 1, { durable: false }) : db;
   if (opts.beforeListen) await opts.beforeListen(db);
 
+  const metrics = createCloudMetrics();
   const mqttPassword = cfg.MQTT_PASSWORD ?? persistentSecret(cfg.DATA_DIR, "mqtt-cloud-secret", 24);
   const mqttClientId = cfg.MQTT_CLIENT_ID ?? cfg.MQTT_USERNAME;
   let broker: EmbeddedBroker | null = null;
@@ -73,6 +76,7 @@ export async function startCloud(
       prefix: cfg.MQTT_PREFIX,
       cloud: { username: cfg.MQTT_USERNAME, password: mqttPassword, clientId: mqttClientId },
       clock,
+      metrics,
     });
     mqttUrl = `mqtt://${cfg.HOST}:${broker.port}`;
   }
@@ -89,7 +93,7 @@ export async function startCloud(
       // aedes has no shared subscriptions; the embedded broker serves one process anyway.
       shareGroup: broker || !cfg.MQTT_SHARE_GROUP ? undefined : cfg.MQTT_SHARE_GROUP,
     },
-    { db: gatewayDb, heartbeatDb, clock, log, timeouts, settled },
+    { db: gatewayDb, heartbeatDb, clock, log, timeouts, settled, metrics },
   );
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });
   sweeper.start();
@@ -121,6 +125,8 @@ export async function startCloud(
     },
   });
   await app.listen({ host: cfg.HOST, port: cfg.PORT });
+  const metricsServer =
+    cfg.METRICS_PORT === undefined ? null : await serveCloudMetrics(metrics, cfg.HOST, cfg.METRICS_PORT);
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : cfg.PORT;
   const baseUrl = cfg.BASE_URL ?? `http://${cfg.HOST}:${port}`;
@@ -130,9 +136,11 @@ export async function startCloud(
     db,
     link,
     broker,
+    metrics,
     baseUrl,
     mqttUrl,
     async stop() {
+      await new Promise<void>((r) => (metricsServer ? metricsServer.close(() => r()) : r()));
       sweeper.stop();
       pruner.stop();
       photoPruner.stop();

@@ -4,7 +4,7 @@ type NetError = NodeJS.ErrnoException & { port?: number; address?: string; hostn
 
 /**
  * Turns a failure of `startCloud` into a message that names the variable to change: a port already taken
- * (PORT, MQTT_PORT), an address this machine does not have (HOST), a data directory it cannot write
+ * (PORT, MQTT_PORT, METRICS_PORT), an address this machine does not have (HOST), a data directory it cannot write
  * (DATA_DIR), a database it cannot reach (DATABASE_URL, shown without its password).
  */
 export function explainCloudStartError(err: unknown, cfg: CloudConfig): string {
@@ -15,6 +15,7 @@ export function explainCloudStartError(err: unknown, cfg: CloudConfig): string {
   if (e.port !== undefined) {
     if (e.port === cfg.PORT) ports.push("PORT");
     if (embedded && e.port === cfg.MQTT_PORT) ports.push("MQTT_PORT");
+    if (e.port === cfg.METRICS_PORT && ports.length === 0) ports.push("METRICS_PORT");
   }
   const at = `${e.address ?? cfg.HOST}:${e.port ?? "?"}`;
   switch (e.code) {

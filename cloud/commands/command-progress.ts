@@ -23,7 +23,7 @@ const LATE = "reported after the command had ended";
  */
 export async function applyCommandProgress(
   tx: Executor,
-  { gatewayId, msg, cfg, now, log }: GatewayReport<CommandProgress>,
+  { gatewayId, msg, cfg, now, log, refuse }: GatewayReport<CommandProgress>,
 ): Promise<boolean> {
   const commands = commandRepository(tx);
   const found = await commands.findWithGateway(msg.command_id);
@@ -32,6 +32,7 @@ export async function applyCommandProgress(
       { gateway_id: gatewayId, command_id: msg.command_id },
       "progress for a command this gateway does not own",
     );
+    refuse?.("foreign_command");
     return false;
   }
   const cmd = found.command;

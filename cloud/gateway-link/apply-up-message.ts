@@ -3,6 +3,7 @@ import type { UpMessage } from "../../shared/wire/messages.ts";
 import { applyCommandProgress } from "../commands/command-progress.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { applyAccessDecision } from "../key-sync/access-events.ts";
+import type { GatewayRefusal } from "../metrics.ts";
 import { applyPhotoPart } from "../photos/apply-photo-part.ts";
 import type { CommandSettledNotifier } from "../ports.ts";
 import type { Db } from "../store/db.ts";
@@ -12,15 +13,24 @@ import { applyDeviceState, applyHardwareEvent } from "./gateway-reports.ts";
  * Applies one outbox message from a gateway exactly once: the (gateway_id, outbox_id, seq) row and the
  * message's effects commit together, so a redelivery after a lost ack changes nothing (F4, F6), while a
  * gateway whose store was made again (seq from 1, another outbox id) is heard. A message naming no outbox
- * dedups as ''. A command's outcome is told to `settled` once committed.
+ * dedups as ''. A command's outcome is told to `settled` once committed; what was refused of the message
+ * (S30: a device or command of another gateway) is told to `refused` once committed.
  */
 export async function applyUpMessage(
   db: Db,
   gatewayId: string,
   msg: UpMessage,
-  deps: { now: Date; timeouts: CommandTimeoutConfig; log: Logger; settled?: CommandSettledNotifier },
+  deps: {
+    now: Date;
+    timeouts: CommandTimeoutConfig;
+    log: Logger;
+    settled?: CommandSettledNotifier;
+    refused?: (type: UpMessage["type"], reason: GatewayRefusal) => void;
+  },
 ): Promise<"applied" | "duplicate"> {
-  const result = await applyInTransaction(db, gatewayId, msg, deps);
+  const reasons: GatewayRefusal[] = [];
+  const result = await applyInTransaction(db, gatewayId, msg, { ...deps, refuse: (r) => reasons.push(r) });
+  for (const r of reasons) deps.refused?.(msg.type, r);
   if (result === "applied" && msg.type === "command_progress" && msg.state !== "RECEIVED")
     deps.settled?.notify(msg.command_id);
   return result;
@@ -30,7 +40,12 @@ function applyInTransaction(
   db: Db,
   gatewayId: string,
   msg: UpMessage,
-  deps: { now: Date; timeouts: CommandTimeoutConfig; log: Logger },
+  deps: {
+    now: Date;
+    timeouts: CommandTimeoutConfig;
+    log: Logger;
+    refuse: (reason: GatewayRefusal) => void;
+  },
 ): Promise<"applied" | "duplicate"> {
   return db.transaction().execute(async (trx) => {
     const inserted = await trx
@@ -44,7 +59,7 @@ function applyInTransaction(
       .onConflict((oc) => oc.columns(["gateway_id", "outbox_id", "seq"]).doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows === 0n) return "duplicate";
-    const report = { gatewayId, cfg: deps.timeouts, now: deps.now, log: deps.log };
+    const report = { gatewayId, cfg: deps.timeouts, now: deps.now, log: deps.log, refuse: deps.refuse };
     switch (msg.type) {
       case "command_progress":
         await applyCommandProgress(trx, { ...report, msg });

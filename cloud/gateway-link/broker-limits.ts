@@ -1,6 +1,7 @@
 /**
- * What the broker tolerates from a socket before it has proven anything (docs/decisions.md, Gateway ⇄
- * cloud wire). The embedded broker enforces all of them; the Mosquitto export the packet size.
+ * What the broker tolerates from a client (docs/decisions.md, Gateway ⇄ cloud wire): from a socket before
+ * it has proven anything, and from a gateway's credentials after. The Mosquitto export mirrors what
+ * Mosquitto can (docs/mosquitto.md).
  */
 export type BrokerLimits = {
   /** Largest CONNECT, in bytes: client id, user name, secret and the status Last Will take a few hundred. */
@@ -9,9 +10,19 @@ export type BrokerLimits = {
   packetBytes: number;
   /** A socket that has not completed its CONNECT by then is closed. */
   connectTimeoutMs: number;
-  /** Failed logins from one source address within `loginWindowMs` after which it is refused outright. */
+  /**
+   * Failed logins for one user name from one source address within `loginWindowMs` after which that
+   * user is refused from that address outright (other users behind the same address are not).
+   */
   loginFailures: number;
   loginWindowMs: number;
+  /**
+   * QoS 1 messages the broker holds for one gateway's session, in flight and queued, across its
+   * connections; further messages for it are dropped until it acknowledges some.
+   */
+  queuedMessages: number;
+  /** The same in payload bytes. */
+  queuedBytes: number;
 };
 
 export const DEFAULT_BROKER_LIMITS: BrokerLimits = {
@@ -21,4 +32,8 @@ export const DEFAULT_BROKER_LIMITS: BrokerLimits = {
   // As for /oauth2/token: far above a gateway retrying a stale secret with backoff, far below guessing.
   loginFailures: 20,
   loginWindowMs: 60_000,
+  // Mosquitto's default queue; a gateway that acknowledges what it gets holds a handful.
+  queuedMessages: 1000,
+  // Room for a key snapshot of ~150,000 grants (parts of ~200 KB) sent while the gateway was away.
+  queuedBytes: 32 * 1024 * 1024,
 };

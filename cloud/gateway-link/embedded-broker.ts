@@ -2,21 +2,25 @@ import net from "node:net";
 import { Aedes, type AuthenticateError, type Client } from "aedes";
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../../shared/clock.ts";
-import { parseTopic, UP_CHANNELS } from "../../shared/wire/topics.ts";
 import { createFailureLimiter } from "../auth/failure-limiter.ts";
 import { verifySecret } from "../auth/secrets.ts";
+import { type CloudMetrics, createCloudMetrics } from "../metrics.ts";
 import type { Db } from "../store/db.ts";
+import { boundQueues, type OutgoingStore } from "./bounded-queues.ts";
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from "./broker-limits.ts";
+import { GATEWAY_ACL, gatewayMayPublish, gatewayMaySubscribe } from "./gateway-acl.ts";
 import { FrameRefused, GatedConnection } from "./mqtt-frame-gate.ts";
 
-export type EmbeddedBroker = { port: number; close(): Promise<void> };
-
-/** What a gateway may publish on (its own topics only): every up channel, `keys_report` included. */
-const UP: ReadonlySet<string> = new Set<string>(UP_CHANNELS);
+export type EmbeddedBroker = {
+  port: number;
+  /** What the broker holds for a client id now: QoS 1 messages in flight and queued, and their bytes. */
+  held(clientId: string): { messages: number; bytes: number };
+  close(): Promise<void>;
+};
 
 const REFUSALS = { 2: "identifier rejected", 4: "bad username or password", 5: "not authorized" } as const;
 
-function refused(code: keyof typeof REFUSALS): AuthenticateError {
+function connackError(code: keyof typeof REFUSALS): AuthenticateError {
   return Object.assign(new Error(REFUSALS[code]), { returnCode: code });
 }
 
@@ -26,13 +30,19 @@ function sourceAddress(socket: net.Socket): string {
   return a.startsWith("::ffff:") ? a.slice(7) : a;
 }
 
+/** The failed-login budget is per user name per source address: gateways behind one NAT keep their own. */
+function loginKey(address: string, username: string | undefined): string {
+  return `${address}\u0000${username ?? ""}`;
+}
+
 /**
  * The embedded MQTT broker for a first run (aedes). Only the cloud and the gateways of the site
- * manifest may connect, each under its own client id; a gateway may publish on its own up channels and
- * subscribe to its own down channels only (S29, S30). Until a socket has logged in it may send one
- * CONNECT of `connectBytes` within `connectTimeoutMs`; every packet is refused from its fixed header
- * when over the limit; a source address with too many failed logins is refused without a check.
- * Sockets run without Nagle's algorithm.
+ * manifest may connect, each under its own client id; a gateway may do what GATEWAY_ACL allows: publish
+ * on its own up channels and subscribe to its own down channels, at QoS 0 or 1 (S29, S30). Until a socket
+ * has logged in it may send one CONNECT of `connectBytes` within `connectTimeoutMs`; every packet is
+ * refused from its fixed header when over the limit, and a PUBLISH with QoS 2 from its first byte; a user
+ * name with too many failed logins from one address is refused from there without a check; a gateway's
+ * session holds at most `queuedMessages` / `queuedBytes`. Sockets run without Nagle's algorithm.
  */
 export async function startEmbeddedBroker(opts: {
   db: Db;
@@ -45,8 +55,11 @@ export async function startEmbeddedBroker(opts: {
   /** Time for the failed-login window. */
   clock?: Clock;
   limits?: Partial<BrokerLimits>;
+  /** Where refusals are counted (`mqtt_refused_total`); a registry of its own when not given. */
+  metrics?: CloudMetrics;
 }): Promise<EmbeddedBroker> {
   const { db, log, prefix, cloud } = opts;
+  const refused = (opts.metrics ?? createCloudMetrics()).brokerRefused;
   const limits: BrokerLimits = { ...DEFAULT_BROKER_LIMITS, ...opts.limits };
   const cloudClientId = cloud.clientId ?? cloud.username;
   const failedLogins = createFailureLimiter({
@@ -61,14 +74,20 @@ export async function startEmbeddedBroker(opts: {
     connectTimeout: limits.connectTimeoutMs,
     authenticate(client, username, password, done) {
       const address = addressOf.get(client) ?? "unknown";
-      if (failedLogins.retryAfterS(address) > 0) {
-        log.debug({ address }, "MQTT login refused: too many failures from this address");
-        return done(refused(5), false);
+      const key = loginKey(address, username);
+      if (failedLogins.retryAfterS(key) > 0) {
+        refused.inc({ reason: "login_locked" });
+        log.debug(
+          { address, username },
+          "MQTT login refused: too many failures for this user from this address",
+        );
+        return done(connackError(5), false);
       }
       const refuse = (code: keyof typeof REFUSALS, reason: string) => {
-        failedLogins.fail(address);
+        failedLogins.fail(key);
+        refused.inc({ reason: "login_failed" });
         log.warn({ address, username, client_id: client.id, reason }, "MQTT login refused");
-        done(refused(code), false);
+        done(connackError(code), false);
       };
       if (!username) return refuse(5, "no user name");
       // A login with a client id that is in use ends that session (MQTT-3.1.4-2), so each user may
@@ -95,22 +114,45 @@ export async function startEmbeddedBroker(opts: {
     },
     authorizePublish(client, packet, done) {
       const gatewayId = client ? gatewayOf.get(client) : undefined;
-      if (!gatewayId) return done(null); // the cloud
-      const t = parseTopic(prefix, packet.topic);
-      if (t && t.gatewayId === gatewayId && UP.has(t.channel)) return done(null);
+      if (!gatewayId) return done(null); // the cloud, or the broker itself (a Last Will)
+      if (gatewayMayPublish(prefix, gatewayId, packet.topic)) return done(null);
+      refused.inc({ reason: "publish_denied" });
+      log.warn({ gateway_id: gatewayId, topic: packet.topic }, "publish refused: connection closed");
+      // aedes closes an MQTT 3.1.1 connection on a refused publish: it has no reason code to carry.
       return done(new Error(`gateway ${gatewayId} may not publish to ${packet.topic}`));
     },
     authorizeSubscribe(client, sub, done) {
       const gatewayId = gatewayOf.get(client);
       if (!gatewayId) return done(null, sub);
-      const t = parseTopic(prefix, sub.topic);
-      if (t && t.gatewayId === gatewayId && !UP.has(t.channel)) return done(null, sub);
+      if (gatewayMaySubscribe(prefix, gatewayId, sub.topic)) {
+        // Held (and persisted) at QoS 1 at most. aedes' SUBACK echoes the QoS asked for whatever this
+        // returns; nothing publishes above QoS 1 to a gateway anyway.
+        sub.qos = Math.min(sub.qos, GATEWAY_ACL.maxQos) as typeof sub.qos;
+        return done(null, sub);
+      }
+      refused.inc({ reason: "subscribe_denied" });
       log.warn({ gateway_id: gatewayId, topic: sub.topic }, "subscription refused");
       return done(null, null); // a negative SUBACK (0x80); the connection stays up
+    },
+    // A message left out of a full session queue is not sent live either (bounded-queues.ts).
+    authorizeForward(client, packet) {
+      return client.id && queues.isDropped(client.id, packet) ? null : packet;
+    },
+  });
+  // Every session but the cloud's is a gateway's (no one else can log in); the cloud's is its inbox.
+  // aedes' types leave out the persistence it creates at start (aedes-persistence, in memory).
+  const store = (broker as unknown as { persistence: OutgoingStore }).persistence;
+  const queues = boundQueues(store, {
+    limitFor: (clientId) =>
+      clientId === cloudClientId ? null : { messages: limits.queuedMessages, bytes: limits.queuedBytes },
+    onDrop(clientId) {
+      refused.inc({ reason: "queue_full" });
+      log.debug({ client_id: clientId }, "session queue full: message not queued");
     },
   });
   const onError = (client: Client, err: Error) => {
     if (err instanceof FrameRefused) {
+      refused.inc({ reason: err.refusal.reason });
       log.warn({ address: addressOf.get(client), reason: err.message }, "MQTT connection closed");
     }
   };
@@ -129,6 +171,7 @@ export async function startEmbeddedBroker(opts: {
   log.info({ port }, "embedded MQTT broker listening");
   return {
     port,
+    held: (clientId) => queues.held(clientId),
     async close() {
       await new Promise<void>((r) => broker.close(() => r()));
       await new Promise<void>((r) => server.close(() => r()));

@@ -8,6 +8,12 @@ import { parseTopic, sharedFilter, topicFor, UP_CHANNELS, wildcardFor } from "..
 import { redeliverPending } from "../commands/command-delivery.ts";
 import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { createKeySync } from "../key-sync/key-sync.ts";
+import {
+  type CloudMetrics,
+  createCloudMetrics,
+  type GatewayMessageKind,
+  type GatewayRefusal,
+} from "../metrics.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
@@ -32,7 +38,18 @@ export type GatewayLinkConfig = {
   mapPollMs?: number;
   /** How often gateways whose confirmed key version lags are brought up to date (repairs lost deltas). */
   keySweepMs?: number;
+  /**
+   * Messages of one gateway received and not yet applied, at most (count and bytes); what arrives beyond
+   * is dropped and counted, unacknowledged, so the gateway sends it again later.
+   */
+  backlog?: { messages: number; bytes: number };
 };
+
+/**
+ * A gateway's messages are applied one after another; one that floods faster than that must not grow
+ * the process without bound. Far above a gateway resending its outbox (one message in flight at a time).
+ */
+const DEFAULT_BACKLOG = { messages: 1_000, bytes: 16 * 1024 * 1024 };
 
 /** How long a close waits for messages in flight before it ends the broker session by force. */
 const CLOSE_GRACE_MS = 2_000;
@@ -70,9 +87,15 @@ export async function startGatewayLink(
     onApplied?: (gatewayId: string, channel: string) => void;
     /** Told of each command outcome applied here, so a request waiting on it answers at once. */
     settled?: CommandSettledNotifier;
+    /** Where refused messages are counted (`gateway_messages_refused_total`); its own when not given. */
+    metrics?: CloudMetrics;
   },
 ): Promise<GatewayLink> {
   const { db, clock, log, timeouts } = deps;
+  const metrics = deps.metrics ?? createCloudMetrics();
+  const refused = (type: GatewayMessageKind, reason: GatewayRefusal) =>
+    metrics.gatewayRefused.inc({ type, reason });
+  const backlogLimit = cfg.backlog ?? DEFAULT_BACKLOG;
   const client = connectMqtt(cfg.brokerUrl, {
     clientId: cfg.clientId,
     // A lone subscriber keeps its session, so the broker queues for it while it reconnects. A group
@@ -97,6 +120,8 @@ export async function startGatewayLink(
   // One gateway's messages are applied in arrival order; different gateways proceed in parallel. Beside
   // other replicas of a share group that order is not the gateway's: what depends on it checks seq.
   const chains = new Map<string, Promise<void>>();
+  /** What each gateway's chain holds, received and not yet applied. */
+  const backlog = new Map<string, { messages: number; bytes: number }>();
   /** The map version this process last published per gateway. */
   const published = new Map<string, string>();
   // Heartbeats of all gateways are written together (its chain still waits for each gateway's own).
@@ -118,6 +143,7 @@ export async function startGatewayLink(
     db,
     clock,
     log,
+    metrics,
     sweepMs: cfg.keySweepMs,
     publish: async (gatewayId, msg) => {
       await client.publishAsync(topicFor(cfg.prefix, gatewayId, "keys"), JSON.stringify(msg), { qos: 1 });
@@ -131,6 +157,7 @@ export async function startGatewayLink(
       // A message that can never be applied is dropped, but acknowledged when its sequence number can be
       // read: otherwise the sender would resend it forever and hold up everything behind it.
       const seq = SeqOnly.safeParse(payload);
+      refused(msg?.type ?? "up", msg ? "other_gateway" : "invalid");
       log.error(
         {
           gateway_id: gatewayId,
@@ -145,7 +172,13 @@ export async function startGatewayLink(
     }
     // A duplicate is acknowledged again: its first ack was evidently lost. The ack names the outbox ("" :
     // none), so a gateway whose store was made again does not take it for its own seq.
-    await applyUpMessage(db, gatewayId, msg, { now: clock.now(), timeouts, log, settled: deps.settled });
+    await applyUpMessage(db, gatewayId, msg, {
+      now: clock.now(),
+      timeouts,
+      log,
+      settled: deps.settled,
+      refused,
+    });
     await publisher.ack(gatewayId, [msg.seq], msg.outbox_id ?? "");
   }
 
@@ -158,35 +191,51 @@ export async function startGatewayLink(
     await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
   }
 
+  /** A message's content when it parsed and names the gateway of its topic; otherwise counted: null. */
+  function usable<T extends { gateway_id: string }>(
+    parsed: { success: true; data: T } | { success: false },
+    t: { gatewayId: string; channel: GatewayMessageKind },
+  ): T | null {
+    const reason = !parsed.success
+      ? "invalid"
+      : parsed.data.gateway_id !== t.gatewayId
+        ? "other_gateway"
+        : null;
+    if (parsed.success && reason === null) return parsed.data;
+    refused(t.channel, reason ?? "invalid");
+    log.warn({ gateway_id: t.gatewayId, channel: t.channel, reason }, "gateway message dropped");
+    return null;
+  }
+
   function onMessage(topic: string, raw: Buffer): Promise<void> | void {
-    const t = parseTopic(cfg.prefix, topic);
-    if (!t) return;
+    const parsedTopic = parseTopic(cfg.prefix, topic);
+    if (!parsedTopic) return;
+    const t = { gatewayId: parsedTopic.gatewayId, channel: parsedTopic.channel as GatewayMessageKind };
     let payload: unknown;
     try {
       payload = JSON.parse(raw.toString("utf8"));
     } catch {
+      refused(t.channel, "invalid");
       return log.warn({ topic }, "non-JSON message dropped");
     }
     switch (t.channel) {
       case "up":
         return onUp(t.gatewayId, payload);
       case "hb": {
-        const hb = Heartbeat.safeParse(payload);
-        if (!hb.success || hb.data.gateway_id !== t.gatewayId)
-          return log.warn({ topic }, "invalid heartbeat dropped");
-        return heartbeats.apply(hb.data, clock.now());
+        const hb = usable(Heartbeat.safeParse(payload), t);
+        return hb ? heartbeats.apply(hb, clock.now()) : undefined;
       }
       case "status": {
-        const st = Status.safeParse(payload);
-        if (!st.success || st.data.gateway_id !== t.gatewayId)
-          return log.warn({ topic }, "invalid status dropped");
-        return onStatus(st.data);
+        const st = usable(Status.safeParse(payload), t);
+        return st ? onStatus(st) : undefined;
       }
       case "keys_report": {
-        const report = KeysUp.safeParse(payload);
-        if (!report.success || report.data.gateway_id !== t.gatewayId)
-          return log.warn({ topic }, "invalid keys report dropped");
-        return keySync.onReport(t.gatewayId, report.data);
+        const report = usable(KeysUp.safeParse(payload), t);
+        if (!report) return;
+        // Version reports are coalesced by the key sync (only a gateway's latest matters), so the
+        // gateway's other messages do not wait for one to be answered.
+        if (report.kind === "version") return void keySync.onReport(t.gatewayId, report);
+        return keySync.onReport(t.gatewayId, report);
       }
       default:
         return;
@@ -194,11 +243,27 @@ export async function startGatewayLink(
   }
 
   client.on("message", (topic, raw) => {
-    const gatewayId = parseTopic(cfg.prefix, topic)?.gatewayId ?? "";
+    const t = parseTopic(cfg.prefix, topic);
+    const gatewayId = t?.gatewayId ?? "";
+    const held = backlog.get(gatewayId) ?? { messages: 0, bytes: 0 };
+    if (held.messages + 1 > backlogLimit.messages || held.bytes + raw.length > backlogLimit.bytes) {
+      // Not acknowledged: a report goes out again from the gateway's outbox once it has caught up.
+      refused((t?.channel ?? "up") as GatewayMessageKind, "backlog");
+      log.debug({ gateway_id: gatewayId, backlog: held.messages }, "gateway backlog full: message dropped");
+      return;
+    }
+    held.messages += 1;
+    held.bytes += raw.length;
+    backlog.set(gatewayId, held);
     const next = (chains.get(gatewayId) ?? Promise.resolve())
       .then(() => onMessage(topic, raw))
-      .then(() => deps.onApplied?.(gatewayId, parseTopic(cfg.prefix, topic)?.channel ?? ""))
-      .catch((err: unknown) => log.error({ err, topic }, "failed to apply a gateway message"));
+      .then(() => deps.onApplied?.(gatewayId, t?.channel ?? ""))
+      .catch((err: unknown) => log.error({ err, topic }, "failed to apply a gateway message"))
+      .finally(() => {
+        held.messages -= 1;
+        held.bytes -= raw.length;
+        if (held.messages === 0) backlog.delete(gatewayId);
+      });
     chains.set(gatewayId, next);
     void next.finally(() => {
       if (chains.get(gatewayId) === next) chains.delete(gatewayId);

@@ -4,6 +4,7 @@ import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { advanceDevice, recordReadingInOrder } from "../devices/advance-device.ts";
 import { deviceRepository, type SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
+import type { GatewayRefusal } from "../metrics.ts";
 import { raiseHardwareAlarm } from "../site-events/hardware-alarms.ts";
 import type { Db, Executor } from "../store/db.ts";
 
@@ -14,6 +15,8 @@ export type GatewayReport<M> = {
   cfg: CommandTimeoutConfig;
   now: Date;
   log: Logger;
+  /** Told why the message was refused in whole or part (S30), to be counted once it has committed. */
+  refuse?: (reason: GatewayRefusal) => void;
 };
 
 /** The retained status and the Last Will: offline takes every device of the gateway down at once. */
@@ -38,14 +41,15 @@ export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> 
  */
 export async function applyDeviceState(
   tx: Executor,
-  { gatewayId, msg, cfg, now, log }: GatewayReport<DeviceStateReport>,
+  { gatewayId, msg, cfg, now, log, refuse }: GatewayReport<DeviceStateReport>,
 ): Promise<void> {
   const devices = deviceRepository(tx);
   if (!(await devices.isDrivenBy(gatewayId, msg.device_id))) {
     log.warn(
       { gateway_id: gatewayId, device_id: msg.device_id },
-      "state for a device this gateway does not own",
+      "state for a device this gateway does not own: dropped",
     );
+    refuse?.("foreign_device");
     return;
   }
   const ts = now.toISOString();
@@ -104,11 +108,12 @@ export async function applyDeviceState(
  */
 export async function applyHardwareEvent(
   tx: Executor,
-  { gatewayId, msg, now, log }: GatewayReport<HardwareEvent>,
+  { gatewayId, msg, now, log, refuse }: GatewayReport<HardwareEvent>,
 ): Promise<void> {
   let deviceId = msg.device_id;
   if (deviceId && !(await deviceRepository(tx).isDrivenBy(gatewayId, deviceId))) {
     log.warn({ gateway_id: gatewayId, device_id: deviceId }, "event for a device this gateway does not own");
+    refuse?.("foreign_device");
     deviceId = null;
   }
   await tx

@@ -1,9 +1,10 @@
 import { createHash, pbkdf2Sync, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { DOWN_CHANNELS, UP_CHANNELS, WIRE_VERSION } from "../../shared/wire/topics.ts";
+import { WIRE_VERSION } from "../../shared/wire/topics.ts";
 import type { SiteManifest } from "../manifest/manifest-schema.ts";
 import { DEFAULT_BROKER_LIMITS } from "./broker-limits.ts";
+import { GATEWAY_ACL } from "./gateway-acl.ts";
 
 /**
  * Exports the site manifest's MQTT users for a standalone Mosquitto 2.x broker: a password file, an ACL
@@ -24,11 +25,6 @@ const HASH_BYTES = 64;
  * 1000 is ten times mosquitto_passwd 2.0 at a cost the broker loop can absorb.
  */
 export const DEFAULT_PBKDF2_ITERATIONS = 1000;
-
-/** Channels a gateway may subscribe to: the wire's down channels plus `config` (pushed configuration). */
-export const GATEWAY_READ_CHANNELS: readonly string[] = [...new Set<string>([...DOWN_CHANNELS, "config"])];
-/** Channels a gateway may publish on. */
-export const GATEWAY_WRITE_CHANNELS: readonly string[] = UP_CHANNELS;
 
 export const PREFIX_PATTERN = /^[a-z0-9_-]+$/;
 
@@ -163,9 +159,9 @@ export function mosquittoPasswd(
 
 /**
  * The ACL file. The cloud (each of its users, when its replicas have one each) reads and writes every
- * gateway's topics; each gateway writes its own up channels and reads its own down channels. Nothing else
- * is granted, so `#`, other gateways' topics and `$SYS/#` are refused (a negative SUBACK; a refused
- * publish is dropped).
+ * gateway's topics; each gateway what GATEWAY_ACL allows: write its own up channels, read its own down
+ * channels. Nothing else is granted, so `#`, other gateways' topics and `$SYS/#` deliver nothing (Mosquitto
+ * grants the SUBACK and filters at delivery) and a refused publish is dropped.
  */
 export function mosquittoAcl(
   prefix: string,
@@ -184,8 +180,8 @@ export function mosquittoAcl(
   ];
   for (const id of gatewayIds) {
     lines.push("", `user ${id}`);
-    for (const ch of GATEWAY_WRITE_CHANNELS) lines.push(`topic write ${base}/${id}/${ch}`);
-    for (const ch of GATEWAY_READ_CHANNELS) lines.push(`topic read ${base}/${id}/${ch}`);
+    for (const ch of GATEWAY_ACL.publish) lines.push(`topic write ${base}/${id}/${ch}`);
+    for (const ch of GATEWAY_ACL.subscribe) lines.push(`topic read ${base}/${id}/${ch}`);
   }
   return `${lines.join("\n")}\n`;
 }
@@ -203,8 +199,12 @@ export function parseListener(text: string): Listener {
   return { host, port };
 }
 
-/** Queued QoS 1/2 messages per offline client with a persistent session (see the comment in the file). */
-export const MAX_QUEUED_MESSAGES = 1000;
+/** QoS 1 messages queued per client above those in flight (see the comment in the file). */
+export const MAX_QUEUED_MESSAGES = DEFAULT_BROKER_LIMITS.queuedMessages;
+/** The same in bytes. */
+export const MAX_QUEUED_BYTES = DEFAULT_BROKER_LIMITS.queuedBytes;
+/** QoS 1 messages in flight to one client at once (Mosquitto's default, written out). */
+export const MAX_INFLIGHT_MESSAGES = 20;
 
 /**
  * Sockets the listener accepts, logged in or not: below the usual open-file limit of 1024, so the broker
@@ -236,6 +236,10 @@ export function mosquittoConf(opts: {
     "# that session, so no user's credentials can end the cloud's or another gateway's session.",
     "use_username_as_clientid true",
     "",
+    `# (This listener) The wire uses QoS 0 and 1: a PUBLISH with QoS 2 disconnects its client (a QoS 2 message`,
+    "# would be held until its sender releases it), and a subscription is granted at most QoS 1.",
+    `max_qos ${GATEWAY_ACL.maxQos}`,
+    "",
     `# (This listener) At most ${connections} sockets at once, logged in or not. More than 1024 needs the`,
     "# broker's open-file limit (LimitNOFILE) raised with it.",
     `max_connections ${connections}`,
@@ -265,11 +269,18 @@ export function mosquittoConf(opts: {
     "# Save the in-memory state every 60 s (default 1800 s), so a crash loses at most a minute of queue.",
     "autosave_interval 60",
     "",
-    `# Queue at most ${MAX_QUEUED_MESSAGES} QoS 1 messages per offline client with a persistent session, then drop new`,
-    "# ones. An offline gateway's commands go stale within a minute (the cloud times them out), so a deep queue",
-    "# buys nothing; for the cloud's own session it bounds the backlog of up messages while the cloud restarts,",
-    "# and gateways resend those from their durable outbox until the cloud acknowledges them.",
+    `# At most ${MAX_INFLIGHT_MESSAGES} QoS 1 messages in flight to one client; the rest wait in its queue.`,
+    `max_inflight_messages ${MAX_INFLIGHT_MESSAGES}`,
+    "",
+    `# Queue at most ${MAX_QUEUED_MESSAGES} QoS 1 messages per client above those in flight, then drop new ones: what`,
+    "# one client id can make the broker hold, across its connections. An offline gateway's commands go stale",
+    "# within a minute (the cloud times them out), so a deep queue buys nothing; for the cloud's own session",
+    "# it bounds the backlog of up messages while the cloud restarts, and gateways resend those from their",
+    "# durable outbox until the cloud acknowledges them.",
     `max_queued_messages ${MAX_QUEUED_MESSAGES}`,
+    "",
+    `# The same in payload bytes (${MAX_QUEUED_BYTES / 1024 / 1024} MB): room for a key snapshot of ~150,000 grants.`,
+    `max_queued_bytes ${MAX_QUEUED_BYTES}`,
     "",
     "# Forget the session (and queue) of a client that has not connected for 30 days, e.g. a removed gateway.",
     "persistent_client_expiration 30d",

@@ -10,11 +10,17 @@ export type FrameLimits = {
 };
 
 const CONNECT = 1;
+const PUBLISH = 3;
+
+/** Why the gate closed a stream; `reason` is a bounded code (metrics), `message` says what it saw. */
+export type GateRefusal = { reason: "frame" | "qos2"; message: string };
 
 /**
  * Follows MQTT's framing as bytes arrive — a type byte, the remaining length (a varint of 1–4 bytes),
  * then that many bytes — without keeping any of them, so a packet over its limit is refused as soon as
- * its fixed header arrives, before a parser has buffered its body.
+ * its fixed header arrives, before a parser has buffered its body. A PUBLISH with QoS 2 (or the reserved
+ * QoS 3) is refused from its first byte: the wire uses QoS 0 and 1 only, and a QoS 2 message is kept by
+ * the broker until the sender releases it (PUBREL), in a session that outlives the connection.
  */
 export class MqttFrameGate {
   private packets = 0;
@@ -28,7 +34,8 @@ export class MqttFrameGate {
   constructor(private readonly limits: FrameLimits) {}
 
   /** Feeds the next bytes of the stream: why it must be closed, or null. */
-  check(chunk: Uint8Array): string | null {
+  check(chunk: Uint8Array): GateRefusal | null {
+    const frame = (message: string): GateRefusal => ({ reason: "frame", message });
     let i = 0;
     while (i < chunk.length) {
       if (this.bodyLeft > 0) {
@@ -39,7 +46,13 @@ export class MqttFrameGate {
       }
       const byte = chunk[i++] as number;
       if (this.headerBytes === 0) {
-        if (this.packets === 0 && byte >> 4 !== CONNECT) return "the first packet is not a CONNECT";
+        if (this.packets === 0 && byte >> 4 !== CONNECT) return frame("the first packet is not a CONNECT");
+        // MQTT-3.3.1: the QoS is bits 1-2 of a PUBLISH's first byte.
+        if (byte >> 4 === PUBLISH && ((byte >> 1) & 3) >= 2)
+          return {
+            reason: "qos2",
+            message: `PUBLISH with QoS ${(byte >> 1) & 3}: the wire uses QoS 0 and 1`,
+          };
         this.headerBytes = 1;
         this.remaining = 0;
         this.multiplier = 1;
@@ -49,13 +62,15 @@ export class MqttFrameGate {
       this.remaining += (byte & 0x7f) * this.multiplier;
       this.multiplier *= 0x80;
       if (byte & 0x80) {
-        if (this.headerBytes === 5) return "malformed remaining length";
+        if (this.headerBytes === 5) return frame("malformed remaining length");
         continue;
       }
       const size = this.headerBytes + this.remaining;
       const limit = this.packets === 0 ? this.limits.connectBytes : this.limits.packetBytes;
       if (size > limit) {
-        return `${this.packets === 0 ? "CONNECT" : "packet"} of ${size} bytes exceeds the limit of ${limit}`;
+        return frame(
+          `${this.packets === 0 ? "CONNECT" : "packet"} of ${size} bytes exceeds the limit of ${limit}`,
+        );
       }
       this.packets++;
       this.headerBytes = 0;
@@ -68,6 +83,9 @@ export class MqttFrameGate {
 /** The reason the gate closed a connection. */
 export class FrameRefused extends Error {
   override name = "FrameRefused";
+  constructor(readonly refusal: GateRefusal) {
+    super(refusal.message);
+  }
 }
 
 /**

@@ -3,16 +3,26 @@ import { maskCardId } from "../../shared/card-id.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { readingSource, setLater } from "../devices/reading-order.ts";
+import type { GatewayRefusal } from "../metrics.ts";
 import { openCardSession } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 
 /**
  * Keeps a tap as the gateway decided it (ARCHITECTURE flow 2), in the transaction that applies the outbox
- * message. The device's state follows from the gateway's own `device_state` reports, not from this.
+ * message. The device's state follows from the gateway's own `device_state` reports, not from this. A tap
+ * naming a device this gateway does not drive — another gateway's, perhaps another operator's — is kept
+ * without the device, as a hardware event is (S30): the gateway's reader did read the card, but nothing
+ * of it may land on a device it does not drive (no session, no history).
  */
 export async function applyAccessDecision(
   trx: Executor,
-  o: { gatewayId: string; msg: AccessDecision; now: Date; log: Logger },
+  o: {
+    gatewayId: string;
+    msg: AccessDecision;
+    now: Date;
+    log: Logger;
+    refuse?: (reason: GatewayRefusal) => void;
+  },
 ): Promise<void> {
   const { gatewayId, msg } = o;
   const gw = await trx
@@ -21,6 +31,12 @@ export async function applyAccessDecision(
     .where("id", "=", gatewayId)
     .executeTakeFirst();
   if (!gw) return;
+  let deviceId = msg.device_id;
+  if (deviceId && !(await deviceRepository(trx).isDrivenBy(gatewayId, deviceId))) {
+    o.log.warn({ gateway_id: gatewayId, device_id: deviceId }, "tap for a device this gateway does not own");
+    o.refuse?.("foreign_device");
+    deviceId = null;
+  }
   await trx
     .insertInto("access_events")
     .values({
@@ -29,7 +45,7 @@ export async function applyAccessDecision(
       seq: msg.seq,
       operator_id: gw.operator_id,
       location_id: gw.location_id,
-      device_id: msg.device_id,
+      device_id: deviceId,
       reader: msg.reader,
       card_id: msg.card_id,
       granted: msg.granted ? 1 : 0,
@@ -44,8 +60,8 @@ export async function applyAccessDecision(
     .onConflict((oc) => oc.columns(["gateway_id", "outbox_id", "seq"]).doNothing())
     .execute();
   // An rfid_parking lock the hardware did: the card's session (the unlock ends it through the sensors).
-  if (msg.granted && msg.actuated && msg.action === "lock" && msg.reason === "parked" && msg.device_id) {
-    const device = await deviceRepository(trx).find(msg.device_id);
+  if (msg.granted && msg.actuated && msg.action === "lock" && msg.reason === "parked" && deviceId) {
+    const device = await deviceRepository(trx).find(deviceId);
     // Applied after a later report of this gateway found the latch open (replicas apply in any order):
     // in outbox order the session ended there, so it is not opened now.
     const at = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
@@ -56,7 +72,7 @@ export async function applyAccessDecision(
   o.log.info(
     {
       gateway_id: gatewayId,
-      device_id: msg.device_id,
+      device_id: deviceId,
       card: maskCardId(msg.card_id),
       granted: msg.granted,
       reason: msg.reason,

@@ -7,6 +7,7 @@ import {
   type KeysUp,
   SNAPSHOT_PART_SIZE,
 } from "../../shared/wire/messages.ts";
+import { type CloudMetrics, createCloudMetrics } from "../metrics.ts";
 import type { Db } from "../store/db.ts";
 import { fromJson } from "../store/json-column.ts";
 import { cardGrantsAt } from "./key-view.ts";
@@ -14,14 +15,39 @@ import { cardGrantsAt } from "./key-view.ts";
 export type KeySync = {
   /** These gateways' views changed (in this process): send them what they lack now. */
   keysChanged(gatewayIds: string[]): void;
-  /** A gateway's `keys_report`: the version it holds, or a question about a card. */
+  /**
+   * A gateway's `keys_report`: the version it holds, or a question about a card. Resolves once the report
+   * has been answered (a version report: by the answer that took it, possibly a later report's).
+   */
   onReport(gatewayId: string, report: KeysUp): Promise<void>;
   start(): void;
+  /** Stops the sweep and drops answers still waiting for their interval; waits for those under way. */
   stop(): Promise<void>;
 };
 
 /** Change sets older than this many versions behind are not merged into a delta: a snapshot is cheaper. */
 const MAX_DELTA_VERSIONS = 500;
+/** A gateway's version reports are answered at most once per this interval; only the latest counts. */
+export const REPORT_EVERY_MS = 1_000;
+/** A gateway gets at most one snapshot per this interval; one needed sooner goes when it ends. */
+export const SNAPSHOT_EVERY_MS = 10_000;
+
+/** What the sync keeps per gateway to coalesce its reports and space its snapshots. */
+type Pace = {
+  /** The latest version reported and not yet taken up by an answer. */
+  latest: number | null;
+  /** The answer that will take `latest`, while it waits for its interval or its turn. */
+  waiting: Promise<void> | null;
+  /** Ends `waiting` unanswered (stop). */
+  release: (() => void) | null;
+  waitTimer: TimerHandle | null;
+  /** When (clock ms) the last version report was taken up. */
+  reportAt: number | null;
+  /** When the last snapshot went out. */
+  snapshotAt: number | null;
+  /** A snapshot put off to the end of its interval. */
+  snapshotTimer: TimerHandle | null;
+};
 
 /**
  * The cloud's side of whitelist sync (ARCHITECTURE flow 4). A gateway gets a delta from the version it
@@ -29,6 +55,11 @@ const MAX_DELTA_VERSIONS = 500;
  * version it holds on every connect and after each apply. A sweep repairs what a lost message left behind
  * (a delta lost in a broker restart, a change made by another replica): any online gateway whose confirmed
  * version lags is brought up to date.
+ *
+ * A tiny report can cost a snapshot of the whole view, so a gateway's reports are coalesced: the first
+ * after a quiet interval (`reportEveryMs`) is answered at once, later ones within it replace each other
+ * and the latest is answered when it ends; and a gateway gets at most one snapshot per
+ * `snapshotEveryMs`, a later one going out at the end of the interval as the view then is. Per process.
  */
 export function createKeySync(deps: {
   db: Db;
@@ -36,8 +67,34 @@ export function createKeySync(deps: {
   log: Logger;
   publish: (gatewayId: string, msg: KeysDown) => Promise<void>;
   sweepMs?: number;
+  /** 0: every report answered in turn. */
+  reportEveryMs?: number;
+  /** 0: snapshots unspaced. */
+  snapshotEveryMs?: number;
+  metrics?: CloudMetrics;
 }): KeySync {
   const { db, clock, log } = deps;
+  const reportEveryMs = deps.reportEveryMs ?? REPORT_EVERY_MS;
+  const snapshotEveryMs = deps.snapshotEveryMs ?? SNAPSHOT_EVERY_MS;
+  const metrics = deps.metrics ?? createCloudMetrics();
+  const paces = new Map<string, Pace>();
+  const paceOf = (gatewayId: string): Pace => {
+    let p = paces.get(gatewayId);
+    if (!p) {
+      p = {
+        latest: null,
+        waiting: null,
+        release: null,
+        waitTimer: null,
+        reportAt: null,
+        snapshotAt: null,
+        snapshotTimer: null,
+      };
+      paces.set(gatewayId, p);
+    }
+    return p;
+  };
+  const nowMs = () => clock.now().getTime();
   /** The version this process last sent each gateway, so back-to-back changes go as consecutive deltas. */
   const sentUpTo = new Map<string, number>();
   /** One sync at a time per gateway, in order. */
@@ -76,8 +133,61 @@ export function createKeySync(deps: {
         return;
       }
     }
-    const sent = await sendSnapshot(gatewayId);
-    sentUpTo.set(gatewayId, sent);
+    const sent = await sendSnapshotWhenDue(gatewayId);
+    if (sent !== null) sentUpTo.set(gatewayId, sent);
+  }
+
+  /** A snapshot now, or (within the interval of the last one) a sync when the interval ends: null. */
+  function sendSnapshotWhenDue(gatewayId: string): Promise<number | null> {
+    const pace = paceOf(gatewayId);
+    const due = pace.snapshotAt === null ? 0 : pace.snapshotAt + snapshotEveryMs - nowMs();
+    if (due > 0) {
+      if (!pace.snapshotTimer) {
+        metrics.keySnapshotsDeferred.inc();
+        log.info({ gateway: gatewayId, in_ms: due }, "key snapshot put off to the end of its interval");
+        pace.snapshotTimer = clock.setTimer(due, () => {
+          pace.snapshotTimer = null;
+          void enqueue(gatewayId, () => sync(gatewayId, null));
+        });
+      }
+      return Promise.resolve(null);
+    }
+    pace.snapshotAt = nowMs();
+    return sendSnapshot(gatewayId);
+  }
+
+  /** Answers the latest version report of a gateway (those before it are moot). */
+  async function answerLatest(gatewayId: string, pace: Pace) {
+    pace.waiting = null;
+    pace.release = null;
+    const held = pace.latest;
+    pace.latest = null;
+    if (held === null) return;
+    pace.reportAt = nowMs();
+    await confirm(gatewayId, held);
+    // What the gateway holds is the base of whatever it needs next.
+    sentUpTo.set(gatewayId, held);
+    await sync(gatewayId, held);
+  }
+
+  function onVersionReport(gatewayId: string, version: number): Promise<void> {
+    const pace = paceOf(gatewayId);
+    if (pace.latest !== null) metrics.keyReportsCoalesced.inc();
+    pace.latest = version;
+    if (pace.waiting !== null) return pace.waiting;
+    const wait = pace.reportAt === null ? 0 : Math.max(0, pace.reportAt + reportEveryMs - nowMs());
+    const answered = new Promise<void>((resolve) => {
+      pace.release = resolve;
+      const run = () => {
+        pace.waitTimer = null;
+        void enqueue(gatewayId, () => answerLatest(gatewayId, pace)).then(resolve);
+      };
+      if (wait === 0) run();
+      else pace.waitTimer = clock.setTimer(wait, run);
+    });
+    // Set before the answer starts (it runs after this turn at the earliest) and clears it.
+    pace.waiting = answered;
+    return answered;
   }
 
   async function deltaBetween(gatewayId: string, base: number, version: number): Promise<KeysDown | null> {
@@ -178,12 +288,7 @@ export function createKeySync(deps: {
             grants,
           });
         })();
-      return enqueue(gatewayId, async () => {
-        await confirm(gatewayId, report.version);
-        // What the gateway holds is the base of whatever it needs next.
-        sentUpTo.set(gatewayId, report.version);
-        await sync(gatewayId, report.version);
-      });
+      return onVersionReport(gatewayId, report.version);
     },
     start() {
       const tick = () => {
@@ -198,6 +303,17 @@ export function createKeySync(deps: {
     async stop() {
       if (timer) clock.clearTimer(timer);
       timer = null;
+      for (const pace of paces.values()) {
+        if (pace.snapshotTimer) clock.clearTimer(pace.snapshotTimer);
+        pace.snapshotTimer = null;
+        if (!pace.waitTimer) continue; // an answer on its way is waited for below
+        clock.clearTimer(pace.waitTimer);
+        pace.waitTimer = null;
+        pace.release?.();
+        pace.waiting = null;
+        pace.release = null;
+        pace.latest = null;
+      }
       await Promise.allSettled([...chains.values()]);
     },
   };

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { PhotoPart } from "../../shared/wire/messages.ts";
 import { commandRepository } from "../commands/command-repository.ts";
+import type { GatewayRefusal } from "../metrics.ts";
 import type { Db, Executor } from "../store/db.ts";
 import { keepNewestPhotos } from "./photo-retention.ts";
 
@@ -15,7 +16,7 @@ type Tx = Executor & Pick<Db, "deleteFrom">;
  */
 export async function applyPhotoPart(
   trx: Tx,
-  o: { gatewayId: string; msg: PhotoPart; now: Date; log: Logger },
+  o: { gatewayId: string; msg: PhotoPart; now: Date; log: Logger; refuse?: (reason: GatewayRefusal) => void },
 ): Promise<boolean> {
   const { gatewayId, msg, log } = o;
   const where = { gateway_id: gatewayId, command_id: msg.command_id, part: msg.part };
@@ -27,10 +28,12 @@ export async function applyPhotoPart(
     found.gatewayId !== gatewayId
   ) {
     log.warn(where, "photo for a command this gateway does not own: dropped");
+    o.refuse?.("foreign_command");
     return false;
   }
   if (msg.part > msg.parts) {
     log.warn({ ...where, parts: msg.parts }, "photo part numbered past its count: dropped");
+    o.refuse?.("invalid");
     return false;
   }
   // Two replicas applying the last two parts at once would each miss the other's part: the second
@@ -49,6 +52,7 @@ export async function applyPhotoPart(
     .execute();
   if (kept.some((k) => k.parts !== msg.parts || k.mime !== msg.mime)) {
     log.warn({ ...where, parts: msg.parts }, "photo part disagrees with the parts kept: dropped");
+    o.refuse?.("invalid");
     return false;
   }
   if (!kept.some((k) => k.part === msg.part)) {

@@ -1,8 +1,14 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createKeySync, type KeySync } from "../../cloud/key-sync/key-sync.ts";
+import {
+  createKeySync,
+  type KeySync,
+  REPORT_EVERY_MS,
+  SNAPSHOT_EVERY_MS,
+} from "../../cloud/key-sync/key-sync.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { type CloudMetrics, counterValue, createCloudMetrics } from "../../cloud/metrics.ts";
 import type { KeysDown } from "../../shared/wire/messages.ts";
 import { type CloudHarness, fixtureSecretHash, startCloudHarness } from "../support/cloud-harness.ts";
 import { eventually } from "../support/eventually.ts";
@@ -58,10 +64,13 @@ describe("whitelist sync, cloud side", () => {
   beforeEach(async () => {
     h = await startCloudHarness();
     sent = [];
+    // Every report answered in turn: what each answer is (the pacing has its own tests below).
     sync = createKeySync({
       db: h.db,
       clock: h.clock,
       log,
+      reportEveryMs: 0,
+      snapshotEveryMs: 0,
       publish: (_gw, msg) => {
         sent.push(msg);
         return Promise.resolve();
@@ -206,5 +215,117 @@ describe("whitelist sync, cloud side", () => {
     sync.start();
     h.clock.advance(30_000);
     await eventually(() => expect(sent.at(-1)).toMatchObject({ kind: "delta", base_version: 1, version: 2 }));
+  });
+});
+
+describe("whitelist sync, pacing one gateway's reports", () => {
+  let h: CloudHarness;
+  let sent: KeysDown[];
+  let sync: KeySync;
+  let metrics: CloudMetrics;
+  /** Snapshots sent (their first parts) and grants sent in all. */
+  const snapshots = () =>
+    sent.filter((m): m is Extract<KeysDown, { kind: "snapshot" }> => m.kind === "snapshot" && m.part === 1);
+  const grantsSent = () =>
+    sent.reduce(
+      (n, m) => n + (m.kind === "snapshot" ? m.grants.length : m.kind === "delta" ? m.upserts.length : 0),
+      0,
+    );
+  const version = (v: number) => ({ kind: "version" as const, gateway_id: GW, version: v });
+  const CARDS = Array.from({ length: 2_500 }, (_, i) => i.toString(16).padStart(8, "0"));
+
+  beforeEach(async () => {
+    h = await startCloudHarness();
+    sent = [];
+    metrics = createCloudMetrics();
+    sync = createKeySync({
+      db: h.db,
+      clock: h.clock,
+      log,
+      metrics,
+      publish: (_gw, msg) => {
+        sent.push(msg);
+        return Promise.resolve();
+      },
+    });
+  });
+  afterEach(async () => {
+    await sync.stop();
+    await h.close();
+  });
+
+  it("answers 600 version reports, each of which alone would cost a snapshot, with two snapshots", async () => {
+    // 2,500 grants: neither version 0 (one change set of more than a delta carries) nor a version ahead
+    // of the cloud's can be answered with a delta; unpaced, each report costs 2,500 grants.
+    await declare(h, { cards: CARDS });
+    const current = await versionOf(h);
+    // A burst: all arrive before the first answer starts, so that answer takes the latest.
+    await Promise.all(Array.from({ length: 300 }, (_, i) => sync.onReport(GW, version(i % 2 ? 9_999 : 0))));
+    expect(snapshots().map((m) => m.version)).toEqual([current]);
+    expect(await counterValue(metrics.keyReportsCoalesced)).toBe(299);
+    // A second burst within the report interval: nothing is answered until it ends.
+    const second = Array.from({ length: 300 }, (_, i) => sync.onReport(GW, version(i % 2 ? 0 : 9_999)));
+    await Promise.resolve();
+    expect(snapshots()).toHaveLength(1);
+    h.clock.advance(REPORT_EVERY_MS);
+    await Promise.all(second);
+    // Answered as the latest (version 0: a snapshot), which is put off to the end of the snapshot interval.
+    const row = await h.db.selectFrom("gateway_key_versions").selectAll().executeTakeFirstOrThrow();
+    expect(row.confirmed_version).toBe(0);
+    expect(snapshots()).toHaveLength(1);
+    expect(await counterValue(metrics.keySnapshotsDeferred)).toBe(1);
+    h.clock.advance(SNAPSHOT_EVERY_MS - REPORT_EVERY_MS);
+    await eventually(() => expect(snapshots()).toHaveLength(2));
+    expect(snapshots()[1]?.version).toBe(current);
+    // And nothing more comes of them.
+    h.clock.advance(10 * SNAPSHOT_EVERY_MS);
+    await sync.stop();
+    expect(snapshots()).toHaveLength(2);
+    expect(grantsSent()).toBe(2 * CARDS.length); // unpaced: 600 × 2,500 = 1.5 million
+  });
+
+  it("brings a gateway that really lags up to date, through a storm of its own reports and changes meanwhile", async () => {
+    await declare(h, { cards: CARDS });
+    // The gateway as the daemon behaves: it applies what comes and reports the version it then holds.
+    let held = 0;
+    let staged: { version: number; parts: Set<number> } | null = null;
+    const reports: Promise<void>[] = [];
+    const report = () => reports.push(sync.onReport(GW, version(held)));
+    sync = createKeySync({
+      db: h.db,
+      clock: h.clock,
+      log,
+      metrics,
+      publish: (_gw, msg) => {
+        sent.push(msg);
+        if (msg.kind === "delta" && msg.base_version === held) held = msg.version;
+        if (msg.kind === "snapshot") {
+          if (staged?.version !== msg.version) staged = { version: msg.version, parts: new Set() };
+          staged.parts.add(msg.part);
+          if (staged.parts.size < msg.parts) return Promise.resolve();
+          held = msg.version;
+        }
+        report();
+        return Promise.resolve();
+      },
+    });
+    // A reconnect storm: it says 300 times that it holds nothing.
+    for (let i = 0; i < 300; i++) report();
+    // Whitelist changes land while it catches up.
+    for (const id of ["0c0d0e0f", "0c0d0e10"]) {
+      expect((await addCards(h, [{ id, id_type: "rfid" }])).statusCode).toBe(204);
+      sync.keysChanged([GW]);
+    }
+    for (let t = 0; t < 3 * SNAPSHOT_EVERY_MS; t += REPORT_EVERY_MS) {
+      h.clock.advance(REPORT_EVERY_MS);
+      await Promise.all(reports);
+    }
+    const current = await versionOf(h);
+    await eventually(async () => {
+      expect(held).toBe(current);
+      const row = await h.db.selectFrom("gateway_key_versions").selectAll().executeTakeFirstOrThrow();
+      expect(row.confirmed_version).toBe(current);
+    });
+    expect(snapshots().length).toBeLessThanOrEqual(2);
   });
 });

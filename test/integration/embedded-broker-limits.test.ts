@@ -8,8 +8,10 @@ import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-li
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { type CloudMetrics, counterValue, createCloudMetrics } from "../../cloud/metrics.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import { fixtureSecretHash } from "../support/cloud-harness.ts";
+import { eventually } from "../support/eventually.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { fixtureManifest, SECRET } from "../support/fixture-site.ts";
 import { watchSession } from "../support/session-watch.ts";
@@ -50,8 +52,10 @@ describe("the embedded broker on hostile ground", () => {
   const clients: MqttClient[] = [];
   const sockets: net.Socket[] = [];
   let prefix = "";
+  let metrics: CloudMetrics;
 
   async function start(o: { limits?: Partial<BrokerLimits>; clock?: FakeClock } = {}) {
+    metrics = createCloudMetrics();
     store = await openTestDb();
     await applyManifest(
       store.db,
@@ -59,16 +63,16 @@ describe("the embedded broker on hostile ground", () => {
       new FakeClock(),
     );
     prefix = `b${Math.random().toString(36).slice(2, 10)}`;
-    broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud: CLOUD, ...o });
+    broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud: CLOUD, metrics, ...o });
     return broker.port;
   }
 
   /** The cloud's real link, under its own client id (the user name by default). */
-  async function startLink(): Promise<GatewayLink> {
+  async function startLink(backlog?: { messages: number; bytes: number }): Promise<GatewayLink> {
     if (!store || !broker) throw new Error("start the broker first");
     link = await startGatewayLink(
-      { brokerUrl: `mqtt://127.0.0.1:${broker.port}`, ...CLOUD, clientId: CLOUD.username, prefix },
-      { db: store.db, clock: new FakeClock(), log, timeouts: DEFAULT_COMMAND_TIMEOUTS },
+      { brokerUrl: `mqtt://127.0.0.1:${broker.port}`, ...CLOUD, clientId: CLOUD.username, prefix, backlog },
+      { db: store.db, clock: new FakeClock(), log, timeouts: DEFAULT_COMMAND_TIMEOUTS, metrics },
     );
     return link;
   }
@@ -224,7 +228,7 @@ describe("the embedded broker on hostile ground", () => {
     await expect(intact()).rejects.toThrow();
   });
 
-  it("refuses an address after repeated failed logins, even with the right password, but not other addresses, and not after the window", async () => {
+  it("refuses a user from an address after repeated failed logins, even with the right password, but not from other addresses, and not after the window", async () => {
     const clock = new FakeClock();
     await start({ clock, limits: { loginFailures: 3, loginWindowMs: 60_000 } });
     const right = { username: "gw-a1", password: SECRET, clientId: "gw-a1" };
@@ -237,6 +241,121 @@ describe("the embedded broker on hostile ground", () => {
     expect(await outcome(right)).toBe(5);
     clock.advance(1_000);
     expect(await outcome(right)).toBe(0);
+  });
+
+  it("counts failed logins per user and address: 21 bad logins for one gateway do not lock out another behind the same address", async () => {
+    const clock = new FakeClock();
+    await start({ clock }); // the default budget: 20 a minute
+    const x = { username: "gw-a1", password: SECRET, clientId: "gw-a1" };
+    const y = { username: "gw-a2", password: SECRET, clientId: "gw-a2" };
+    for (let i = 0; i < 21; i++) expect(await outcome({ ...x, password: `guess-${i}` })).toBe(i < 20 ? 4 : 5);
+    // X is refused unchecked from this address, its right secret included; Y, from the same address, is not.
+    expect(await outcome(x)).toBe(5);
+    expect(await outcome(y)).toBe(0);
+    expect(await outcome({ ...y, password: "one-typo" })).toBe(4);
+    expect(await counterValue(metrics.brokerRefused, { reason: "login_failed" })).toBe(21);
+    expect(await counterValue(metrics.brokerRefused, { reason: "login_locked" })).toBe(2);
+    clock.advance(60_000);
+    expect(await outcome(x)).toBe(0);
+  });
+
+  it("holds at most the message limit for a gateway's session while it is away, drops and counts the rest, and delivers what it held", async () => {
+    await start({ limits: { queuedMessages: 10 } });
+    const cloud = await startLink();
+    const cmd = topicFor(prefix, "gw-a1", "cmd");
+    const session = { username: "gw-a1", password: SECRET, clientId: "gw-a1" };
+    const first = await login(session, { clean: false });
+    expect(first.outcome).toBe(0);
+    await first.client.subscribeAsync(cmd, { qos: 1 });
+    await first.client.endAsync();
+    for (let i = 0; i < 25; i++) await cloud.client.publishAsync(cmd, `c${i}`, { qos: 1 });
+    // aedes acknowledges a publish before it routes it: the last may still be on its way.
+    await eventually(async () =>
+      expect(await counterValue(metrics.brokerRefused, { reason: "queue_full" })).toBe(15),
+    );
+    expect(broker?.held("gw-a1").messages).toBe(10);
+    // Back: the ten it held arrive (the first ten), and once acknowledged the session holds nothing.
+    const got: string[] = [];
+    const back = client(session, { clean: false });
+    back.on("message", (_t, payload) => got.push(payload.toString()));
+    await new Promise<void>((r) => back.once("connect", () => r()));
+    await eventually(() => expect(got).toEqual(Array.from({ length: 10 }, (_, i) => `c${i}`)));
+    await eventually(() => expect(broker?.held("gw-a1").messages).toBe(0));
+    await cloud.client.publishAsync(cmd, "after", { qos: 1 });
+    await eventually(() => expect(got.at(-1)).toBe("after"));
+  });
+
+  it("holds at most the byte limit for a gateway's session, and keeps a connected gateway that acknowledges nothing connected", async () => {
+    await start({ limits: { queuedBytes: 10_000 } });
+    const cloud = await startLink();
+    const cmd = topicFor(prefix, "gw-a1", "cmd");
+    const { outcome: ok, client: gw } = await login(
+      { username: "gw-a1", password: SECRET, clientId: "gw-a1" },
+      { clean: false },
+    );
+    expect(ok).toBe(0);
+    await gw.subscribeAsync(cmd, { qos: 1 });
+    // A gateway that takes its messages and never acknowledges them (no PUBACK).
+    gw.handleMessage = () => {};
+    for (let i = 0; i < 8; i++) await cloud.client.publishAsync(cmd, Buffer.alloc(3_000, 0x61), { qos: 1 });
+    await eventually(async () =>
+      expect(await counterValue(metrics.brokerRefused, { reason: "queue_full" })).toBe(5),
+    );
+    expect(broker?.held("gw-a1")).toEqual({ messages: 3, bytes: 9_000 });
+    expect(gw.connected).toBe(true);
+  });
+
+  it("refuses a PUBLISH with QoS 2 from its first byte and closes the connection", async () => {
+    await start();
+    const { outcome: ok, client: gw } = await login({
+      username: "gw-a1",
+      password: SECRET,
+      clientId: "gw-a1",
+    });
+    expect(ok).toBe(0);
+    const gone = new Promise<void>((r) => gw.once("close", () => r()));
+    gw.publish(topicFor(prefix, "gw-a1", "up"), "{}", { qos: 2 });
+    await gone;
+    expect(await counterValue(metrics.brokerRefused, { reason: "qos2" })).toBe(1);
+    expect(broker?.held("gw-a1").messages).toBe(0);
+  });
+
+  it("caps what one gateway has waiting to be applied: the rest is dropped unacknowledged and counted, and its other messages go on", async () => {
+    await start();
+    await startLink({ messages: 10, bytes: 1024 * 1024 });
+    const { client: gw } = await login({ username: "gw-a1", password: SECRET, clientId: "gw-a1" });
+    const acked: number[] = [];
+    gw.on("message", (_t, raw) => acked.push(...(JSON.parse(raw.toString()) as { seqs: number[] }).seqs));
+    await gw.subscribeAsync(topicFor(prefix, "gw-a1", "ack"), { qos: 1 });
+    const report = (seq: number) =>
+      JSON.stringify({
+        type: "hardware_event",
+        gateway_id: "gw-a1",
+        seq,
+        observed_at: new Date().toISOString(),
+        device_id: null,
+        source: "bus0",
+        event: "reset",
+      });
+    // The store is busy (a long transaction holds SQLite's one connection): nothing can be applied.
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const busy = store?.db.transaction().execute(() => held);
+    for (let seq = 1; seq <= 50; seq++)
+      await gw.publishAsync(topicFor(prefix, "gw-a1", "up"), report(seq), { qos: 1 });
+    await eventually(async () =>
+      expect(await counterValue(metrics.gatewayRefused, { type: "up", reason: "backlog" })).toBe(40),
+    );
+    release();
+    await busy;
+    // The ten it kept are applied and acknowledged; the forty come again from the gateway's outbox.
+    await eventually(() =>
+      expect([...acked].sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1)),
+    );
+    await gw.publishAsync(topicFor(prefix, "gw-a1", "up"), report(11), { qos: 1 });
+    await eventually(() => expect(acked).toContain(11));
   });
 
   it("closes a socket that sends nothing, or only part of a CONNECT, after the connect timeout", async () => {

@@ -8,6 +8,8 @@ import type { IClientOptions, MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   buildMosquittoExport,
+  MAX_QUEUED_BYTES,
+  MAX_QUEUED_MESSAGES,
   mosquittoAcl,
   mosquittoConf,
   mosquittoPasswordHash,
@@ -20,6 +22,7 @@ import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { type ManifestInput, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { sharedFilter, topicFor, wildcardFor } from "../../shared/wire/topics.ts";
 import { eventually } from "../support/eventually.ts";
+import { hoardQos2, rssMb as rawRssMb } from "../support/raw-mqtt.ts";
 import { watchSession } from "../support/session-watch.ts";
 
 const run = promisify(execFile);
@@ -253,13 +256,14 @@ describe("the Mosquitto export files", () => {
     ).toThrow(/cannot be a Mosquitto user name/);
   });
 
-  it("writes a mosquitto.conf whose every directive has a comment: listener, client id = user name, connection and packet limits, no anonymous, files, no Nagle, persistence, bounded queues", () => {
+  it("writes a mosquitto.conf whose every directive has a comment: listener, client id = user name, QoS at most 1, connection and packet limits, no anonymous, files, no Nagle, persistence, bounded in-flight and queues", () => {
     const conf = mosquittoConf({ dir: "/srv/mqtt", listener: { host: "127.0.0.1", port: 1884 } });
     const lines = conf.trimEnd().split("\n");
     const directives = lines.filter((l) => l && !l.startsWith("#"));
     expect(directives).toEqual([
       "listener 1884 127.0.0.1",
       "use_username_as_clientid true",
+      "max_qos 1",
       "max_connections 1000",
       "allow_anonymous false",
       "password_file /srv/mqtt/passwd",
@@ -269,7 +273,9 @@ describe("the Mosquitto export files", () => {
       "persistence true",
       "persistence_location /srv/mqtt/data/",
       "autosave_interval 60",
+      "max_inflight_messages 20",
       "max_queued_messages 1000",
+      "max_queued_bytes 33554432",
       "persistent_client_expiration 30d",
     ]);
     for (const d of directives) expect(lines[lines.indexOf(d) - 1]).toMatch(/^# /);
@@ -614,5 +620,72 @@ describe("a real Mosquitto running the exported files", () => {
     expect(sent).toBeLessThan(200 * 1024 * 1024);
     expect(rssMb() - before).toBeLessThan(20);
     expect((await connect(A.id, A.secret)).connected).toBe(true);
+  });
+
+  it("disconnects a gateway at its first QoS 2 publish (max_qos 1): 2,000 unreleased over 20 reconnects with a kept session leave the broker's memory flat", {
+    timeout: 120_000,
+  }, async () => {
+    const pid = broker?.pid;
+    if (!pid) throw new Error("the broker is not running");
+    const who = { username: A.id, password: A.secret, topic: topicFor(PREFIX, A.id, "up") };
+    await hoardQos2(port, who, 5, 20);
+    const before = rawRssMb(pid);
+    const run = await hoardQos2(port, who, 20, 100);
+    const after = rawRssMb(pid);
+    expect(run).toMatchObject({ sent: 2_000, pubrecs: 0, closedByBroker: 20 });
+    expect(after - before, `RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB`).toBeLessThan(20);
+  });
+
+  it("holds at most max_queued_messages for a gateway's session while it is away, and drops the rest", {
+    timeout: 120_000,
+  }, async () => {
+    const cmd = topicFor(PREFIX, A.id, "cmd");
+    const first = await connect(A.id, A.secret, { clean: false });
+    await subscribe(first, cmd);
+    await first.endAsync();
+    const cloud = await connect("cloud", CLOUD_PASSWORD);
+    for (let i = 0; i < 1_100; i++) await cloud.publishAsync(cmd, `q${i}`, { qos: 1 });
+    const back = connectMqtt(url(), options(A.id, A.secret, { clean: false }));
+    clients.push(back);
+    const got = inbox(back);
+    await new Promise<void>((r) => back.once("connect", () => r()));
+    await eventually(() => expect(got.length).toBeGreaterThanOrEqual(1_000));
+    // Whatever was queued has come before this, published once the queue had room again.
+    await eventually(async () => {
+      await cloud.publishAsync(cmd, "after", { qos: 1 });
+      expect(got.at(-1)?.payload).toBe("after");
+    });
+    const queued = got.filter((m) => m.payload !== "after").map((m) => m.payload);
+    expect(queued).toEqual(Array.from({ length: MAX_QUEUED_MESSAGES }, (_, i) => `q${i}`));
+    // Leave no session behind for the tests after this one.
+    await back.endAsync();
+    await (await connect(A.id, A.secret, { clean: true })).endAsync();
+  });
+
+  it("holds at most max_queued_bytes for a gateway's session while it is away", {
+    timeout: 120_000,
+  }, async () => {
+    const cmd = topicFor(PREFIX, A.id, "cmd");
+    const first = await connect(A.id, A.secret, { clean: false });
+    await subscribe(first, cmd);
+    await first.endAsync();
+    const cloud = await connect("cloud", CLOUD_PASSWORD);
+    const size = 200 * 1024;
+    // 40 MB: 200 messages, well under the message limit, over the byte limit.
+    for (let i = 0; i < 200; i++)
+      await cloud.publishAsync(cmd, Buffer.alloc(size, 0x61 + (i % 26)), { qos: 1 });
+    const back = connectMqtt(url(), options(A.id, A.secret, { clean: false }));
+    clients.push(back);
+    const got = inbox(back);
+    await new Promise<void>((r) => back.once("connect", () => r()));
+    await eventually(async () => {
+      await cloud.publishAsync(cmd, "after", { qos: 1 });
+      expect(got.at(-1)?.payload).toBe("after");
+    });
+    const queued = got.filter((m) => m.payload !== "after");
+    // Mosquitto queues while it holds less than the limit, so the last one may go over.
+    expect(queued.length).toBe(Math.ceil(MAX_QUEUED_BYTES / size));
+    await back.endAsync();
+    await (await connect(A.id, A.secret, { clean: true })).endAsync();
   });
 });

@@ -18,11 +18,16 @@ export type CloudProcess = {
 
 /**
  * The cloud (`cloud/main.ts`) as a process of its own, configured by `env` on a free HTTP port, ready once
- * /readyz answers 200 (store reachable, broker link up).
+ * /readyz answers 200 (store reachable, broker link up). `prepare` may fill its data directory first (the
+ * SQLite store is `<dataDir>/cloud.db`).
  */
-export async function startCloudProcess(env: Record<string, string>): Promise<CloudProcess> {
+export async function startCloudProcess(
+  env: Record<string, string>,
+  o: { prepare?: (dataDir: string) => Promise<void> } = {},
+): Promise<CloudProcess> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), "parking-cloud-proc-"));
+  await o.prepare?.(dataDir);
   // Only what it needs of ours: the test runner's environment holds variables of its own (BASE_URL=/).
   const inherited = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
   const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "cloud/main.ts")], {

@@ -33,6 +33,24 @@ function spawnRunning(conf: string): Promise<ChildProcess> {
 }
 
 /**
+ * Mosquitto running `conf` (e.g. an export of the site manifest), until `stop`: its process id (to read
+ * its memory) and a stop that waits for it to exit.
+ */
+export async function runMosquitto(conf: string) {
+  const child = await spawnRunning(conf);
+  return {
+    pid: child.pid,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await new Promise<void>((r) => {
+        child.once("exit", () => r());
+        child.kill("SIGKILL");
+      });
+    },
+  };
+}
+
+/**
  * A Mosquitto of the test's own on a free loopback port, so a test may kill -9 and restart it without
  * touching the machine's shared broker. No persistence: a restart loses everything in flight (F4).
  */
