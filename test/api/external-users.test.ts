@@ -818,7 +818,7 @@ describe("external users: callback addresses", () => {
     await server.stop();
   });
 
-  it.each([
+  const PRIVATE_BASES = [
     ["a loopback IPv4 literal", "https://127.0.0.1:PORT"],
     ["a loopback IPv6 literal", "https://[::1]:PORT"],
     ["a name that resolves to loopback", "https://localhost:PORT"],
@@ -826,13 +826,30 @@ describe("external users: callback addresses", () => {
     ["a link-local address (cloud metadata)", "https://169.254.169.254"],
     ["an IPv4-mapped loopback", "https://[::ffff:127.0.0.1]:PORT"],
     ["the unspecified address", "https://0.0.0.0:PORT"],
-  ])(
-    "refuses %s unless the operator allows private addresses: 500 OPERATOR_ERROR, nothing sent",
+  ] as const;
+
+  it.each(PRIVATE_BASES)(
+    "refuses %s in the manifest unless the operator allows private addresses",
+    async (_n, base) => {
+      const declare = (allow: boolean) =>
+        declareExternalUsers(h, {
+          operatorId: OP_A,
+          base: base.replace("PORT", String(server.port)),
+          allowPrivateAddresses: allow,
+        });
+      await expect(declare(false)).rejects.toThrow(/not a public address|a local name/);
+      await expect(declare(true)).resolves.toBeUndefined();
+    },
+  );
+
+  it.each(PRIVATE_BASES)(
+    "refuses %s at the call as well (a store that holds it unchecked): 500 OPERATOR_ERROR, nothing sent",
     async (_n, base) => {
       await declareExternalUsers(h, {
         operatorId: OP_A,
         base: base.replace("PORT", String(server.port)),
         allowPrivateAddresses: false,
+        uncheckedAddresses: true,
         riders: [{ user_id: "ann" }],
       });
       const before = server.received.length;

@@ -28,10 +28,16 @@ export async function declareExternalUsers(
     secret?: string;
     previousSecret?: string;
     riders?: { user_id: string; service_user_id?: string; phone_number?: string }[];
+    /**
+     * Store the addresses without the manifest's address check, as a store written before addresses were
+     * checked at registration holds them: only the check at every call stands between them and a callback.
+     */
+    uncheckedAddresses?: boolean;
   },
 ): Promise<void> {
   const signUp = o.signUpUrl ?? (o.base ? `${o.base}/sign-up` : undefined);
   const signIn = o.signInUrl ?? (o.base ? `${o.base}/sign-in` : undefined);
+  const allowPrivate = o.allowPrivateAddresses ?? true;
   const manifest = SiteManifest.parse({
     version: 1,
     operators: [
@@ -43,7 +49,7 @@ export async function declareExternalUsers(
               external_users: {
                 sign_up_url: signUp,
                 sign_in_url: signIn,
-                allow_private_addresses: o.allowPrivateAddresses ?? true,
+                allow_private_addresses: allowPrivate || o.uncheckedAddresses === true,
                 secret: o.secret ?? CALLBACK_SECRET,
                 ...(o.previousSecret ? { previous_secret: o.previousSecret } : {}),
               },
@@ -53,6 +59,9 @@ export async function declareExternalUsers(
       },
     ],
   });
+  if (o.uncheckedAddresses)
+    for (const op of manifest.operators)
+      if (op.external_users) op.external_users.allow_private_addresses = allowPrivate;
   await applyManifest(h.db, manifest, h.clock);
 }
 
