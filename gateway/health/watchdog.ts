@@ -1,5 +1,5 @@
 /**
- * Health-gated systemd watchdog (CHECKLISTS U21, F16): every `intervalMs` (WatchdogSec/2, see
+ * Health-gated systemd watchdog (docs/cases.md U21, F16): every `intervalMs` (WatchdogSec/2, see
  * watchdogIntervalMs) it asks isHealthy() and sends WATCHDOG=1 only when the answer is true. A daemon whose
  * event loop is stuck (or SIGSTOPped) never runs the timer; one whose checks fail or hang stops pinging.
  * Either way systemd's deadline passes and it kills and restarts the service (Restart=on-failure).

@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
+import { GATEWAY_AUTHORIZATION } from "../support/gateway-authorization.ts";
 
 /** Who calls. Operator A owns everything the rows name; riders A and B are on its closed list, the third is not. */
 export type CallerKey =
@@ -522,7 +523,14 @@ function s2sCell(s: S2sExpect): string {
   return `${s.ok} with ${s.needs}, else ${s.without ?? 403}`;
 }
 
-/** The matrix as a Markdown table (docs/security.md), its columns padded as the formatter lays them out. */
+/** A Markdown table with its columns padded as the formatter lays them out. */
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+/** The matrix as a Markdown table (docs/security.md). */
 export function renderMatrix(): string {
   const head = [
     "route",
@@ -547,24 +555,36 @@ export function renderMatrix(): string {
       String(e.otherOperator),
     ];
   });
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
-  return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+  return table(head, rows);
+}
+
+/** A gateway's MQTT credentials, attempt by attempt (test/support/gateway-authorization.ts). */
+export function renderGatewayTable(): string {
+  return table(
+    ["what gateway gw-a1 tries with its own credentials", "outcome"],
+    GATEWAY_AUTHORIZATION.map((r) => [r.case.replace(/\|/g, "\\|"), r.expected]),
+  );
 }
 
 export const SECURITY_DOC = fileURLToPath(new URL("../../docs/security.md", import.meta.url));
-const START = "<!-- authorization matrix: rendered by test/api/authorization-matrix.ts -->";
-const END = "<!-- end of the authorization matrix -->";
 
-/** docs/security.md with the matrix rendered in place. */
+/** Replaces what stands between a table's markers with `body`. */
+function between(doc: string, name: string, body: string): string {
+  const start = `<!-- ${name}: rendered by test/api/authorization-matrix.ts -->`;
+  const end = `<!-- end of the ${name} -->`;
+  const from = doc.indexOf(start);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from)
+    throw new Error(`docs/security.md has no markers for the ${name} (${start} … ${end})`);
+  return `${doc.slice(0, from + start.length)}\n${body}\n${doc.slice(to)}`;
+}
+
+/** docs/security.md with both tables rendered in place. */
 export function withMatrix(doc: string): string {
-  const from = doc.indexOf(START);
-  const to = doc.indexOf(END);
-  if (from < 0 || to < from) throw new Error(`docs/security.md has no matrix markers (${START} … ${END})`);
-  return `${doc.slice(0, from + START.length)}\n${renderMatrix()}\n${doc.slice(to)}`;
+  return between(between(doc, "authorization matrix", renderMatrix()), "gateway table", renderGatewayTable());
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeFileSync(SECURITY_DOC, withMatrix(readFileSync(SECURITY_DOC, "utf8")));
-  console.log("docs/security.md: matrix rendered");
+  console.log("docs/security.md: the authorization matrix and the gateway table rendered");
 }
