@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { varint } from "../../test/support/raw-mqtt.ts";
 import { MqttFrameGate } from "./mqtt-frame-gate.ts";
-
-/** MQTT's remaining-length varint. */
-function varint(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) byte |= 0x80;
-    out.push(byte);
-  } while (n > 0);
-  return out;
-}
 
 /** A packet of type `type` whose body is `body` bytes long. */
 function packet(type: number, body: number): Buffer {

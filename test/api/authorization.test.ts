@@ -248,20 +248,7 @@ beforeAll(async () => {
   if (!session?.payment) throw new Error("rider A's session has no payment");
 
   // A photo of the camera GUARD, as its gateway sends it.
-  const photo = await f.command(admin, GUARD, { command: "take-photo" });
-  await h.report("gw-a1", {
-    type: "photo",
-    gateway_id: "gw-a1",
-    seq: 800_000,
-    observed_at: h.clock.now().toISOString(),
-    command_id: photo.id,
-    device_id: GUARD,
-    part: 1,
-    parts: 1,
-    mime: "image/jpeg",
-    data: PHOTO.toString("base64"),
-  });
-  await f.report(photo, "SUCCESS");
+  const photo = await f.photo(admin, GUARD, PHOTO);
 
   fill = {
     id: fx.location("L1"),

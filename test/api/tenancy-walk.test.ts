@@ -251,21 +251,7 @@ beforeAll(async () => {
   expect(priceList).toBe(fx.priceList("standard"));
 
   // A photo of the GUARD, as gw-a1 sends it: its one part, then the command's SUCCESS.
-  const photo = await f.command(adminA, GUARD, { command: "take-photo" });
-  const kept = await h.report("gw-a1", {
-    type: "photo",
-    gateway_id: "gw-a1",
-    seq: 900_000,
-    observed_at: h.clock.now().toISOString(),
-    command_id: photo.id,
-    device_id: GUARD,
-    part: 1,
-    parts: 1,
-    mime: "image/jpeg",
-    data: PHOTO.toString("base64"),
-  });
-  expect(kept).toBe("applied");
-  await f.report(photo, "SUCCESS");
+  const photo = await f.photo(adminA, GUARD, PHOTO);
   photoCommand = photo.id;
 
   ids = {

@@ -14,6 +14,7 @@ import { fixtureSecretHash } from "../support/cloud-harness.ts";
 import { eventually } from "../support/eventually.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { fixtureManifest, SECRET } from "../support/fixture-site.ts";
+import { varint } from "../support/raw-mqtt.ts";
 import { watchSession } from "../support/session-watch.ts";
 import { openTestDb, type TestDb } from "../support/test-db.ts";
 
@@ -24,18 +25,6 @@ const MB = 1024 * 1024;
 type Login = { username?: string; password?: string; clientId: string; localAddress?: string };
 /** How a login ended: the CONNACK return code, or "closed" when the socket closed without one. */
 type Outcome = number | "closed";
-
-/** MQTT's remaining-length varint. */
-function varint(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) byte |= 0x80;
-    out.push(byte);
-  } while (n > 0);
-  return out;
-}
 
 /** Resolves when the socket has closed, with the milliseconds since `since`. */
 function closed(socket: net.Socket, since = performance.now()): Promise<number> {

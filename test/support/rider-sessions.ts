@@ -110,6 +110,27 @@ export function riderFlow(h: CloudHarness) {
       return cmd;
     },
 
+    /** take-photo on a camera GUARD, then its photo in one part and the SUCCESS, as its gateway sends them. */
+    async photo(who: Caller, guardId: string, jpeg: Buffer): Promise<Command> {
+      const cmd = await flow.command(who, guardId, { command: "take-photo" });
+      const gatewayId = await gatewayOf(guardId);
+      const kept = await h.report(gatewayId, {
+        type: "photo",
+        gateway_id: gatewayId,
+        seq: gateway.nextSeq(),
+        observed_at: h.clock.now().toISOString(),
+        command_id: cmd.id,
+        device_id: guardId,
+        part: 1,
+        parts: 1,
+        mime: "image/jpeg",
+        data: jpeg.toString("base64"),
+      });
+      expect(kept).toBe("applied");
+      await flow.report(cmd, "SUCCESS");
+      return cmd;
+    },
+
     /** book → SUCCESS. */
     async book(who: Caller, deviceId: string, body: Record<string, unknown> = {}): Promise<Command> {
       const cmd = await flow.command(who, deviceId, { command: "book", ...body });
