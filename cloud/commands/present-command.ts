@@ -1,5 +1,5 @@
 import type { Command } from "../../shared/api/command.ts";
-import { deviceUri } from "../devices/present-device.ts";
+import { deviceUri } from "../../shared/api/uris.ts";
 import type { CommandRecord } from "./command-repository.ts";
 
 export const commandUri = (id: string) => `/device/v1/commands/${id}`;

@@ -3,7 +3,6 @@ import { maskCardId } from "../../shared/card-id.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { readingSource, setLater } from "../devices/reading-order.ts";
-import type { GatewayRefusal } from "../metrics.ts";
 import { openCardSession } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 
@@ -21,7 +20,7 @@ export async function applyAccessDecision(
     msg: AccessDecision;
     now: Date;
     log: Logger;
-    refuse?: (reason: GatewayRefusal) => void;
+    refuse?: (reason: "foreign_device") => void;
   },
 ): Promise<void> {
   const { gatewayId, msg } = o;

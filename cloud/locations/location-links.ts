@@ -1,12 +1,13 @@
 import type { Device } from "../../shared/api/device.ts";
 import type { LocationAudit, OrganizationList } from "../../shared/api/location-links.ts";
 import { ORGANIZATION_ROLES } from "../../shared/api/location-links.ts";
+import { locationUri } from "../../shared/api/uris.ts";
 import type { Clock } from "../../shared/clock.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
 import { AppError } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
-import { locationUri, presentDevice } from "../devices/present-device.ts";
+import { presentDevice } from "../devices/present-device.ts";
 import type { Db } from "../store/db.ts";
 import { devicesWithAllowlist } from "../whitelists/allowlists.ts";
 import { parseLocationAttrs } from "./location-attrs.ts";

@@ -1,6 +1,6 @@
 import type { Location, LocationDetail } from "../../shared/api/location.ts";
+import { locationUri } from "../../shared/api/uris.ts";
 import { can, type Principal } from "../auth/principal.ts";
-import { locationUri } from "../devices/present-device.ts";
 import type { LocationsTable } from "../store/schema.ts";
 import type { LocationAggregates } from "./aggregates.ts";
 import { type LocationAttrs, parseLocationAttrs } from "./location-attrs.ts";

@@ -1,12 +1,7 @@
 import { Agent, type Dispatcher, request } from "undici";
 import type { Clock } from "../../shared/clock.ts";
 import { PACKAGE_VERSION } from "../../shared/version.ts";
-import {
-  AddressRefusedError,
-  guardedLookup,
-  literalRefusal,
-  type Resolve,
-} from "../users/callback-address.ts";
+import { AddressRefusedError, guardedLookup, literalRefusal, type Resolve } from "./callback-address.ts";
 
 /** How a POST ended without an answer to read. */
 export type PostFailure =

@@ -1,7 +1,6 @@
 import type { Logger } from "pino";
 import type { PhotoPart } from "../../shared/wire/messages.ts";
 import { commandRepository } from "../commands/command-repository.ts";
-import type { GatewayRefusal } from "../metrics.ts";
 import type { Db, Executor } from "../store/db.ts";
 import { keepNewestPhotos } from "./photo-retention.ts";
 
@@ -16,7 +15,13 @@ type Tx = Executor & Pick<Db, "deleteFrom">;
  */
 export async function applyPhotoPart(
   trx: Tx,
-  o: { gatewayId: string; msg: PhotoPart; now: Date; log: Logger; refuse?: (reason: GatewayRefusal) => void },
+  o: {
+    gatewayId: string;
+    msg: PhotoPart;
+    now: Date;
+    log: Logger;
+    refuse?: (reason: "foreign_command" | "invalid") => void;
+  },
 ): Promise<boolean> {
   const { gatewayId, msg, log } = o;
   const where = { gateway_id: gatewayId, command_id: msg.command_id, part: msg.part };

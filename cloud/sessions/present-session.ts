@@ -1,6 +1,6 @@
 import type { Payment, SessionV1, SessionV2 } from "../../shared/api/session.ts";
+import { deviceUri, locationUri } from "../../shared/api/uris.ts";
 import { deriveSession, type SessionEvent } from "../../shared/domain/session-machine.ts";
-import { deviceUri, locationUri } from "../devices/present-device.ts";
 import { type PaymentRow, paymentUri } from "./payments.ts";
 import type { SessionRow } from "./session-repository.ts";
 

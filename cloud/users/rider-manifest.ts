@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { Uuid } from "../../shared/api/uuid.ts";
 import { checkE164 } from "../../shared/phone-number.ts";
+import { hostRefusal } from "../outbound/callback-address.ts";
 import { checkSigningSecrets, SigningSecretFields } from "../webhooks/signing-secrets.ts";
-import { hostRefusal } from "./callback-address.ts";
 
 /** The site manifest's parts about external users: an operator's callback addresses and its riders. */
 
@@ -40,7 +40,7 @@ export const ExternalUsersFields = z.strictObject({
 /**
  * Plain http carries challenge tokens in the clear: only on a network the operator vouches for. Without
  * that, an address that is not public however spelt (`https://LOCALHOST.`, `https://[::127.0.0.1]`) is
- * refused here already, as for webhooks; names are checked again at every call (callback-address.ts).
+ * refused here already, as for webhooks; names are checked again at every call (cloud/outbound/callback-address.ts).
  */
 export const ExternalUsers = ExternalUsersFields.superRefine((e, ctx) => {
   checkSigningSecrets(e, ctx);

@@ -1,8 +1,8 @@
 import type { Clock } from "../../shared/clock.ts";
+import type { Resolve } from "../outbound/callback-address.ts";
 import { createGuardedPost, type PostFailure } from "../outbound/guarded-post.ts";
 import { newMessageId } from "../webhooks/webhook-payload.ts";
 import { signWebhook } from "../webhooks/webhook-signature.ts";
-import type { Resolve } from "./callback-address.ts";
 
 /** Spec (Limits): the integrator's verification endpoints must answer within 5 seconds. */
 export const CALLBACK_TIMEOUT_MS = 5_000;

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Resolve } from "../outbound/callback-address.ts";
 import type { Db } from "../store/db.ts";
-import type { Resolve } from "../users/callback-address.ts";
 import { closedWindows } from "./aggregation-windows.ts";
 import { afterFailure } from "./retry-schedule.ts";
 import { type DueMessage, type Settlement, webhookQueue } from "./webhook-queue.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Uuid } from "../../shared/api/uuid.ts";
 import { WEBHOOK_TYPES } from "../../shared/api/webhook.ts";
-import { hostRefusal } from "../users/callback-address.ts";
+import { hostRefusal } from "../outbound/callback-address.ts";
 import { checkSigningSecrets, SigningSecretFields } from "./signing-secrets.ts";
 
 /** The site manifest's `webhooks` of an operator: where its site events are sent and how they are signed. */
@@ -9,7 +9,7 @@ import { checkSigningSecrets, SigningSecretFields } from "./signing-secrets.ts";
 /**
  * Why a webhook URL may not be used, or null. Without `allowPrivate`: https only, and neither an IP
  * literal outside the public unicast ranges, however spelt, nor a local-only name such as `LOCALHOST.`
- * (cloud/users/callback-address.ts `hostRefusal`; names are resolved and checked again at every delivery).
+ * (cloud/outbound/callback-address.ts `hostRefusal`; names are resolved and checked again at every delivery).
  */
 export function webhookUrlProblems(s: string, allowPrivate: boolean): string[] {
   let url: URL;

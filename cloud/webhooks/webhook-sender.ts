@@ -1,6 +1,6 @@
 import type { Clock } from "../../shared/clock.ts";
+import type { Resolve } from "../outbound/callback-address.ts";
 import { createGuardedPost, type PostFailure } from "../outbound/guarded-post.ts";
-import type { Resolve } from "../users/callback-address.ts";
 
 /** A receiver has this long to answer (connect, status and body) before the attempt counts as failed. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;

@@ -1,6 +1,6 @@
+import { deviceUri, locationUri } from "../../shared/api/uris.ts";
 import type { Whitelist, WhitelistEntity, WhitelistTarget } from "../../shared/api/whitelist.ts";
 import { entityStatus } from "../../shared/domain/whitelist-entity.ts";
-import { deviceUri, locationUri } from "../devices/present-device.ts";
 import type { WhitelistEntitiesTable, WhitelistsTable, WhitelistTargetsTable } from "./whitelist-tables.ts";
 
 export const whitelistUri = (id: string) => `/whitelist/v1/whitelists/${id}`;

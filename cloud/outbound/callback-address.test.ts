@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
+import { createCallbackClient } from "../users/verification-callback.ts";
 import {
   canonicalHost,
   guardedLookup,
@@ -12,7 +13,6 @@ import {
   literalRefusal,
   type Resolve,
 } from "./callback-address.ts";
-import { createCallbackClient } from "./verification-callback.ts";
 
 describe("isPublicAddress", () => {
   it.each([
