@@ -116,7 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   installRequestLog(app);
   app.setValidatorCompiler(validatorCompiler);
-  // Responses are built by typed presenters; the zod response schemas document them (docs/decisions.md).
+  // Responses are built by typed presenters; the zod response schemas document them (docs/decisions/http.md).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   await app.register(fastifySwagger, {

@@ -2,7 +2,7 @@
  * The gateway's ports, owned here and named in domain terms (STYLE principle 2). Features depend on these
  * interfaces only; adapters and the daemon's own parts implement them; only the composition root
  * (gateway.ts) knows both sides. The simulator's links and lines fit the serial and GPIO ports
- * structurally, so hardware-sim never imports the gateway. docs/decisions.md ("Ports") lists where each
+ * structurally, so hardware-sim never imports the gateway. docs/decisions/ports.md lists where each
  * implementation lives.
  */
 import type { Duplex } from "node:stream";

@@ -4,7 +4,8 @@
  * `<outdir>/gateway/main.js` (what parking-gateway.service runs), one module, and
  * `<outdir>/gateway/cli/parkctl.js` (package.json bin), with what parkctl imports only for some commands
  * (the config parser) in `<outdir>/gateway/cli/chunks/`. A few modules instead of ~300 cost a controller
- * less resident memory and parkctl less start-up time (README: gateway footprint; docs/decisions.md).
+ * less resident memory and parkctl less start-up time (docs/benchmarks.md, gateway footprint;
+ * docs/decisions/gateway-memory.md).
  * Packages with native parts stay outside and load from node_modules as usual; so does pino-pretty, which
  * the logger loads only for a terminal. The rest of the build (cloud, simulator, demo) is tsc's.
  *   node scripts/build-gateway.mjs [--outdir dist]

@@ -14,7 +14,7 @@ import type { Clock, TimerHandle } from "./clock.ts";
  *
  * croner rather than node-cron: given no time zone it reads a Date's local fields, never Intl, whereas
  * node-cron formats every tick through Intl.DateTimeFormat and ICU's data cost the daemon ~7 MB resident
- * (README: gateway footprint; docs/decisions.md). So no `timezone` option here.
+ * (docs/benchmarks.md, gateway footprint; docs/decisions/gateway-memory.md). So no `timezone` option here.
  */
 
 export type CronSchedule = {

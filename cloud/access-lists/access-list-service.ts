@@ -38,7 +38,7 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
     return list;
   }
 
-  /** The operator's users with this phone number (sign-in records it: docs/decisions.md). */
+  /** The operator's users with this phone number (sign-in records it: docs/decisions/external-users.md). */
   function usersWithPhone(trx: Db, operatorId: string, phone: string) {
     return trx
       .selectFrom("external_users")

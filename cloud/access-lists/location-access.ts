@@ -3,7 +3,7 @@ import type { Db } from "../store/db.ts";
 import { membershipOf } from "./membership-rows.ts";
 
 /**
- * Whether a rider may use a location's devices (docs/decisions.md, Access lists): at a location with access
+ * Whether a rider may use a location's devices (docs/decisions/access-lists.md): at a location with access
  * lists in force, only a member with an included:* status of one of them; a location without lists is open.
  */
 export async function hasLocationAccess(

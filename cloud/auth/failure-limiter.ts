@@ -28,7 +28,7 @@ const MAX_STRIKES = 64;
 /**
  * Counts failed authentications per key (a client address, a client id), so guessing a secret is
  * slowed to a crawl (S8) while other callers are unaffected. Per process: with several replicas each
- * enforces its own share (docs/decisions.md).
+ * enforces its own share (docs/decisions/replicas.md).
  *
  * Memory is bounded without ever forgetting everyone: keys still under the ceiling live in one LRU,
  * keys that reached it in another, so a flood of new keys pushes out only other new keys and a

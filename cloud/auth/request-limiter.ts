@@ -14,7 +14,7 @@ type Bucket = { tokens: number; at: number };
  * A token bucket per key (an operator, a client address): up to `burst` requests at once, then
  * `perMinute` spread evenly. Memory is bounded by an LRU of `capacity` keys; a key pushed out starts
  * again with a full bucket, which only a flood of other keys can cause. Per process, like the
- * failure limiter (docs/decisions.md).
+ * failure limiter (docs/decisions/replicas.md).
  */
 export function createRequestLimiter(opts: { clock: Clock; policy: RatePolicy; capacity?: number }) {
   const { burst, perMinute } = opts.policy;

@@ -10,7 +10,7 @@ import type { Db } from "../store/db.ts";
 export const APPLIED_SEQS_RETENTION_MS = 7 * 24 * 3_600_000;
 
 /**
- * Forgets `applied_seqs` rows no copy of which can arrive any more (docs/decisions.md, Gateway ⇄ cloud wire):
+ * Forgets `applied_seqs` rows no copy of which can arrive any more (docs/decisions/wire.md):
  * for each outbox, the rows below a position it reported at least `retentionMs` ago. The outbox had deleted
  * those rows before it said so and never sends them again, and every copy it published earlier has arrived
  * by now. Rows that named no outbox ('') go below the highest such checkpoint of the gateway: they were

@@ -1,5 +1,5 @@
 /**
- * What the broker tolerates from a client (docs/decisions.md, Gateway ⇄ cloud wire): from a socket before
+ * What the broker tolerates from a client (docs/decisions/wire.md): from a socket before
  * it has proven anything, and from a gateway's credentials after. The Mosquitto export mirrors what
  * Mosquitto can (docs/mosquitto.md).
  */

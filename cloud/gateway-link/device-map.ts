@@ -8,7 +8,7 @@ import type { Db, Executor } from "../store/db.ts";
 
 /**
  * The device map of one gateway, as the cloud's store describes it: published retained on its `config`
- * topic, so the gateway gets it whenever it connects (docs/decisions.md, "Gateway daemon").
+ * topic, so the gateway gets it whenever it connects (docs/decisions/gateway-daemon.md).
  */
 export async function deviceMapFor(db: Executor, gatewayId: string): Promise<DeviceMap> {
   const devices = await deviceRepository(db).wiringOf(gatewayId);

@@ -31,7 +31,7 @@ export type GatewayLinkConfig = {
   prefix: string;
   /**
    * Subscribe to the up channels as this shared-subscription group, so each message reaches one replica
-   * of the group; unset: plain subscriptions. A group member's session is clean (docs/decisions.md).
+   * of the group; unset: plain subscriptions. A group member's session is clean (docs/decisions/replicas.md).
    */
   shareGroup?: string;
   /** How often the store is checked for changed device maps. */

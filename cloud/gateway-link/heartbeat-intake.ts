@@ -23,7 +23,7 @@ export type HeartbeatIntake = {
  * instead of a statement and a commit per heartbeat (issue 10, fleet). On PostgreSQL a batch is one
  * statement whatever its size; the cloud runs it on a connection of its own that commits without waiting
  * for the WAL flush: a heartbeat lost to a database crash is replaced by the next one 10 s later
- * (docs/decisions.md, Fleet intake). Callers keep each gateway's messages in order by awaiting `apply`
+ * (docs/decisions/fleet-intake.md). Callers keep each gateway's messages in order by awaiting `apply`
  * before their next one.
  */
 export function createHeartbeatIntake(db: Db): HeartbeatIntake {

@@ -78,7 +78,7 @@ export function installErrorHandling(app: FastifyInstance) {
       return sendAppError(request, reply, new AppError("ERRORS.VALIDATION_FAILED", message, { fields }));
     }
     // Fastify reads a body before the not-found handler runs: an unknown route or method is still
-    // answered as such when that body is too large or not JSON (decisions: unknown routes 404, 405).
+    // answered as such when that body is too large or not JSON (docs/decisions/http.md: unknown routes 404, 405).
     if (request.is404) return answerUnrouted(app, request, reply);
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -2,7 +2,7 @@ import { ErrorBody } from "../../shared/api/common.ts";
 
 /**
  * Error statuses documented in the OpenAPI responses, so every status a route can answer is listed.
- * These come from the transport, before any handler runs (docs/decisions.md: HTTP).
+ * These come from the transport, before any handler runs (docs/decisions/http.md).
  */
 
 /**

@@ -86,7 +86,7 @@ function declareOnRoute(route: RouteOptions) {
 }
 
 /**
- * Idempotency-Key for routes that set `config: { idempotent: true }` (docs/decisions.md, HTTP). The key
+ * Idempotency-Key for routes that set `config: { idempotent: true }` (docs/decisions/idempotency.md). The key
  * is reserved in the store before the handler runs, so replicas sharing the store agree; the response is
  * kept when it is sent.
  */

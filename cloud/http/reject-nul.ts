@@ -40,7 +40,7 @@ export function findNul(root: unknown, context: string): string | null {
 /**
  * Refuses U+0000 in path parameters, query and JSON body with 400 VALIDATION_FAILED. PostgreSQL cannot
  * hold it in text (it answered "invalid byte sequence" and the request a 500), and SQLite stored it: no
- * field of this API has a use for it, so both stores now answer alike (docs/decisions.md: HTTP).
+ * field of this API has a use for it, so both stores now answer alike (docs/decisions/http.md).
  */
 export function installNulGuard(app: FastifyInstance) {
   app.addHook("preValidation", (request, _reply, done) => {

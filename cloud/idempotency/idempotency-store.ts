@@ -16,7 +16,7 @@ export type IdempotencyPolicy = {
  * 24 h (the documented window); the lease is well above the longest a command POST holds its key: 2 s for
  * the broker, or a `Prefer: wait` of at most 30 s. Only successful requests keep a key, so a caller's live
  * keys are what it created in the last day: an API client may create 100,000 things a day with keys (about
- * one a second, all day), a rider 1,000 (docs/decisions.md, HTTP).
+ * one a second, all day), a rider 1,000 (docs/decisions/idempotency.md).
  */
 export const IDEMPOTENCY_POLICY: IdempotencyPolicy = {
   ttlMs: 24 * 3_600_000,

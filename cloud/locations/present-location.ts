@@ -14,7 +14,7 @@ export function iconType(row: Pick<LocationsTable, "type">, attrs: Pick<Location
   return attrs.icon_type || row.type.toLowerCase();
 }
 
-/** Deprecated icon URLs stay present but empty: clients use icon.type (docs/decisions.md). */
+/** Deprecated icon URLs stay present but empty: clients use icon.type (docs/decisions/locations.md). */
 const NO_ICON = { png2x: "", svg: "", png: "" };
 
 /**

@@ -5,7 +5,7 @@ import type { Db } from "../store/db.ts";
 
 type Tx = Pick<Db, "selectFrom" | "updateTable" | "deleteFrom">;
 
-/** How long and how many take-photo photos are kept (docs/decisions.md, Photos). */
+/** How long and how many take-photo photos are kept (docs/decisions/photos.md). */
 export type PhotoRetention = {
   /** A photo is deleted this long after it arrived; parts of one that never became whole too. */
   maxAgeMs: number;

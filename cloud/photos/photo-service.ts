@@ -11,7 +11,7 @@ export type ServedPhoto = { mime: PhotosTable["mime"]; bytes: Buffer };
 const RETRY_AFTER_S = "2";
 
 /**
- * Photos taken by take-photo, for the operator whose device took them (docs/decisions.md, Photos). A
+ * Photos taken by take-photo, for the operator whose device took them (docs/decisions/photos.md). A
  * rider's token gets 403 before anything is looked up; another operator's command is as missing as one
  * that does not exist.
  */

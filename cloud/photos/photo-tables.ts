@@ -1,6 +1,6 @@
 import type { PhotoPart } from "../../shared/wire/messages.ts";
 
-/** Store tables of take-photo photos (see cloud/store/schema.ts for the conventions; docs/decisions.md, Photos). */
+/** Store tables of take-photo photos (see cloud/store/schema.ts for the conventions; docs/decisions/photos.md). */
 
 /** A part of a photo still being assembled; the parts go once the photo is whole. */
 export interface PhotoPartsTable {

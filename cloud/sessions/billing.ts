@@ -4,7 +4,7 @@
  * so no fee is ever a float.
  */
 
-/** A price list's terms (docs/decisions.md, Sessions and billing): a price per started period after free minutes, capped. */
+/** A price list's terms (docs/decisions/sessions-and-billing.md): a price per started period after free minutes, capped. */
 export type PriceTerms = {
   /** ISO 4217 */
   currency: string;

@@ -10,7 +10,7 @@ const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency
 
 /**
  * A price list as the site manifest declares it, per operator; locations and devices name it by `code`
- * (docs/decisions.md, Sessions and billing).
+ * (docs/decisions/sessions-and-billing.md).
  */
 export const ManifestPriceList = z
   .strictObject({

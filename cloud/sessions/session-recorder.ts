@@ -27,7 +27,7 @@ export function takesSessions(device: Pick<DeviceRecord, "type">): boolean {
 }
 
 /**
- * max_user_sessions of the location (0: no cap; docs/decisions.md): the rider's booked and active
+ * max_user_sessions of the location (0: no cap; docs/decisions/sessions-and-billing.md): the rider's booked and active
  * sessions there, and pending ones whose lock or book is under way, count.
  */
 async function checkMaxUserSessions(tx: Executor, principal: Principal, locationId: string): Promise<void> {

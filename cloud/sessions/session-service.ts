@@ -159,7 +159,7 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
 
     /**
      * Deprecated: the device's current session as the caller sees it: the active one, else the latest
-     * (docs/decisions.md). 404 when the device is not the caller's operator's or has no such session.
+     * (docs/decisions/sessions-and-billing.md). 404 when the device is not the caller's operator's or has no such session.
      */
     async currentOnDeviceV1(principal: Principal, deviceId: string): Promise<SessionV1> {
       const device = await db

@@ -216,7 +216,7 @@ export interface DeviceStateChangesTable {
   received_at: string;
 }
 
-/** One Idempotency-Key of one caller on one route (docs/decisions.md, HTTP). */
+/** One Idempotency-Key of one caller on one route (docs/decisions/idempotency.md). */
 export interface IdempotencyKeysTable {
   operator_id: string;
   client_id: string;

@@ -53,7 +53,7 @@ export function parseSignUp(body: unknown): SignUpInput {
   if (blank(operatorId)) throw new AppError("ERRORS.MISSING_OPERATOR_ID", "operator_id is required");
   if (blank(userId)) throw new AppError("ERRORS.MISSING_USER_ID", "user_id is required");
   const op = asUuid(operatorId);
-  // Sign-up's table has no code for a malformed operator_id; sign-in's says it (docs/decisions.md).
+  // Sign-up's table has no code for a malformed operator_id; sign-in's says it (docs/decisions/external-users.md).
   if (!op) throw new AppError("ERRORS.INVALID_OPERATOR_ID", "operator_id must be a UUID");
   if (userId.length > USER_ID_MAX_LENGTH)
     throw new AppError("ERRORS.FAILED_TO_SIGN_UP", `user_id is longer than ${USER_ID_MAX_LENGTH} characters`);
@@ -81,7 +81,7 @@ export function parseRefresh(body: unknown): RefreshInput {
     throw new AppError("ERRORS.INVALID_REFRESH_TOKEN", "refresh_token is empty or too short");
   if (token.length > REFRESH_TOKEN_MAX_LENGTH)
     throw new AppError("ERRORS.INVALID_REFRESH_TOKEN", "refresh_token is too long");
-  // Refresh's table has no code for a bad id: such a user is not found (docs/decisions.md).
+  // Refresh's table has no code for a bad id: such a user is not found (docs/decisions/external-users.md).
   const id = serviceUserId(body, "ERRORS.AUTHENTICATION_FAILED");
   // Optional, "for debugging only": when given it must be the user's operator; blank counts as absent.
   const given = field(body, "operator_id");

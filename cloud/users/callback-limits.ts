@@ -11,7 +11,7 @@ export type RateLimitOptions = { signUp?: Partial<Budget>; signIn?: Partial<Budg
  * Sign-up and sign-in each have budgets of their own, so a flood of one never starves the other (a burst
  * of invented sign-ups does not lock riders out of signing in). Per operator, so nobody can turn the
  * service against an operator's server; per client address, at half the operator's, so one address can
- * never use up an operator's budget on its own (docs/decisions.md). Sign-in has twice sign-up's: every
+ * never use up an operator's budget on its own (docs/decisions/external-users.md). Sign-in has twice sign-up's: every
  * rider signs in again on each device and at least every 90 days, but signs up once.
  */
 export const DEFAULT_RATE_LIMITS: { signUp: Budget; signIn: Budget } = {

@@ -36,7 +36,7 @@ export async function declareRiders(
       sign_up_url: cb.sign_up_url,
       sign_in_url: cb.sign_in_url,
       allow_private_addresses: cb.allow_private_addresses ? 1 : 0,
-      // Symmetric, so stored as given, like webhook secrets (docs/decisions.md, Webhooks).
+      // Symmetric, so stored as given, like webhook secrets (docs/decisions/webhooks.md).
       secrets: toJson(signingSecrets(cb, ctx.env, `operator ${operatorId}: external_users`)),
     };
     const stored = await trx

@@ -4,7 +4,7 @@ import { type ExternalUser, userStore } from "./user-store.ts";
 
 /**
  * How long a sign-up the operator has not accepted keeps its service_user_id: a day of repeats (spec:
- * sign-up step 5) and of sign-ins the operator verifies, then it is forgotten (docs/decisions.md).
+ * sign-up step 5) and of sign-ins the operator verifies, then it is forgotten (docs/decisions/external-users.md).
  */
 export const PENDING_SIGN_UP_TTL_MS = 24 * 3600_000;
 

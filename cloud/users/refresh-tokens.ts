@@ -4,7 +4,7 @@ import type { Db } from "../store/db.ts";
 /** The store or a transaction of it. */
 type Store = Pick<Db, "selectFrom" | "updateTable" | "insertInto" | "deleteFrom">;
 
-/** A refresh token lives 90 days from its sign-in; refreshing does not extend it (docs/decisions.md). */
+/** A refresh token lives 90 days from its sign-in; refreshing does not extend it (docs/decisions/external-users.md). */
 export const REFRESH_TOKEN_TTL_MS = 90 * 24 * 3600_000;
 /** Live refresh tokens kept per rider (one per device signed in); a newer sign-in ends the oldest. */
 export const MAX_LIVE_REFRESH_TOKENS = 10;

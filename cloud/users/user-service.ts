@@ -13,7 +13,7 @@ import { createSignInPacing } from "./sign-in-pacing.ts";
 import { type ExternalUser, userStore } from "./user-store.ts";
 import { type CallbackOutcome, createCallbackClient } from "./verification-callback.ts";
 
-/** Tunables of external-user authentication; the defaults are the spec's and docs/decisions.md's. */
+/** Tunables of external-user authentication; the defaults are the spec's and docs/decisions/external-users.md's. */
 export type ExternalUserOptions = {
   /** The verification callbacks' limit (default 5 s, spec: Limits). */
   callbackTimeoutMs?: number;
@@ -152,7 +152,7 @@ export function createUserService(deps: UserServiceDeps) {
       });
       if (outcome.kind !== "answered") throw unanswered("sign-in", input.operatorId, outcome);
       pacing.record(input.operatorId, clock.now().getTime() - started);
-      // The spec leaves the code of a 5xx open: the operator's error, as for sign-up (docs/decisions.md).
+      // The spec leaves the code of a 5xx open: the operator's error, as for sign-up (docs/decisions/external-users.md).
       if (outcome.status >= 500) throw operatorErrorStatus("sign-in", outcome.status);
       const answer = readSignInAnswer(outcome);
       const mismatch = answer.ok && answer.serviceUserId !== subject.id;

@@ -7,7 +7,7 @@ export interface ExternalUsersTable {
   operator_id: string;
   /** The integrator's own id of the user (sign-up's user_id) */
   user_id: string;
-  /** E.164, when the service has learned it (docs/decisions.md) */
+  /** E.164, when the service has learned it (docs/decisions/external-users.md) */
   phone_number: string | null;
   created_at: string;
 }
@@ -41,7 +41,7 @@ export interface ExternalUserCallbacksTable {
 
 /**
  * A sign-up the operator has not accepted yet (its callback failed or went unanswered): no user, only the
- * service_user_id a repeated sign-up, or a sign-in the operator verifies, gives the user (docs/decisions.md).
+ * service_user_id a repeated sign-up, or a sign-in the operator verifies, gives the user (docs/decisions/external-users.md).
  */
 export interface ExternalUserSignUpsTable {
   /** The service_user_id the user will have */

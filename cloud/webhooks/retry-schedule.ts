@@ -1,4 +1,4 @@
-/** When a failed webhook is tried again, and when it is given up (docs/decisions.md, Webhooks). */
+/** When a failed webhook is tried again, and when it is given up (docs/decisions/webhooks.md). */
 
 /** The first retry waits this long; each further one twice the one before. */
 export const FIRST_RETRY_MS = 5_000;

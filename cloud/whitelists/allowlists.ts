@@ -2,7 +2,7 @@ import type { Executor } from "../store/db.ts";
 
 /**
  * What the location and device records show of whitelists (spec: `allowlisted`, `allowlist_ids`,
- * `has_allowlist`), derived from the whitelists' targets, never declared (docs/decisions.md, Locations).
+ * `has_allowlist`), derived from the whitelists' targets, never declared (docs/decisions/locations.md).
  * A whitelist is active in a location when it targets the location or one of its devices (the same set the
  * location's whitelist route lists); a device has one when a whitelist targets it or its location (the
  * cards the gateway lets open it).

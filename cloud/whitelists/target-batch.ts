@@ -28,7 +28,7 @@ async function assertOwned(trx: Db, operatorId: string, type: TargetType, id: st
 /**
  * The whitelists targeting the device directly, checked with the device's row locked (a no-op write), so
  * two lists added at once on PostgreSQL cannot both take the last place. Location targets do not count
- * (docs/decisions.md: Whitelists).
+ * (docs/decisions/whitelists.md).
  */
 async function assertRoomOnDevice(trx: Db, deviceId: string, max: number) {
   await trx.updateTable("devices").set({ id: sql<string>`id` }).where("id", "=", deviceId).execute();

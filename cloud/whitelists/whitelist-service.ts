@@ -33,7 +33,7 @@ export const DEFAULT_WHITELIST_READ_TIMEOUT_MS = 5_000;
 /**
  * The whitelist service (spec: Whitelist): an operator function, closed to riders' tokens. Every client of
  * the operator reads its whitelists and manages their cards (integrators manage entities); targets are
- * the service operator's set-up, so changing them needs SUPERADMIN (docs/decisions.md: Whitelists).
+ * the service operator's set-up, so changing them needs SUPERADMIN (docs/decisions/whitelists.md).
  */
 export function createWhitelistService(deps: {
   db: Db;

@@ -9,7 +9,7 @@ import type { Photo } from "../ports.ts";
 type PartMessage = Omit<PhotoPart, "gateway_id" | "seq" | "observed_at">;
 
 /**
- * A photo as outbox messages (docs/decisions.md, Photos): parts of at most PHOTO_PART_BYTES, base64, so
+ * A photo as outbox messages (docs/decisions/photos.md): parts of at most PHOTO_PART_BYTES, base64, so
  * each MQTT packet stays under the broker's limit. Returns a reason instead when the cloud would refuse
  * the photo (a type it does not serve, an empty or oversized capture), so the command ends in ERROR.
  */

@@ -87,7 +87,7 @@ const MIGRATIONS: (string | (() => string))[] = [
      body TEXT NOT NULL                      -- the access decision, without the actuation's outcome
    );`,
   // The outbox's identity, made once with this store: a store made again after its state was lost starts
-  // its seq over at 1, and the cloud must not take those for the old store's (docs/decisions.md, wire).
+  // its seq over at 1, and the cloud must not take those for the old store's (docs/decisions/wire.md).
   // Rows written before keep '' (they were numbered without one, and the cloud knows them so).
   () => `CREATE TABLE outbox_identity (
      id INTEGER PRIMARY KEY CHECK (id = 1),

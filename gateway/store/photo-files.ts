@@ -4,7 +4,7 @@ import type { PhotoStore } from "../ports.ts";
 
 /**
  * How many photos the gateway keeps of its own: the cloud has them (30 days); these are for a technician
- * on site and must not fill the controller's disk (docs/decisions.md, Photos).
+ * on site and must not fill the controller's disk (docs/decisions/photos.md).
  */
 export const GATEWAY_PHOTOS_KEPT = 20;
 

@@ -59,7 +59,7 @@ export const SignInCallback = z.object({ user_id: z.string(), challenge_token: z
 
 /**
  * The sign-in verification answer: the user's service_user_id (or bikeep_user_id), and optionally the
- * user's phone number in E.164, which the service keeps for access-list invites (docs/decisions.md).
+ * user's phone number in E.164, which the service keeps for access-list invites (docs/decisions/external-users.md).
  */
 export const SignInCallbackAnswer = z.object({
   service_user_id: z.string().optional(),

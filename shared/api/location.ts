@@ -143,7 +143,7 @@ export const LocationList = z
   .object({ data: z.array(Location), uri: z.string() })
   .meta({ id: "LocationList" });
 
-/** Tag limits (docs/decisions.md: Locations). */
+/** Tag limits (docs/decisions/locations.md). */
 export const TAG_MAX_LENGTH = 64;
 /** Items in one `add` or `remove` list, and public or private tags a location may carry. */
 export const TAGS_MAX_COUNT = 50;

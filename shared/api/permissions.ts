@@ -1,6 +1,6 @@
 /**
  * Permissions an API client may hold (spec: Authentication → Permissions says they exist; how they are
- * granted is not shown, so the site manifest grants them per client: docs/decisions.md).
+ * granted is not shown, so the site manifest grants them per client: docs/decisions/authentication.md).
  */
 export const PERMISSIONS = [
   "SUPERADMIN",

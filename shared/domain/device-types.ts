@@ -72,7 +72,7 @@ const BOOKING_COMMANDS: ReadonlySet<CommandName> = new Set([
 /**
  * The commands a device accepts, in the order the `commands` map lists them.
  * Spec rules 4 and 5: a GUARD takes only take-photo, and only with a camera; a door only unlock.
- * A sessionless dock has no bookings (docs/decisions.md).
+ * A sessionless dock has no bookings (docs/decisions/commands.md).
  */
 export function commandsFor(type: DeviceType, hasCamera: boolean): readonly CommandName[] {
   switch (familyOf(type)) {

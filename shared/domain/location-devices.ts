@@ -9,7 +9,7 @@ const BIKE_HOUSE: readonly DeviceType[] = [...DOORS, "LOCKER", ...DOCKS];
  * The device types each location type holds besides its GUARDs (a gateway fits anywhere). Spec rules:
  * lockers at BIKE_LOCKERS and bike docks (DOCK is an alias) at BIKE_DOCKS (1, 6); a bike house, dockless
  * house or hangar has entrance doors and may contain lockers or bike docks (5, 7). Scooter and rental
- * locations hold their own docks and vehicles (docs/decisions.md: Locations).
+ * locations hold their own docks and vehicles (docs/decisions/locations.md).
  */
 const HOLDS: Record<LocationType, readonly DeviceType[]> = {
   BIKE_LOCKERS: ["LOCKER"],

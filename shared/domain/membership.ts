@@ -42,11 +42,11 @@ export type Membership = {
 /** Payment terms as asked for in an add request; only paid lists use them. */
 export type TermsAsked = { period?: PaymentPeriod; recurring?: boolean };
 
-/** Terms a paid-list member gets when the add names none (docs/decisions.md, Access lists). */
+/** Terms a paid-list member gets when the add names none (docs/decisions/access-lists.md). */
 export const DEFAULT_PERIOD: PaymentPeriod = "month";
 export const DEFAULT_RECURRING = true;
 
-/** How long a phone invite waits for its person's sign-in (docs/decisions.md, Access lists). */
+/** How long a phone invite waits for its person's sign-in (docs/decisions/access-lists.md). */
 export const INVITE_LIFETIME_MS = 30 * 24 * 3600_000;
 
 const DAY_MS = 24 * 3600_000;

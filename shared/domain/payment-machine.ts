@@ -1,7 +1,7 @@
 /**
  * Payment status of a session (spec: States and transitions → Payment status), as a pure function.
  * The spec lists the statuses and leaves the transitions "not shown"; these are ours
- * (docs/decisions.md, Sessions and billing):
+ * (docs/decisions/sessions-and-billing.md):
  *
  *   (session ended, chargeable)      → PENDING          fee calculated, not yet authorized
  *   (session ended, not chargeable)  → NOT_CHARGED

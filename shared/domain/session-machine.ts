@@ -9,7 +9,7 @@
  *   booked  --start-> active
  *   active  --end---> ended      end_time set
  *   booked  --end---> ended      not in the spec's table: a booking cancelled or expired before the
- *                                 lock (docs/decisions.md, Sessions and billing); the billing rules
+ *                                 lock (docs/decisions/sessions-and-billing.md); the billing rules
  *                                 measure such a session "from booked to end"
  */
 export const SESSION_STATUSES = ["pending", "booked", "active", "ended"] as const;

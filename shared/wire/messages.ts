@@ -37,7 +37,7 @@ export type CommandRequest = z.infer<typeof CommandRequest>;
 
 /**
  * A gateway store's outbox identity: a random UUID made once with the store, so a store that was lost and
- * made again (its seq starting over at 1) is told from the one before it (docs/decisions.md, wire).
+ * made again (its seq starting over at 1) is told from the one before it (docs/decisions/wire.md).
  */
 export const OutboxId = z.uuid();
 
@@ -184,7 +184,7 @@ export const PHOTO_PART_BYTES = 96 * 1024;
 export const PHOTO_MAX_PARTS = 64;
 
 /**
- * One part of the photo a take-photo command took (docs/decisions.md, Photos). All parts commit to the
+ * One part of the photo a take-photo command took (docs/decisions/photos.md). All parts commit to the
  * outbox with the command's SUCCESS; the cloud assembles the photo once every part has arrived, in
  * whatever order, before or after the SUCCESS.
  */
@@ -238,7 +238,7 @@ export const Heartbeat = z.object({
   devices: z.array(z.object({ device_id: z.uuid(), reachable: z.boolean() })).max(1000),
   /**
    * The gateway's outbox and the lowest seq it may still send: every seq below `unconfirmed_from` was
-   * confirmed and deleted, and is never sent again, so the cloud may forget it (docs/decisions.md, wire).
+   * confirmed and deleted, and is never sent again, so the cloud may forget it (docs/decisions/wire.md).
    * Absent from older gateways, whose dedup rows are then kept.
    */
   outbox: z.object({ id: OutboxId, unconfirmed_from: z.number().int().positive() }).optional(),

@@ -9,7 +9,7 @@ import { CLIENTS, fixtureManifest, fx, OP_A } from "../support/fixture-site.ts";
 
 /**
  * `allowlisted` / `allowlist_ids` (location) and `has_allowlist` (device) follow the whitelists that target
- * the location or its devices (docs/decisions.md, Locations), on both stores.
+ * the location or its devices (docs/decisions/locations.md), on both stores.
  */
 
 const STAFF = "a11a11a1-0000-4000-8000-000000000001";

@@ -5,7 +5,7 @@ import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.t
 import { declareFixtureWhitelists } from "../support/fixture-whitelists.ts";
 
 /**
- * The CI-sized fuzz run (docs/decisions.md: Testing): requests generated from the served OpenAPI
+ * The CI-sized fuzz run (docs/decisions/tooling.md, Fuzzing): requests generated from the served OpenAPI
  * document, a tenth of them over a real socket. A fresh seed each run; fast-check prints it with the
  * shrunk counterexample, and FUZZ_SEED replays it. `npm run fuzz` is the long run.
  */

@@ -14,7 +14,7 @@ import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.t
 import { CLIENTS, fx } from "../support/fixture-site.ts";
 import { gatewayReports } from "../support/gateway-reports.ts";
 
-/** Photos are kept 30 days and 50 per device (docs/decisions.md, Photos), on both stores. */
+/** Photos are kept 30 days and 50 per device (docs/decisions/photos.md), on both stores. */
 
 const GUARD = fx.guard("gw-a1");
 const DAY_MS = 24 * 3_600_000;

@@ -14,7 +14,7 @@ import { gatewayReports } from "../support/gateway-reports.ts";
 import { type Caller, client, rider, riderFlow } from "../support/rider-sessions.ts";
 
 /**
- * GET /device/v1/commands/{command_id}/photo (docs/decisions.md, Photos): the cloud assembles the parts the
+ * GET /device/v1/commands/{command_id}/photo (docs/decisions/photos.md): the cloud assembles the parts the
  * gateway's outbox sends with a take-photo's SUCCESS, and serves the photo to the device's operator.
  */
 

@@ -11,9 +11,9 @@ import { type Caller, client, type RiderFlow, rider, riderFlow } from "../suppor
 
 /**
  * Issue 8's tenancy rule ("Done when": a tenancy test walks every {id} route of this issue with another
- * operator's token and with another rider's token and sees only "not found"), decided in docs/decisions.md
- * (Sessions and billing → Tenancy, Access lists → Statuses of the endpoints, External users → riders see only
- * the commands they sent).
+ * operator's token and with another rider's token and sees only "not found"), decided in docs/decisions/
+ * (sessions-and-billing.md → Tenancy, access-lists.md → Statuses of the endpoints, external-users.md → riders see
+ * only the commands they sent).
  *
  * The routes come from the app's own OpenAPI document, so a new {id} route of these families is walked
  * without touching this file — or fails here until it has a fixture id (and, for a POST, a valid body).
@@ -58,7 +58,7 @@ async function walkedRoutes(): Promise<Route[]> {
 const ROUTES = await walkedRoutes();
 const label = (r: Route) => `${r.method} ${r.path}`;
 
-/** Who may read what (docs/decisions.md). */
+/** Who may read what (docs/decisions/authentication.md, Tenancy). */
 type Family = "rider-owned" | "operator-read" | "operator-only";
 const familyOf = (path: string): Family =>
   path.startsWith("/access-control/") || path.startsWith("/whitelist/") || path.endsWith("/photo")

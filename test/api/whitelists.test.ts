@@ -24,7 +24,7 @@ import { eventually } from "../support/eventually.ts";
 import { CLIENTS, OP_A, OP_B } from "../support/fixture-site.ts";
 
 /**
- * The whitelist API (spec: Whitelist; docs/decisions.md: Whitelists), on both stores. Whitelists and their
+ * The whitelist API (spec: Whitelist; docs/decisions/whitelists.md), on both stores. Whitelists and their
  * first targets come from the site manifest, as the service operator sets them up; cards and further
  * targets through the API.
  */

@@ -28,13 +28,13 @@ export type Destination =
   | { kind: "operation"; op: Operation }
   | { kind: "wrong method"; path: string }
   | { kind: "unknown path" }
-  /** Served but left out of the document on purpose: docs, the document itself, health (decisions: HTTP). */
+  /** Served but left out of the document on purpose: docs, the document itself, health (docs/decisions/http.md). */
   | { kind: "undocumented route" }
   | { kind: "undecodable" };
 
 /** The four fields of the spec's standard error body (spec: Errors). */
 export const ENVELOPE_FIELDS = ["correlation_id", "error_code", "error_message", "status_code"] as const;
-/** A caller's correlation id is kept when it looks like this (docs/decisions.md: HTTP). */
+/** A caller's correlation id is kept when it looks like this (docs/decisions/http.md). */
 const KEPT_CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const UNDOCUMENTED_ROUTES = [/^\/docs(\/|$)/, /^\/openapi\.json$/, /^\/(livez|readyz|healthz)$/];
 /** Answered before a route is chosen: a URL or request the server cannot read, or too slow, or too large. */
@@ -89,7 +89,7 @@ function headerOf(ex: Exchange, name: string): string | undefined {
   return v === undefined ? undefined : Array.isArray(v) ? v.join(", ") : String(v);
 }
 
-/** The statuses the document (or, for paths it does not have, docs/decisions.md) allows. */
+/** The statuses the document (or, for paths it does not have, docs/decisions/http.md) allows. */
 function allowedStatuses(dest: Destination, broken: boolean): Set<number> | "any below 500" {
   const parserRefusals = broken ? [400, 431] : [];
   switch (dest.kind) {

@@ -6,7 +6,7 @@ import { fx } from "../support/fixture-site.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
 
 /**
- * GUARD take-photo end to end (docs/decisions.md, Photos): API → broker → gateway → simulated camera → the
+ * GUARD take-photo end to end (docs/decisions/photos.md): API → broker → gateway → simulated camera → the
  * gateway's outbox (the photo in parts, with the SUCCESS) → broker → cloud → GET the event's URL.
  */
 const GUARD = fx.guard("gw-a1"); // the fixture's gw-a1 has a camera

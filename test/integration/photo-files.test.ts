@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPhotoFiles, GATEWAY_PHOTOS_KEPT } from "../../gateway/store/photo-files.ts";
 
-/** The gateway's own copies of its photos under state_dir/photos (docs/decisions.md, Photos). */
+/** The gateway's own copies of its photos under state_dir/photos (docs/decisions/photos.md). */
 
 let dir: string;
 beforeEach(() => {

@@ -14,7 +14,7 @@ const errors = { ...ANY_ROUTE_ERRORS, ...PATH_PARAM_ERRORS, 401: ErrorBody, 404:
 const base = "/location/v1/locations/:id";
 const uriOf = (id: string, sub: string) => `/location/v1/locations/${id}/${sub}`;
 
-/** Read-only resources the location resource links to (docs/decisions.md: API loose ends). */
+/** Read-only resources the location resource links to (docs/decisions/http.md). */
 export function registerLocationLinkRoutes(app: FastifyInstance, links: LocationLinks) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -78,7 +78,7 @@ export function registerTokenRoute(
   deps: { db: Db; tokens: TokenIssuer; clock: Clock },
 ) {
   // Failures are counted per address, so one address cannot lock a client out of every other; per
-  // client only far above what one address may reach, and then backing off (docs/decisions.md).
+  // client only far above what one address may reach, and then backing off (docs/decisions/authentication.md).
   const byAddress = createFailureLimiter({ clock: deps.clock, policy: PER_ADDRESS });
   const byClient = createFailureLimiter({ clock: deps.clock, policy: PER_CLIENT });
 

@@ -54,7 +54,7 @@ function answerBatch(
   });
 }
 
-/** The spec's seven whitelist routes (docs/decisions.md: Whitelists). */
+/** The spec's seven whitelist routes (docs/decisions/whitelists.md). */
 export function registerWhitelistRoutes(app: FastifyInstance, whitelists: WhitelistService) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from "kysely";
 
-/** Photos taken by take-photo, and the parts of those still on their way (docs/decisions.md, Photos). */
+/** Photos taken by take-photo, and the parts of those still on their way (docs/decisions/photos.md). */
 export const photosMigration: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema

@@ -78,7 +78,7 @@ const TABLES: Rebuilt[] = [
 ];
 
 /**
- * Outbox identities (docs/decisions.md, Gateway ⇄ cloud wire): a gateway whose store was lost numbers its
+ * Outbox identities (docs/decisions/wire.md): a gateway whose store was lost numbers its
  * messages from 1 again under a new identity, so every table keyed by one outbox message is keyed by
  * (gateway_id, outbox_id, seq); rows from before get '' (messages without an identity dedup as that). Neither
  * store changes a primary key in place (SQLite cannot), so each table is made again under a new name, filled,

@@ -2,7 +2,7 @@ import { type Kysely, type Migration, PostgresAdapter, sql } from "kysely";
 
 /**
  * A location's `allowlisted` and `allowlist_ids` follow the whitelists that target it or its devices
- * (docs/decisions.md, Locations), so a target added or removed raises the location's `data_version` in the
+ * (docs/decisions/locations.md), so a target added or removed raises the location's `data_version` in the
  * same transaction, by triggers, whatever writes it (the API, the manifest, another replica): the kept list
  * views see the change on the next request (cloud/locations/location-views.ts), as for migration 013.
  */
