@@ -20,7 +20,7 @@ import { connectMqtt } from "../cloud/gateway-link/mqtt-client.ts";
 import { derivedId } from "../cloud/manifest/apply-manifest.ts";
 import { PtyConnector } from "../hardware-sim/links.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
-import { systemClock } from "../shared/clock.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
 import { topicFor } from "../shared/wire/topics.ts";
 import { printRuntime } from "./runtime.ts";
 import { benchDb, clientToken, declareOperator, listen, lockers, startCloud } from "./support.ts";

@@ -24,7 +24,7 @@ import { derivedId } from "../cloud/manifest/apply-manifest.ts";
 import { callControl } from "../gateway/control/control-client.ts";
 import { PtyConnector } from "../hardware-sim/links.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
-import { systemClock } from "../shared/clock.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
 import { buildProduction, REPO } from "../test/support/production-build.ts";
 import { printRuntime } from "./runtime.ts";
 import { benchDb, clientToken, declareOperator, lockers, startCloud } from "./support.ts";

@@ -17,7 +17,7 @@ import { MqttBrokerLink } from "../gateway/adapters/broker-mqtt.ts";
 import { parseGatewayConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
-import { systemClock } from "../shared/clock.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
 import { printRuntime } from "./runtime.ts";
 import { timeBox } from "./time-box.ts";
 

@@ -1,8 +1,9 @@
 import type http from "node:http";
 import path from "node:path";
 import pino, { type Logger } from "pino";
-import { maskCardId } from "../shared/card-id.ts";
-import { type Clock, systemClock } from "../shared/clock.ts";
+import { maskCardId } from "../shared/domain/card-id.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
+import type { Clock } from "../shared/time/clock.ts";
 import type { AccessDecision, DeviceMap } from "../shared/wire/messages.ts";
 import { MqttBrokerLink, type MqttBrokerLinkOptions } from "./adapters/broker-mqtt.ts";
 import { createMemoryGpioBank } from "./adapters/gpio-memory.ts";

@@ -21,7 +21,7 @@ import type {
 } from "../shared/wire/messages.ts";
 
 /** Time is a port too, shared with the cloud: `now`, and timers a test's fake clock can fire. */
-export type { Clock, TimerHandle } from "../shared/clock.ts";
+export type { Clock, TimerHandle } from "../shared/time/clock.ts";
 
 // ── The outside world ────────────────────────────────────────────────────────────────────────────────
 

@@ -1,5 +1,5 @@
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { isTerminal } from "../../shared/domain/command-machine.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { CommandSettledNotifier } from "../ports.ts";
 import type { CommandRecord } from "./command-repository.ts";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";

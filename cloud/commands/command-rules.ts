@@ -1,11 +1,11 @@
 import { type CommandRequest, REASONS_NEEDING_COMMENT } from "../../shared/api/command.ts";
+import type { ErrorCode } from "../../shared/api/errors.ts";
 import {
   type CommandName,
   commandsFor,
   isBookingCommand,
   isThrottled,
 } from "../../shared/domain/device-types.ts";
-import type { ErrorCode } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import type { DeviceRecord } from "../devices/device-repository.ts";
 import { type CommandTimeoutConfig, throttleWindowMs } from "./timeouts.ts";

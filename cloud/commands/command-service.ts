@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Command, CommandRequest } from "../../shared/api/command.ts";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { Principal } from "../auth/principal.ts";
 import { type DeviceRecord, deviceRepository } from "../devices/device-repository.ts";

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { CommandSettledNotifier } from "../ports.ts";

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type CommandRequest, FORCE_UNLOCK_REASONS } from "../../shared/api/command.ts";
+import { ERROR_STATUS } from "../../shared/api/errors.ts";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import {
   DEVICE_STATE_VALUES,
@@ -19,7 +20,6 @@ import {
   SLEEP_STATES,
 } from "../../shared/domain/device-types.ts";
 import { releasesOwn, type Use } from "../../shared/domain/device-use.ts";
-import { ERROR_STATUS } from "../../shared/errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import { drivesDeviceState } from "./command-events.ts";
 import { type CallerFacts, FIELDS_OF } from "./command-rules.ts";

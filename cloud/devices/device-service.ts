@@ -1,5 +1,5 @@
-import type { Clock } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
 import { devicesWithAllowlist } from "../whitelists/allowlists.ts";

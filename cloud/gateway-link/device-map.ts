@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { parseLocationAttrs } from "../locations/location-attrs.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type SelectQueryBuilder, sql } from "kysely";
-import type { Clock } from "../../shared/clock.ts";
 import { nextHealthChange } from "../../shared/domain/health.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "../auth/lru-map.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";

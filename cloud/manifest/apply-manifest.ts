@@ -1,7 +1,7 @@
 import { v5 as uuidv5 } from "uuid";
-import type { Clock } from "../../shared/clock.ts";
 import { readyState } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { declareAccessLists } from "../access-lists/declare-access-lists.ts";
 import { hashSecret, verifySecret } from "../auth/secrets.ts";
 import { DeviceAttrs } from "../devices/device-attrs.ts";

@@ -1,10 +1,10 @@
 import { existsSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command } from "commander";
-import { systemClock } from "../../shared/clock.ts";
-import { CliExit, runSubcommands } from "../../shared/command-line.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { EXIT } from "../../shared/cli/exit-codes.ts";
+import { CliExit, runSubcommands } from "../../shared/node/command-line.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import {
   buildMosquittoExport,
   parseListener,
@@ -33,7 +33,7 @@ const program = new Command("manifest")
   .description(
     "Site manifest of the parking cloud: operators, API clients, public areas, locations, gateways, devices",
   )
-  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .version(packageVersion(), "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .showHelpAfterError("(run with --help for usage)")
   .addHelpText(

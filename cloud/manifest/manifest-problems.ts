@@ -6,7 +6,7 @@
  * (`secret_env` variables) are all reported together.
  */
 import type { z } from "zod";
-import { didYouMean } from "../../shared/did-you-mean.ts";
+import { didYouMean } from "../../shared/cli/did-you-mean.ts";
 import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
 import { DERIVED_DEVICE_FIELDS } from "../devices/device-attrs.ts";
 import { DERIVED_LOCATION_FIELDS } from "../locations/location-attrs.ts";

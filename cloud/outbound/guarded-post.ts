@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, request } from "undici";
-import type { Clock } from "../../shared/clock.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { packageVersion } from "../../shared/node/version.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { AddressRefusedError, guardedLookup, literalRefusal, type Resolve } from "./callback-address.ts";
 
 /** How a POST ended without an answer to read. */
@@ -71,7 +71,7 @@ export function createGuardedPost(o: {
           method: "POST",
           dispatcher: target.allowPrivate ? agents.private : agents.public,
           signal: abort.signal,
-          headers: { ...init.headers, "user-agent": `parking-cloud/${PACKAGE_VERSION}` },
+          headers: { ...init.headers, "user-agent": `parking-cloud/${packageVersion()}` },
           body: init.body,
         });
         return { kind: "answered", value: await read(res) };

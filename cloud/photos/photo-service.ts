@@ -1,4 +1,4 @@
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
 import { type Principal, requireClient } from "../auth/principal.ts";
 import { commandRepository } from "../commands/command-repository.ts";
 import type { Db } from "../store/db.ts";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { AppError } from "../../shared/api/errors.ts";
 import { isInterim } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
 import type { SessionStatus } from "../../shared/domain/session-machine.ts";
-import { AppError } from "../../shared/errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { CommandRecord } from "../commands/command-repository.ts";
 import type { DeviceRecord } from "../devices/device-repository.ts";

@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
 import { DEAD_AFTER_MS, deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
-import { every } from "../../shared/every.ts";
+import type { Clock } from "../../shared/time/clock.ts";
+import { every } from "../../shared/time/every.ts";
 import { lastSeenAtJoined } from "../devices/device-repository.ts";
 import { type Db, isPostgres } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";

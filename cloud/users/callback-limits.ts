@@ -1,5 +1,5 @@
-import type { Clock } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { createRequestLimiter, type RatePolicy } from "../auth/request-limiter.ts";
 
 /** One flow's allowance: per operator, and per client address. */

@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "../auth/lru-map.ts";
 
 /** Recent verification times kept per operator. */

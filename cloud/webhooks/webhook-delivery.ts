@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { Resolve } from "../outbound/callback-address.ts";
 import type { Db } from "../store/db.ts";
 import { closedWindows } from "./aggregation-windows.ts";

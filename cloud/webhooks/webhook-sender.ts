@@ -1,4 +1,4 @@
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Resolve } from "../outbound/callback-address.ts";
 import { createGuardedPost, type PostFailure } from "../outbound/guarded-post.ts";
 

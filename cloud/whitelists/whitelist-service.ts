@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { AppError } from "../../shared/api/errors.ts";
 import type {
   EntityModification,
   TargetModification,
@@ -8,9 +9,8 @@ import type {
   WhitelistList,
   WhitelistTargetList,
 } from "../../shared/api/whitelist.ts";
-import type { Clock } from "../../shared/clock.ts";
 import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { can, type Principal, requireClient } from "../auth/principal.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";

@@ -15,7 +15,7 @@ export interface WhitelistsTable {
 /** A card in a whitelist. EXPIRED is never stored: reads derive it from `expires_at`. */
 export interface WhitelistEntitiesTable {
   whitelist_id: string;
-  /** Lowercase hex, even length, at most 20 characters (shared/card-id.ts). */
+  /** Lowercase hex, even length, at most 20 characters (shared/domain/card-id.ts). */
   card_id: string;
   status: StoredEntityStatus;
   /** RFC 3339 UTC; null when the card does not expire. */

@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import net from "node:net";
 import { MqttClient } from "mqtt";
 import type { Logger } from "pino";
-import { reconnectWithBackoff } from "../../shared/mqtt-reconnect.ts";
+import { reconnectWithBackoff } from "../../shared/node/mqtt-reconnect.ts";
 import {
   Ack,
   CommandRequest,

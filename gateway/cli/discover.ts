@@ -6,8 +6,8 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { didYouMean } from "../../shared/did-you-mean.ts";
-import { PACKAGE_ROOT } from "../../shared/package-root.ts";
+import { didYouMean } from "../../shared/cli/did-you-mean.ts";
+import { PACKAGE_ROOT } from "../../shared/node/package-root.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { ControlUnreachableError } from "../control/control-client.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";

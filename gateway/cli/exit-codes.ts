@@ -1,5 +1,5 @@
 /** parkctl's exit codes: documented in `parkctl --help` and gateway/cli/README.md; scripts rely on them. */
-import { EXIT, type ExitCode } from "../../shared/exit-codes.ts";
+import { EXIT, type ExitCode } from "../../shared/cli/exit-codes.ts";
 
 export { EXIT, type ExitCode };
 

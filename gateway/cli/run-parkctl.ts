@@ -3,8 +3,8 @@
  * invocation against the given io and returns its exit code, so tests run it in-process.
  */
 import { Command, CommanderError, Option } from "commander";
-import { commanderExitCode } from "../../shared/command-line.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { commanderExitCode } from "../../shared/node/command-line.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import { CONTROL_ERROR } from "../control/control-api.ts";
 import { ControlCallError, ControlUnreachableError } from "../control/control-client.ts";
 import { registerActuate } from "./commands/actuate.ts";
@@ -67,7 +67,7 @@ function buildProgram(io: ParkctlIo, wrap: Wrap): Command {
       "no ANSI colour (also off when stdout is not a terminal, NO_COLOR is set or TERM=dumb)",
     )
     .option("--timeout <ms>", "how long to wait for the daemon's answer", parseTimeout)
-    .version(PACKAGE_VERSION, "-V, --version", "print parkctl's version")
+    .version(packageVersion(), "-V, --version", "print parkctl's version")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",

@@ -1,5 +1,5 @@
-import { normaliseCardId } from "../../shared/card-id.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { normaliseCardId } from "../../shared/domain/card-id.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
 import type { BusMonitor } from "../hardware/bus-monitor.ts";
 import type {
@@ -123,7 +123,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
       const s = outbox.stats();
       return Promise.resolve({
         gateway_id: g.gatewayId,
-        version: PACKAGE_VERSION,
+        version: packageVersion(),
         uptime_s: Math.round((now().getTime() - g.startedAt.getTime()) / 1000),
         now: now().toISOString(),
         broker: { url: g.brokerUrl, connected: g.broker.connected, since: g.broker.connectedSince },

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { every } from "../../shared/every.ts";
+import { every } from "../../shared/time/every.ts";
 import type { Clock, DeviceDirectory, Outbox, SensorBook } from "../ports.ts";
 
 /**

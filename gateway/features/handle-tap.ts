@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { maskCardId } from "../../shared/card-id.ts";
 import { decideTap, type TapContext, type TapDecision } from "../../shared/domain/access-decision.ts";
+import { maskCardId } from "../../shared/domain/card-id.ts";
 import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
 import type {
   AccessDraft,

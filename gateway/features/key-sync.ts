@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { cronTask, parseCron } from "../../shared/cron.ts";
+import { cronTask, parseCron } from "../../shared/time/cron.ts";
 import type { KeysDown } from "../../shared/wire/messages.ts";
 import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
 
@@ -15,7 +15,7 @@ export function createKeySync(o: {
   broker: Pick<BrokerLink, "publishKeysReport" | "on" | "off">;
   clock: Clock;
   log: Logger;
-  /** When to delete expired grants (cron syntax, shared/cron.ts); never when null. */
+  /** When to delete expired grants (cron syntax, shared/time/cron.ts); never when null. */
   sweep: string | null;
 }) {
   let task: ReturnType<typeof cronTask> | null = null;

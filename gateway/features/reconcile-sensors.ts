@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { cronTask, parseCron } from "../../shared/cron.ts";
+import { cronTask, parseCron } from "../../shared/time/cron.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
 import type { Actuator, Clock, DeviceDirectory, MappedDevice, SensorBook } from "../ports.ts";
 
@@ -15,7 +15,7 @@ export function createSensorReconciler(o: {
   actuator: Actuator;
   clock: Clock;
   log: Logger;
-  /** A cron expression for the periodic sweep (shared/cron.ts); none when null. */
+  /** A cron expression for the periodic sweep (shared/time/cron.ts); none when null. */
   sweep: string | null;
 }) {
   /** Boards read at least once since the start: a later read of one is a "board_back". */

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { Backoff } from "../../shared/backoff.ts";
+import { Backoff } from "../../shared/time/backoff.ts";
 import type { Clock, SerialLink, SerialLinkFactory, TimerHandle } from "../ports.ts";
 import { closeLink } from "./close-link.ts";
 

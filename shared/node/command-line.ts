@@ -1,5 +1,5 @@
 import { type Command, CommanderError } from "commander";
-import { EXIT, type ExitCode } from "./exit-codes.ts";
+import { EXIT, type ExitCode } from "../cli/exit-codes.ts";
 
 /** Commander's own stops: --help and --version are successes, anything else a usage error (it said why). */
 export function commanderExitCode(err: CommanderError): ExitCode {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeClock } from "../test/support/fake-clock.ts";
+import { FakeClock } from "../../test/support/fake-clock.ts";
 import { CronSyntaxError, cronTask, parseCron } from "./cron.ts";
 
 /** Local wall time, as the schedules read it. */

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 
 /**
  * The directory holding the package's package.json: the repository, or /opt/parking on a controller. Found
- * by walking up from this module, which runs at shared/ as TypeScript and at dist/shared/ (or any other
+ * by walking up from this module, which runs at shared/node/ as TypeScript and at dist/shared/node/ (or any other
  * build directory inside the package) as built JavaScript, so files read at run time — package.json, the
  * demo manifest, the demo's data directory — are found from both.
  */

@@ -7,18 +7,6 @@ export interface Clock {
   clearTimer(handle: TimerHandle): void;
 }
 
-export const systemClock: Clock = {
-  now: () => new Date(),
-  setTimer(ms, fn) {
-    const t = setTimeout(fn, ms);
-    t.unref?.();
-    return { id: Number(t[Symbol.toPrimitive]()) };
-  },
-  clearTimer(handle) {
-    clearTimeout(handle.id);
-  },
-};
-
 /** RFC 3339 in UTC with milliseconds: sortable as text, so both stores compare timestamps alike. */
 export function iso(d: Date): string {
   return d.toISOString();

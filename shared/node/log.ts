@@ -7,7 +7,7 @@
 import { createRequire } from "node:module";
 import pino, { type DestinationStream, type Logger } from "pino";
 import type PinoPretty from "pino-pretty";
-import { maskCardId } from "./card-id.ts";
+import { maskCardId } from "../domain/card-id.ts";
 
 /**
  * pino-pretty (and its dependencies) only when a logger is made for a terminal: a daemon logging JSON to
@@ -39,7 +39,7 @@ function colour(env: Env, stdout: Tty): boolean {
   return stdout.isTTY === true && !env.NO_COLOR && env.TERM !== "dumb";
 }
 
-/** Card ids under these keys are masked to their last four digits (shared/card-id.ts). */
+/** Card ids under these keys are masked to their last four digits (shared/domain/card-id.ts). */
 const CARD_PATHS = ["card", "*.card", "card_id", "*.card_id"];
 
 export type LoggerOptions = {

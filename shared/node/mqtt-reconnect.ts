@@ -1,6 +1,6 @@
 import type { MqttClient } from "mqtt";
-import { Backoff } from "./backoff.ts";
-import type { Clock, TimerHandle } from "./clock.ts";
+import { Backoff } from "../time/backoff.ts";
+import type { Clock, TimerHandle } from "../time/clock.ts";
 
 /** No attempt follows the last one sooner than this, whatever the jitter drew. */
 const FLOOR_MS = 100;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../test/support/fake-clock.ts";
+import { FakeClock } from "../../test/support/fake-clock.ts";
 import { every } from "./every.ts";
 
 describe("every", () => {
