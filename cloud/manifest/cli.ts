@@ -1,8 +1,8 @@
 import { existsSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command } from "commander";
-import { EXIT } from "../../shared/cli/exit-codes.ts";
-import { CliExit, runSubcommands } from "../../shared/node/command-line.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { runSubcommands } from "../../shared/node/command-line.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import { packageVersion } from "../../shared/node/version.ts";
 import {

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { Command } from "commander";
-import { EXIT } from "../../shared/cli/exit-codes.ts";
-import { CliExit, runSubcommands } from "../../shared/node/command-line.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { runSubcommands } from "../../shared/node/command-line.ts";
 import { packageVersion } from "../../shared/node/version.ts";
 import { registerSessionCommands } from "../sessions/operator-commands.ts";
 import { type Db, openDb } from "../store/db.ts";

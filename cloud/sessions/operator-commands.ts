@@ -1,8 +1,7 @@
 import { Argument, type Command } from "commander";
 import { Uuid } from "../../shared/api/uuid.ts";
-import { EXIT } from "../../shared/cli/exit-codes.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../shared/domain/payment-machine.ts";
-import { CliExit } from "../../shared/node/command-line.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";

@@ -1,8 +1,7 @@
 import type { Command } from "commander";
 import { Uuid } from "../../shared/api/uuid.ts";
 import type { WebhookType } from "../../shared/api/webhook.ts";
-import { EXIT } from "../../shared/cli/exit-codes.ts";
-import { CliExit } from "../../shared/node/command-line.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";

@@ -7,10 +7,10 @@
 import { existsSync, readdirSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { didYouMean } from "../../shared/cli/did-you-mean.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { PACKAGE_ROOT } from "../../shared/node/package-root.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { ControlUnreachableError } from "../control/control-client.ts";
-import { CliExit, EXIT } from "./exit-codes.ts";
 
 export const DEFAULT_SOCKET = "/run/parking-gateway/control.sock";
 /** The repository parkctl runs from (as source or built); `npm start` keeps the demo's state under its data/demo. */

@@ -3,6 +3,7 @@
  * invocation against the given io and returns its exit code, so tests run it in-process.
  */
 import { Command, CommanderError, Option } from "commander";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { commanderExitCode } from "../../shared/node/command-line.ts";
 import { packageVersion } from "../../shared/node/version.ts";
 import { CONTROL_ERROR } from "../control/control-api.ts";
@@ -18,7 +19,7 @@ import { registerSerial } from "./commands/serial.ts";
 import { registerStatus } from "./commands/status.ts";
 import { CliContext, DEFAULT_SOCKET, isNotFoundCode, parseTimeout, type Wrap } from "./context.ts";
 import { SocketNotFoundError } from "./discover.ts";
-import { CliExit, EXIT, EXIT_CODES_HELP } from "./exit-codes.ts";
+import { EXIT_CODES_HELP } from "./exit-codes-help.ts";
 import type { ParkctlIo } from "./io.ts";
 
 export type { ParkctlIo } from "./io.ts";

@@ -16,3 +16,17 @@ export const EXIT = {
   checkFailed: 6,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/**
+ * Thrown by a command-line tool's command to end the run with a code of the table above; the message goes
+ * to stderr. One class for every tool, so `instanceof` holds wherever it is caught.
+ */
+export class CliExit extends Error {
+  constructor(
+    readonly code: ExitCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "CliExit";
+  }
+}

@@ -1,5 +1,5 @@
 import { type Command, CommanderError } from "commander";
-import { EXIT, type ExitCode } from "../cli/exit-codes.ts";
+import { CliExit, EXIT, type ExitCode } from "../cli/exit-codes.ts";
 
 /** Commander's own stops: --help and --version are successes, anything else a usage error (it said why). */
 export function commanderExitCode(err: CommanderError): ExitCode {
@@ -21,16 +21,6 @@ export function parseCommandLine(program: Command): ExitCode | null {
   } catch (err) {
     if (err instanceof CommanderError) return commanderExitCode(err);
     throw err;
-  }
-}
-
-/** Ends a command-line tool's run with a code of parkctl's table; the message goes to stderr. */
-export class CliExit extends Error {
-  constructor(
-    readonly code: ExitCode,
-    message: string,
-  ) {
-    super(message);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
+import { CliExit, EXIT } from "../../../shared/cli/exit-codes.ts";
 import { type Wrap, withExamples } from "../context.ts";
-import { CliExit, EXIT } from "../exit-codes.ts";
 
 /** Completion scripts built from the command tree, so they never drift from it. */
 export function registerCompletion(program: Command, wrap: Wrap): void {
