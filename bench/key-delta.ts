@@ -13,7 +13,7 @@ import { whitelistChanged } from "../cloud/key-sync/whitelist-changed.ts";
 import { applyManifest } from "../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { startCloud } from "../cloud/server.ts";
-import { MqttBrokerLink } from "../gateway/adapters/broker-mqtt.ts";
+import { MqttBrokerLink } from "../gateway/adapters/mqtt/broker-mqtt.ts";
 import { parseGatewayConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { createSimSite } from "../hardware-sim/site.ts";

@@ -6,7 +6,7 @@ import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/comman
 import { createLogger, LogFormatError, logFormat } from "../shared/node/log.ts";
 import { systemClock } from "../shared/node/system-clock.ts";
 import { packageVersion } from "../shared/node/version.ts";
-import { createSdNotify, watchdogIntervalMs } from "./adapters/sd-notify.ts";
+import { createSdNotify, watchdogIntervalMs } from "./adapters/systemd/sd-notify.ts";
 import { ConfigError, type GatewayConfig, gatewaySecret, loadGatewayConfig } from "./config.ts";
 import { startGateway } from "./gateway.ts";
 import { createWatchdog } from "./health/watchdog.ts";

@@ -1,7 +1,7 @@
 import { normaliseCardId } from "../../shared/domain/card-id.ts";
 import { packageVersion } from "../../shared/node/version.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { BusMonitor } from "../hardware/bus-monitor.ts";
+import type { BusMonitor } from "../adapters/hardware/bus-monitor.ts";
 import type {
   Action,
   Actuator,

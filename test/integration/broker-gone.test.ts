@@ -5,7 +5,7 @@ import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gat
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { MqttBrokerLink } from "../../gateway/adapters/broker-mqtt.ts";
+import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import type { Status } from "../../shared/wire/messages.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import { fixtureSecretHash } from "../support/cloud-harness.ts";

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
-import { gpioLineName } from "../../shared/protocol/gpio-lines.ts";
-import type { Clock, GpioBank, GpioLine, MappedDevice, Reading, TimerHandle } from "../ports.ts";
+import { gpioLineName } from "../../../shared/protocol/gpio-lines.ts";
+import type { Clock, GpioBank, GpioLine, MappedDevice, Reading, TimerHandle } from "../../ports.ts";
 
 type Door = {
   device: MappedDevice;

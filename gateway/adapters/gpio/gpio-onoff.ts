@@ -1,6 +1,6 @@
 import { Gpio } from "onoff";
-import { GPIO_LINE_KINDS, parseGpioLineName } from "../../shared/protocol/gpio-lines.ts";
-import type { GpioBank, GpioLine } from "../ports.ts";
+import { GPIO_LINE_KINDS, parseGpioLineName } from "../../../shared/protocol/gpio-lines.ts";
+import type { GpioBank, GpioLine } from "../../ports.ts";
 
 /** onoff's Gpio class, or one with its constructor and the methods used here. */
 export type OnoffGpioClass = new (

@@ -1,7 +1,7 @@
-import type { LatchResult } from "../../shared/protocol/lock-bus/constants.ts";
-import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
-import { BusError, type LockBusClient } from "../lock-bus/lock-bus-client.ts";
-import type { Action, Actuator, Clock, MappedDevice, Outcome } from "../ports.ts";
+import type { LatchResult } from "../../../shared/protocol/lock-bus/constants.ts";
+import type { BoardMessage } from "../../../shared/protocol/lock-bus/messages.ts";
+import { BusError, type LockBusClient } from "../../lock-bus/lock-bus-client.ts";
+import type { Action, Actuator, Clock, MappedDevice, Outcome } from "../../ports.ts";
 import type { GpioDoors } from "./gpio-doors.ts";
 
 const RESULT_REASON: Record<LatchResult, string> = {

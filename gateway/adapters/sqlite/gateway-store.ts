@@ -1,4 +1,4 @@
-import type { Clock, GatewayStore } from "../ports.ts";
+import type { Clock, GatewayStore } from "../../ports.ts";
 import { SqliteBookings } from "./bookings.ts";
 import { SqliteCommandLog } from "./command-log.ts";
 import { SqliteDeviceMapStore } from "./device-map-store.ts";
@@ -11,7 +11,8 @@ import { SqliteTapJournal } from "./tap-journal.ts";
 
 /**
  * The GatewayStore port on the gateway's SQLite file in `stateDir`: its repositories, transactions, and
- * the checks parkctl doctor and the watchdog run. Nothing outside gateway/store sees SQL or the driver.
+ * the checks parkctl doctor and the watchdog run. Nothing outside gateway/adapters/sqlite sees SQL or the
+ * driver.
  */
 export function openGatewayStore(stateDir: string, o: { gatewayId: string; clock: Clock }): GatewayStore {
   const db = openGatewayDb(stateDir);

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { PhotoStore } from "../ports.ts";
+import type { PhotoStore } from "../../ports.ts";
 
 /**
  * How many photos the gateway keeps of its own: the cloud has them (30 days); these are for a technician

@@ -1,5 +1,5 @@
-import { DeviceMap } from "../../shared/wire/messages.ts";
-import type { DeviceMapStore } from "../ports.ts";
+import { DeviceMap } from "../../../shared/wire/messages.ts";
+import type { DeviceMapStore } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { assertSqliteRuntime } from "../../shared/node/sqlite-runtime.ts";
+import { assertSqliteRuntime } from "../../../shared/node/sqlite-runtime.ts";
 
 export type GatewayDb = Database.Database;
 

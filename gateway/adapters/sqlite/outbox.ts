@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { Statement } from "better-sqlite3";
-import type { UpMessage } from "../../shared/wire/messages.ts";
-import type { Clock, Outbox, OutboxPosition, OutboxRow, Pending } from "../ports.ts";
+import type { UpMessage } from "../../../shared/wire/messages.ts";
+import type { Clock, Outbox, OutboxPosition, OutboxRow, Pending } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 /**

@@ -1,5 +1,5 @@
-import { gpioLineSpec } from "../../shared/protocol/gpio-lines.ts";
-import type { GpioBank, GpioLine } from "../ports.ts";
+import { gpioLineSpec } from "../../../shared/protocol/gpio-lines.ts";
+import type { GpioBank, GpioLine } from "../../ports.ts";
 
 /** The memory bank's own handle: what a person or a test uses to play the inputs' hardware. */
 export type MemoryGpioBank = GpioBank & {

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import type { LocalAction, LocalActionLog } from "../ports.ts";
+import type { LocalAction, LocalActionLog } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 /** The LocalActionLog port in SQLite: what technicians did through parkctl, with who and why. */

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import type { ParkedCardStore } from "../ports.ts";
+import type { ParkedCardStore } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 /**

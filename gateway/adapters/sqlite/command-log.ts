@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import type { CommandEnd, CommandLog, CommandLogEntry, CommandState, LoggedCommand } from "../ports.ts";
+import type { CommandEnd, CommandLog, CommandLogEntry, CommandState, LoggedCommand } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import type { Booking, BookingStore } from "../ports.ts";
+import type { Booking, BookingStore } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 /**

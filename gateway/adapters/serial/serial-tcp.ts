@@ -1,5 +1,5 @@
 import net from "node:net";
-import type { SerialLink } from "../ports.ts";
+import type { SerialLink } from "../../ports.ts";
 
 /** A device server that neither accepts nor refuses (gone from the network) fails the open after this. */
 const CONNECT_TIMEOUT_MS = 5_000;

@@ -1,5 +1,5 @@
-import { openSerialPort } from "../../shared/node/serial-port.ts";
-import type { SerialLinkFactory } from "../ports.ts";
+import { openSerialPort } from "../../../shared/node/serial-port.ts";
+import type { SerialLinkFactory } from "../../ports.ts";
 import { openTcpLink } from "./serial-tcp.ts";
 
 /**

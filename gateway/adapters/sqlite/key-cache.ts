@@ -1,6 +1,6 @@
 import type { Statement } from "better-sqlite3";
-import type { Grant } from "../../shared/wire/messages.ts";
-import type { KeyCache, KeysDelta, KeysSnapshotPart } from "../ports.ts";
+import type { Grant } from "../../../shared/wire/messages.ts";
+import type { KeyCache, KeysDelta, KeysSnapshotPart } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
 
 type Row = [

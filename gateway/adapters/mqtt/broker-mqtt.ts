@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import net from "node:net";
 import { MqttClient } from "mqtt";
 import type { Logger } from "pino";
-import { reconnectWithBackoff } from "../../shared/node/mqtt-reconnect.ts";
+import { reconnectWithBackoff } from "../../../shared/node/mqtt-reconnect.ts";
 import {
   Ack,
   CommandRequest,
@@ -12,9 +12,9 @@ import {
   type KeysUp,
   type Status,
   type UpMessage,
-} from "../../shared/wire/messages.ts";
-import { parseTopic, topicFor } from "../../shared/wire/topics.ts";
-import type { BrokerLink, BrokerLinkEvents, Clock } from "../ports.ts";
+} from "../../../shared/wire/messages.ts";
+import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
+import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
 
 export type MqttBrokerLinkOptions = {
   url: string;

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "pino";
-import type { LockBusClient } from "../lock-bus/lock-bus-client.ts";
-import type { BoardReachability, Clock, TimerHandle } from "../ports.ts";
+import type { LockBusClient } from "../../lock-bus/lock-bus-client.ts";
+import type { BoardReachability, Clock, TimerHandle } from "../../ports.ts";
 
 export type BoardHealth = {
   addr: number;
