@@ -36,10 +36,10 @@ export function createLocationLinks(deps: { db: Db; clock: Clock }) {
       await owned(principal, id);
       const now = clock.now();
       const rentals = (await devices.listAtLocation(principal.operatorId, id)).filter(
-        (d) => familyOf(d.type) === "rental",
+        (device) => familyOf(device.type) === "rental",
       );
       const allowlisted = await devicesWithAllowlist(db, rentals);
-      return rentals.map((d) => presentDevice(d, now, principal, allowlisted.has(d.id)));
+      return rentals.map((device) => presentDevice(device, now, principal, allowlisted.has(device.id)));
     },
 
     /**

@@ -97,7 +97,7 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
       for (const { data_version, heartbeats, ...row } of rows) {
         const devs = summaries.get(row.id) ?? [];
         let validUntil = Number.POSITIVE_INFINITY;
-        for (const d of devs) validUntil = Math.min(validUntil, nextHealthChange(d, now));
+        for (const device of devs) validUntil = Math.min(validUntil, nextHealthChange(device, now));
         const location = presentLocation({
           row,
           agg: aggregate(devs, now),

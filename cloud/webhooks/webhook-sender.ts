@@ -29,7 +29,7 @@ export type WebhookSender = {
  * `timeoutMs` on the injected clock, no redirect, public addresses only unless the endpoint allows private
  * ones. The receiver's body is never kept.
  */
-export function createWebhookSender(o: {
+export function createWebhookSender(deps: {
   clock: Clock;
   timeoutMs?: number;
   /** Name resolution (tests); the system's resolver otherwise. */
@@ -38,10 +38,10 @@ export function createWebhookSender(o: {
   connections?: number;
 }): WebhookSender {
   const poster = createGuardedPost({
-    clock: o.clock,
-    timeoutMs: o.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
-    connections: o.connections ?? 8,
-    resolve: o.resolve,
+    clock: deps.clock,
+    timeoutMs: deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    connections: deps.connections ?? 8,
+    resolve: deps.resolve,
   });
   return {
     async send(req) {

@@ -8,7 +8,7 @@ import { GpioDoors } from "../../gateway/adapters/hardware/gpio-doors.ts";
 import { openGatewayDb } from "../../gateway/adapters/sqlite/open-db.ts";
 import { SqliteOutbox } from "../../gateway/adapters/sqlite/outbox.ts";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
-import { OutboxSensorBook } from "../../gateway/devices/sensor-book.ts";
+import { OutboxSensorReadings } from "../../gateway/devices/sensor-readings.ts";
 import { doorRelocker, handleBoardEvent } from "../../gateway/features/board-events.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
 import { createSimSite } from "../../hardware-sim/site.ts";
@@ -61,7 +61,7 @@ async function rig() {
   await bus.start();
   const doors = new GpioDoors(site.gpio, clock, RELEASE_S);
   doors.track(registry.all());
-  const sensors = new OutboxSensorBook(outbox, clock);
+  const sensors = new OutboxSensorReadings(outbox, clock);
   const actuator = new HardwareActuator(() => bus, doors, clock, RELEASE_S);
   doors.on("relocked", (d) => sensors.record(d, { latch: "locked" }, "door_relock"));
   doors.on("door", (d, open) => sensors.record(d, { door_open: open }, "hardware_event"));

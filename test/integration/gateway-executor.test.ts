@@ -8,7 +8,7 @@ import { HardwareActuator } from "../../gateway/adapters/hardware/actuator.ts";
 import { GpioDoors } from "../../gateway/adapters/hardware/gpio-doors.ts";
 import { openGatewayStore } from "../../gateway/adapters/sqlite/gateway-store.ts";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
-import { OutboxSensorBook } from "../../gateway/devices/sensor-book.ts";
+import { OutboxSensorReadings } from "../../gateway/devices/sensor-readings.ts";
 import { createBookingExpiry } from "../../gateway/features/booking-expiry.ts";
 import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
@@ -87,7 +87,7 @@ async function rig(opts: RigOptions = {}) {
   await bus.start();
   const doors = new GpioDoors(site.gpio, clock, 5);
   doors.track(MAP.devices);
-  const sensors = new OutboxSensorBook(outbox, clock);
+  const sensors = new OutboxSensorReadings(outbox, clock);
   const actuator = opts.actuator ?? new HardwareActuator(() => bus, doors, clock, 5);
   const finished: [string, boolean][] = [];
   const executor = createCommandExecutor({

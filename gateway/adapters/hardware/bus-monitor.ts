@@ -31,7 +31,7 @@ export class BusMonitor
   constructor(
     readonly bus: LockBusClient,
     addresses: number[],
-    private readonly o: { clock: Clock; log: Logger; pollMs: number; recycleAfter?: number },
+    private readonly options: { clock: Clock; log: Logger; pollMs: number; recycleAfter?: number },
   ) {
     super();
     for (const addr of addresses)
@@ -48,7 +48,7 @@ export class BusMonitor
     if (!b) return;
     const back = !b.reachable;
     b.reachable = true;
-    b.last_seen = this.o.clock.now().toISOString();
+    b.last_seen = this.options.clock.now().toISOString();
     if (back) this.emit("board_back", addr);
   }
 
@@ -77,14 +77,14 @@ export class BusMonitor
         }
         this.seen(b.addr);
       } catch {
-        if (b.reachable) this.o.log.warn({ addr: b.addr }, "lock board stopped answering");
+        if (b.reachable) this.options.log.warn({ addr: b.addr }, "lock board stopped answering");
         this.lost(b);
       }
     }
     const anyUp = [...this.boards.values()].some((b) => b.reachable);
     this.silentRounds = this.bus.isOpen && !anyUp ? this.silentRounds + 1 : 0;
-    if (this.silentRounds >= (this.o.recycleAfter ?? 3)) {
-      this.o.log.warn("no board answers: reopening the serial line");
+    if (this.silentRounds >= (this.options.recycleAfter ?? 3)) {
+      this.options.log.warn("no board answers: reopening the serial line");
       this.silentRounds = 0;
       this.bus.recycle();
     }
@@ -93,7 +93,7 @@ export class BusMonitor
 
   start(): void {
     const tick = () => {
-      this.timer = this.o.clock.setTimer(this.o.pollMs, () => {
+      this.timer = this.options.clock.setTimer(this.options.pollMs, () => {
         void this.poll().finally(() => {
           if (this.timer) tick();
         });
@@ -103,7 +103,7 @@ export class BusMonitor
   }
 
   stop(): void {
-    if (this.timer) this.o.clock.clearTimer(this.timer);
+    if (this.timer) this.options.clock.clearTimer(this.timer);
     this.timer = null;
   }
 }

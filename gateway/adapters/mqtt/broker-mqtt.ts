@@ -41,7 +41,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   private reconnects: { stop(): void } | null = null;
   connectedSince: string | null = null;
 
-  constructor(private readonly o: MqttBrokerLinkOptions) {
+  constructor(private readonly options: MqttBrokerLinkOptions) {
     super();
   }
 
@@ -50,13 +50,18 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   }
 
   private status(online: boolean): string {
-    const s: Status = { gateway_id: this.o.gatewayId, online, at: this.o.clock.now().toISOString() };
+    const s: Status = {
+      gateway_id: this.options.gatewayId,
+      online,
+      at: this.options.clock.now().toISOString(),
+    };
     return JSON.stringify(s);
   }
 
   start(): void {
-    const u = new URL(this.o.url);
-    const topic = (c: Parameters<typeof topicFor>[2]) => topicFor(this.o.prefix, this.o.gatewayId, c);
+    const u = new URL(this.options.url);
+    const topic = (c: Parameters<typeof topicFor>[2]) =>
+      topicFor(this.options.prefix, this.options.gatewayId, c);
     const client = new MqttClient(
       () => {
         const socket = net.createConnection({ host: u.hostname, port: Number(u.port || 1883) });
@@ -65,9 +70,9 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       },
       {
         protocolVersion: 4,
-        clientId: this.o.gatewayId,
-        username: this.o.gatewayId,
-        password: this.o.password,
+        clientId: this.options.gatewayId,
+        username: this.options.gatewayId,
+        password: this.options.password,
         clean: false,
         keepalive: 15,
         connectTimeout: 5_000,
@@ -81,16 +86,16 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     );
     this.client = client;
     this.reconnects = reconnectWithBackoff(client, {
-      clock: this.o.clock,
-      minMs: this.o.minReconnectMs ?? 1_000,
-      maxMs: this.o.maxReconnectMs ?? 30_000,
-      jitter: this.o.jitter ?? Math.random,
+      clock: this.options.clock,
+      minMs: this.options.minReconnectMs ?? 1_000,
+      maxMs: this.options.maxReconnectMs ?? 30_000,
+      jitter: this.options.jitter ?? Math.random,
       onWait: (ms) =>
-        this.o.log.info({ broker: this.o.url, retry_in_ms: ms }, "broker unreachable: retrying"),
+        this.options.log.info({ broker: this.options.url, retry_in_ms: ms }, "broker unreachable: retrying"),
     });
     client.on("connect", () => {
-      this.connectedSince = this.o.clock.now().toISOString();
-      this.o.log.info({ broker: this.o.url }, "broker connected");
+      this.connectedSince = this.options.clock.now().toISOString();
+      this.options.log.info({ broker: this.options.url }, "broker connected");
       client.subscribe(
         {
           [topic("cmd")]: { qos: 1 },
@@ -100,7 +105,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
         },
         (err) => {
           // Fails only when the connection dropped meanwhile; the next connect subscribes again.
-          if (err) return this.o.log.warn({ err: err.message }, "subscription failed");
+          if (err) return this.options.log.warn({ err: err.message }, "subscription failed");
           // Announced only once subscribed: the cloud delivers what waits for this gateway when it hears
           // `online`, so nothing may arrive before we listen. Re-announced on every connect, so a broker
           // restart never leaves a stale retained `offline` (F5).
@@ -113,21 +118,21 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       if (this.connectedSince) this.emit("disconnected");
       this.connectedSince = null;
     });
-    client.on("error", (err) => this.o.log.warn({ err: err.message }, "broker error"));
+    client.on("error", (err) => this.options.log.warn({ err: err.message }, "broker error"));
     client.on("message", (t, payload) => this.onMessage(t, payload));
   }
 
   private onMessage(topic: string, payload: Buffer) {
-    const t = parseTopic(this.o.prefix, topic);
-    if (!t || t.gatewayId !== this.o.gatewayId) return;
+    const t = parseTopic(this.options.prefix, topic);
+    if (!t || t.gatewayId !== this.options.gatewayId) return;
     let data: unknown;
     try {
       data = JSON.parse(payload.toString("utf8"));
     } catch {
-      this.o.log.warn({ topic }, "non-JSON message dropped");
+      this.options.log.warn({ topic }, "non-JSON message dropped");
       return;
     }
-    const drop = (issues: unknown) => this.o.log.warn({ topic, issues }, "invalid message dropped");
+    const drop = (issues: unknown) => this.options.log.warn({ topic, issues }, "invalid message dropped");
     switch (t.channel) {
       case "cmd": {
         const r = CommandRequest.safeParse(data);
@@ -146,7 +151,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       case "keys": {
         const r = KeysDown.safeParse(data);
         if (!r.success) return drop(r.error.issues);
-        if (r.data.gateway_id !== this.o.gatewayId) return drop("addressed to another gateway");
+        if (r.data.gateway_id !== this.options.gatewayId) return drop("addressed to another gateway");
         return this.emit("keys", r.data);
       }
       default:
@@ -157,15 +162,21 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   /** QoS 1 publish of an outbox message; resolves on the broker's PUBACK. */
   async publishUp(msg: UpMessage): Promise<void> {
     if (!this.client) throw new Error("broker not started");
-    await this.client.publishAsync(topicFor(this.o.prefix, this.o.gatewayId, "up"), JSON.stringify(msg), {
-      qos: 1,
-    });
+    await this.client.publishAsync(
+      topicFor(this.options.prefix, this.options.gatewayId, "up"),
+      JSON.stringify(msg),
+      {
+        qos: 1,
+      },
+    );
   }
 
   /** QoS 0 and only while connected: a heartbeat that cannot go now is worthless later. */
   publishHeartbeat(hb: Heartbeat): boolean {
     if (!this.client?.connected) return false;
-    this.client.publish(topicFor(this.o.prefix, this.o.gatewayId, "hb"), JSON.stringify(hb), { qos: 0 });
+    this.client.publish(topicFor(this.options.prefix, this.options.gatewayId, "hb"), JSON.stringify(hb), {
+      qos: 0,
+    });
     return true;
   }
 
@@ -175,9 +186,13 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
    */
   publishKeysReport(msg: KeysUp): boolean {
     if (!this.client?.connected) return false;
-    this.client.publish(topicFor(this.o.prefix, this.o.gatewayId, "keys_report"), JSON.stringify(msg), {
-      qos: 1,
-    });
+    this.client.publish(
+      topicFor(this.options.prefix, this.options.gatewayId, "keys_report"),
+      JSON.stringify(msg),
+      {
+        qos: 1,
+      },
+    );
     return true;
   }
 
@@ -190,7 +205,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     this.reconnects = null;
     if (client.connected) {
       await client
-        .publishAsync(topicFor(this.o.prefix, this.o.gatewayId, "status"), this.status(false), {
+        .publishAsync(topicFor(this.options.prefix, this.options.gatewayId, "status"), this.status(false), {
           qos: 1,
           retain: true,
         })

@@ -14,11 +14,14 @@ import { SqliteTapJournal } from "./tap-journal.ts";
  * the checks parkctl doctor and the watchdog run. Nothing outside gateway/adapters/sqlite sees SQL or the
  * driver.
  */
-export function openGatewayStore(stateDir: string, o: { gatewayId: string; clock: Clock }): GatewayStore {
+export function openGatewayStore(
+  stateDir: string,
+  options: { gatewayId: string; clock: Clock },
+): GatewayStore {
   const db = openGatewayDb(stateDir);
   const ping = db.prepare("SELECT 1");
   return {
-    outbox: new SqliteOutbox(db, o.gatewayId, o.clock),
+    outbox: new SqliteOutbox(db, options.gatewayId, options.clock),
     commandLog: new SqliteCommandLog(db),
     bookings: new SqliteBookings(db),
     keys: new SqliteKeyCache(db),

@@ -77,7 +77,7 @@ export class SqliteKeyCache implements KeyCache {
   private readonly setStaging: Statement<[number | null, number | null]>;
   private readonly total: Statement<[]>;
   private readonly expired: Statement<[string]>;
-  private readonly applyDeltaTx: (d: KeysDelta) => boolean;
+  private readonly applyDeltaTx: (delta: KeysDelta) => boolean;
   private readonly stageTx: (p: KeysSnapshotPart) => "staged" | "applied";
 
   constructor(db: GatewayDb) {
@@ -93,11 +93,11 @@ export class SqliteKeyCache implements KeyCache {
     this.total = db.prepare("SELECT count(*) AS n FROM key_grants");
     this.expired = db.prepare("DELETE FROM key_grants WHERE expires_at IS NOT NULL AND expires_at <= ?");
 
-    this.applyDeltaTx = db.transaction((d: KeysDelta) => {
-      if (this.read().version !== d.base_version) return false;
-      for (const k of d.removals) this.remove.run(k.card_id, k.whitelist_id);
-      for (const g of d.upserts) this.upsert.run(...rowOf(g));
-      this.setVersion.run(d.version);
+    this.applyDeltaTx = db.transaction((delta: KeysDelta) => {
+      if (this.read().version !== delta.base_version) return false;
+      for (const k of delta.removals) this.remove.run(k.card_id, k.whitelist_id);
+      for (const g of delta.upserts) this.upsert.run(...rowOf(g));
+      this.setVersion.run(delta.version);
       return true;
     });
 

@@ -24,7 +24,7 @@ export function registerCompletion(program: Command, wrap: Wrap): void {
 function words(cmd: Command): string[] {
   return [
     ...cmd.commands.map((c) => c.name()),
-    ...cmd.options.map((o) => o.long ?? "").filter(Boolean),
+    ...cmd.options.map((option) => option.long ?? "").filter(Boolean),
     "--help",
   ];
 }

@@ -1,17 +1,18 @@
 import type { LatchState } from "../../shared/protocol/lock-bus/messages.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { Clock, MappedDevice, Outbox, Reading, SensorBook, Sensors } from "../ports.ts";
+import type { Clock, MappedDevice, Outbox, Reading, SensorReadings, Sensors } from "../ports.ts";
 
 const EMPTY: Sensors = { latch: null, door_open: null, item_present: null, read_at: null };
 const FIELDS = ["latch", "door_open", "item_present"] as const;
 
 /**
- * The SensorBook port, reporting through the outbox: the gateway's live picture of its devices' sensors (latch, door, item), and the one place that tells
- * the cloud about them (ARCHITECTURE flow 6: the hardware is the truth). A reading that differs from
- * what the cloud last heard goes up the durable outbox as a `device_state` with its cause; the first
- * reading after a start always does, since the cloud's picture may be anything.
+ * The SensorReadings port, reporting through the outbox: the gateway's live picture of its devices'
+ * sensors (latch, door, item), and the one place that tells the cloud about them (ARCHITECTURE flow 6: the
+ * hardware is the truth). A reading that differs from what the cloud last heard goes up the durable outbox
+ * as a `device_state` with its cause; the first reading after a start always does, since the cloud's
+ * picture may be anything.
  */
-export class OutboxSensorBook implements SensorBook {
+export class OutboxSensorReadings implements SensorReadings {
   private readonly live = new Map<string, Sensors>();
   /** What the cloud has been told (or will be, once the outbox drains), per device. */
   private readonly told = new Map<string, Sensors>();

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { PowerSaveStrategy, SleepState } from "../../shared/domain/device-types.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { MappedDevice, Outbox, SleepBook } from "../ports.ts";
+import type { MappedDevice, Outbox, SleepStates } from "../ports.ts";
 
 /** The refusal of a command for a LOCAL_WAKEUP device in deep sleep (spec: power_save_strategy). */
 export const DEEP_SLEEP_REASON =
@@ -10,14 +10,14 @@ export const DEEP_SLEEP_REASON =
 export const strategyOf = (device: MappedDevice): PowerSaveStrategy => device.power_save_strategy ?? "NONE";
 
 /**
- * The SleepBook port, reporting through the outbox (spec: Device `sleep_state`). The hardware tells: a
+ * The SleepStates port, reporting through the outbox (spec: Device `sleep_state`). The hardware tells: a
  * board announces a channel's sleep and wake-up (docs/hardware-protocol.md, "Power save"), any answer or
  * event from a channel means it is awake, and a LOCAL_WAKEUP channel that stays silent while its board
  * answers is in deep sleep. Each change goes up the durable outbox as a `device_state` carrying
  * `sleep_state`, so the cloud's device record follows; the first state known after a start always does,
  * since the cloud may still show one from before. A NONE device that only ever answers is never reported.
  */
-export class OutboxSleepBook implements SleepBook {
+export class OutboxSleepStates implements SleepStates {
   private readonly states = new Map<string, SleepState>();
   private readonly changed = new Map<string, number>();
 
