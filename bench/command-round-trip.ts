@@ -13,7 +13,7 @@ import pino from "pino";
 import { hashSecret } from "../cloud/auth/secrets.ts";
 import { createSettledNotifier } from "../cloud/commands/command-settled.ts";
 import { createDeadlineSweeper } from "../cloud/commands/deadline-sweeper.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/devices/timeouts.ts";
 import { startEmbeddedBroker } from "../cloud/gateway-link/embedded-broker.ts";
 import { startGatewayLink } from "../cloud/gateway-link/gateway-link.ts";
 import { connectMqtt } from "../cloud/gateway-link/mqtt-client.ts";

@@ -13,7 +13,7 @@ import type {
   AccessListInvitesTable,
   AccessListMembersTable,
   AccessListsTable,
-} from "./access-list-tables.ts";
+} from "../store/tables/access-list-tables.ts";
 import { type JoinAsked, joinList, type ListRef } from "./join-list.ts";
 import { membershipColumns, membershipOf, termsFor } from "./membership-rows.ts";
 import { presentInvite, presentMember } from "./present-member.ts";

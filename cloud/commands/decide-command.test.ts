@@ -21,11 +21,11 @@ import {
 } from "../../shared/domain/device-types.ts";
 import { releasesOwn, type Use } from "../../shared/domain/device-use.ts";
 import type { Principal } from "../auth/principal.ts";
+import { DEFAULT_COMMAND_TIMEOUTS as LIMITS, throttleWindowMs, timeoutsFor } from "../devices/timeouts.ts";
 import { drivesDeviceState } from "./command-events.ts";
 import { type CallerFacts, FIELDS_OF } from "./command-rules.ts";
 import { type CommandDecision, type DeviceFacts, decideCommand } from "./decide-command.ts";
 import { holdingOf } from "./device-holding.ts";
-import { DEFAULT_COMMAND_TIMEOUTS as LIMITS, throttleWindowMs, timeoutsFor } from "./timeouts.ts";
 
 const T0 = Date.parse("2026-03-02T09:00:00.000Z");
 const at = (ms: number) => new Date(T0 + ms);

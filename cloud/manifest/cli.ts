@@ -5,16 +5,12 @@ import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { runSubcommands } from "../../shared/node/command-line.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import { packageVersion } from "../../shared/node/version.ts";
-import {
-  buildMosquittoExport,
-  parseListener,
-  writeMosquittoExport,
-} from "../gateway-link/mosquitto-export.ts";
 import { type Db, openDb } from "../store/db.ts";
 import { applyManifest } from "./apply-manifest.ts";
 import { type ManifestReport, readManifest } from "./load-manifest.ts";
 import { formatProblem } from "./manifest-problems.ts";
 import { manifestJsonSchema, type SiteManifest } from "./manifest-schema.ts";
+import { buildMosquittoExport, parseListener, writeMosquittoExport } from "./mosquitto-export.ts";
 
 /**
  * `npm run manifest -- <command>`: validate, apply, export for Mosquitto, or print the JSON Schema of a

@@ -8,8 +8,8 @@
 import type { z } from "zod";
 import { didYouMean } from "../../shared/cli/did-you-mean.ts";
 import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
-import { DERIVED_DEVICE_FIELDS } from "../devices/device-attrs.ts";
 import { DERIVED_LOCATION_FIELDS } from "../locations/location-attrs.ts";
+import { DERIVED_DEVICE_FIELDS } from "../store/tables/device-attrs.ts";
 import { MANIFEST_KEYS, type ManifestObjectKind, SiteManifest } from "./manifest-schema.ts";
 
 export type ManifestPath = (string | number)[];

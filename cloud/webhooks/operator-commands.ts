@@ -6,7 +6,7 @@ import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
 import { fromJson } from "../store/json-column.ts";
-import type { WebhookDelivery, WebhookMessageStatus } from "./webhook-tables.ts";
+import type { WebhookDelivery, WebhookMessageStatus } from "../store/tables/webhook-tables.ts";
 
 type WithStore = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 

@@ -4,7 +4,7 @@ import { SignJWT, UnsecuredJWT } from "jose";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../cloud/app.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import {
   type CloudHarness,
   ISSUER,

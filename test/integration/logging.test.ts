@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../cloud/app.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import type { ControlApi } from "../../gateway/control/control-api.ts";
 import { logTechnicianActions } from "../../gateway/control/technician-log.ts";
 import { createLogger, LogFormatError, logFormat } from "../../shared/node/log.ts";

@@ -6,7 +6,7 @@ import pino from "pino";
 import { buildApp } from "../../cloud/app.ts";
 import { createSettledNotifier } from "../../cloud/commands/command-settled.ts";
 import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";

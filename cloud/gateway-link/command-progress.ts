@@ -2,15 +2,15 @@ import type { CommandEvent } from "../../shared/api/command.ts";
 import type { CommandInput } from "../../shared/domain/command-machine.ts";
 import type { DeviceInput, LockState } from "../../shared/domain/device-machine.ts";
 import type { CommandProgress } from "../../shared/wire/messages.ts";
+import { advanceCommand } from "../commands/advance-command.ts";
+import { drivesDeviceState, endsBooking, successEventFor } from "../commands/command-events.ts";
+import { commandRepository } from "../commands/command-repository.ts";
+import { photoUri } from "../commands/photo-uri.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
-import type { GatewayReport } from "../gateway-link/gateway-reports.ts";
-import { photoUri } from "../photos/photo-uri.ts";
 import type { Executor } from "../store/db.ts";
-import { advanceCommand } from "./advance-command.ts";
-import { drivesDeviceState, endsBooking, successEventFor } from "./command-events.ts";
-import { commandRepository } from "./command-repository.ts";
+import type { GatewayReport } from "./gateway-reports.ts";
 
 /** Events the cloud writes when it ends a command itself, before the hardware said anything. */
 const ENDED_BY_CLOUD = new Set(["REQUEST_TIMED_OUT", "REQUEST_SUPERSEDED"]);

@@ -1,4 +1,4 @@
-import type { StoredEntityStatus, TargetType } from "../../shared/domain/whitelist-entity.ts";
+import type { StoredEntityStatus, TargetType } from "../../../shared/domain/whitelist-entity.ts";
 
 /** Store tables of RFID whitelists (see cloud/store/schema.ts for the conventions). */
 

@@ -1,5 +1,5 @@
-import type { AccessDecision, Grant, GrantKey } from "../../shared/wire/messages.ts";
-import type { Json } from "../store/json-column.ts";
+import type { AccessDecision, Grant, GrantKey } from "../../../shared/wire/messages.ts";
+import type { Json } from "../json-column.ts";
 
 /** Store tables of the gateways' key views (see cloud/store/schema.ts for the conventions). */
 

@@ -1,4 +1,4 @@
-import type { Json } from "../store/json-column.ts";
+import type { Json } from "../json-column.ts";
 
 /** Store tables of external users (see cloud/store/schema.ts for the conventions). */
 export interface ExternalUsersTable {

@@ -1,5 +1,5 @@
-import type { WebhookEvent, WebhookPayload, WebhookType } from "../../shared/api/webhook.ts";
-import type { Json } from "../store/json-column.ts";
+import type { WebhookEvent, WebhookPayload, WebhookType } from "../../../shared/api/webhook.ts";
+import type { Json } from "../json-column.ts";
 
 /** Store tables of outbound webhooks (see cloud/store/schema.ts for the conventions). */
 

@@ -1,5 +1,5 @@
-import type { PaymentStatus } from "../../shared/domain/payment-machine.ts";
-import type { SessionEventName, SessionStatus } from "../../shared/domain/session-machine.ts";
+import type { PaymentStatus } from "../../../shared/domain/payment-machine.ts";
+import type { SessionEventName, SessionStatus } from "../../../shared/domain/session-machine.ts";
 
 /** Store tables of sessions, payments and price lists (see cloud/store/schema.ts for the conventions). */
 

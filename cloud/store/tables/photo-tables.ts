@@ -1,4 +1,4 @@
-import type { PhotoPart } from "../../shared/wire/messages.ts";
+import type { PhotoPart } from "../../../shared/wire/messages.ts";
 
 /** Store tables of take-photo photos (see cloud/store/schema.ts for the conventions; docs/decisions.md, Photos). */
 

@@ -2,9 +2,9 @@ import { createHash, pbkdf2Sync, randomBytes, timingSafeEqual } from "node:crypt
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { WIRE_VERSION } from "../../shared/wire/topics.ts";
-import type { SiteManifest } from "../manifest/manifest-schema.ts";
-import { DEFAULT_BROKER_LIMITS } from "./broker-limits.ts";
-import { GATEWAY_ACL } from "./gateway-acl.ts";
+import { DEFAULT_BROKER_LIMITS } from "../gateway-link/broker-limits.ts";
+import { GATEWAY_ACL } from "../gateway-link/gateway-acl.ts";
+import type { SiteManifest } from "./manifest-schema.ts";
 
 /**
  * Exports the site manifest's MQTT users for a standalone Mosquitto 2.x broker: a password file, an ACL

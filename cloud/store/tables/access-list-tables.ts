@@ -1,4 +1,4 @@
-import type { AccessListKind, PaymentPeriod } from "../../shared/domain/membership.ts";
+import type { AccessListKind, PaymentPeriod } from "../../../shared/domain/membership.ts";
 
 /** Store tables of access lists and their members (see cloud/store/schema.ts for the conventions). */
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fromJson, type Json } from "../store/json-column.ts";
+import { fromJson, type Json } from "../json-column.ts";
 
 /**
  * Device fields kept in the `attrs` JSON column. `has_allowlist` is not one: it follows the whitelists'
