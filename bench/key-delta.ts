@@ -13,11 +13,11 @@ import { whitelistChanged } from "../cloud/key-sync/whitelist-changed.ts";
 import { applyManifest } from "../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { startCloud } from "../cloud/server.ts";
-import { MqttBrokerLink } from "../gateway/adapters/broker-mqtt.ts";
+import { MqttBrokerLink } from "../gateway/adapters/mqtt/broker-mqtt.ts";
 import { parseGatewayConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
-import { systemClock } from "../shared/clock.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
 import { printRuntime } from "./runtime.ts";
 import { timeBox } from "./time-box.ts";
 

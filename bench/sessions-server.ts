@@ -6,7 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { hashSecret } from "../cloud/auth/secrets.ts";
 import { derivedId } from "../cloud/manifest/apply-manifest.ts";
-import type { PaymentsTable, SessionEventsTable, SessionsTable } from "../cloud/sessions/session-tables.ts";
+import type {
+  PaymentsTable,
+  SessionEventsTable,
+  SessionsTable,
+} from "../cloud/store/tables/session-tables.ts";
 import { announce, benchDb, declareOperator, lockers, serveListing } from "./support.ts";
 
 const OPERATOR = "cccccccc-0000-4000-8000-000000000003";

@@ -14,11 +14,11 @@ import autocannon from "autocannon";
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from "fastify";
 import pino from "pino";
 import { type AppDeps, buildApp } from "../cloud/app.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../cloud/devices/timeouts.ts";
 import { applyManifest } from "../cloud/manifest/apply-manifest.ts";
 import { type ManifestInput, SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { type Db, openDb } from "../cloud/store/db.ts";
-import { systemClock } from "../shared/clock.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
 import type { TimeBox } from "./time-box.ts";
 
 // --- In a fixture process ---

@@ -17,7 +17,7 @@ import { parseGatewayConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import type { BrokerLink, BrokerLinkEvents } from "../gateway/ports.ts";
 import { createSimSite } from "../hardware-sim/site.ts";
-import { systemClock } from "../shared/clock.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
 import { BAUD_RATE } from "../shared/protocol/lock-bus/constants.ts";
 import { encodeFrame } from "../shared/protocol/lock-bus/frame.ts";
 import { hostRequestFrame } from "../shared/protocol/lock-bus/messages.ts";

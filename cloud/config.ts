@@ -50,7 +50,7 @@ export const CloudConfig = z.object({
   /** Serves Prometheus /metrics on this port (on HOST) when set; none by default. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  /** json or pretty; unset: pretty on a terminal, JSON otherwise (shared/log.ts). */
+  /** json or pretty; unset: pretty on a terminal, JSON otherwise (shared/node/log.ts). */
   LOG_FORMAT: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["json", "pretty"]).optional()),
 });
 export type CloudConfig = z.infer<typeof CloudConfig>;

@@ -1,8 +1,8 @@
 import { Command } from "commander";
-import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/command-line.ts";
-import { EXIT } from "../shared/exit-codes.ts";
-import { createLogger } from "../shared/log.ts";
-import { PACKAGE_VERSION } from "../shared/version.ts";
+import { EXIT } from "../shared/cli/exit-codes.ts";
+import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
+import { createLogger } from "../shared/node/log.ts";
+import { packageVersion } from "../shared/node/version.ts";
 import { CloudConfigError, loadCloudConfig } from "./config.ts";
 import { startCloud } from "./server.ts";
 import { explainCloudStartError } from "./startup-errors.ts";
@@ -16,7 +16,7 @@ const program = new Command("parking-cloud")
   .description(
     "The bike-parking cloud API and, unless MQTT_URL is set, its embedded MQTT broker. Configured by environment variables.",
   )
-  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .version(packageVersion(), "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .addHelpText(
     "after",

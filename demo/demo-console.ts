@@ -10,8 +10,8 @@ import type { Readable } from "node:stream";
 import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import type { RunningGateway } from "../gateway/gateway.ts";
 import type { SimSite } from "../hardware-sim/site.ts";
-import { maskCardId, normaliseCardId } from "../shared/card-id.ts";
-import { didYouMean } from "../shared/did-you-mean.ts";
+import { didYouMean } from "../shared/cli/did-you-mean.ts";
+import { maskCardId, normaliseCardId } from "../shared/domain/card-id.ts";
 import { DEMO_BUS, demoReaderName, isDoorType } from "./demo-gateways.ts";
 
 /** What the console needs of the running demo (demo/demo.ts RunningDemo has it). */

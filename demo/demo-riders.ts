@@ -5,7 +5,7 @@ import { derivedId } from "../cloud/manifest/apply-manifest.ts";
 import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { riderId } from "../cloud/users/declare-riders.ts";
 import { whsecProblem } from "../cloud/webhooks/signing-secrets.ts";
-import type { Clock } from "../shared/clock.ts";
+import type { Clock } from "../shared/time/clock.ts";
 import { type DemoRider, DemoVerificationServer } from "./verification-server.ts";
 
 /** Where the demo operator's verification callbacks go: the demo's own server, or DEMO_VERIFICATION_URL. */

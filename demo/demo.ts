@@ -6,9 +6,10 @@ import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
 import { loadManifest } from "../cloud/manifest/load-manifest.ts";
 import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { type RunningCloud, startCloud } from "../cloud/server.ts";
-import { type Clock, systemClock } from "../shared/clock.ts";
-import { didYouMean } from "../shared/did-you-mean.ts";
-import { PACKAGE_ROOT } from "../shared/package-root.ts";
+import { didYouMean } from "../shared/cli/did-you-mean.ts";
+import { PACKAGE_ROOT } from "../shared/node/package-root.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
+import type { Clock } from "../shared/time/clock.ts";
 import { type DemoGateways, manifestGatewayIds, startDemoGateways } from "./demo-gateways.ts";
 import {
   type DemoVerification,

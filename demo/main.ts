@@ -7,10 +7,10 @@ import { Command } from "commander";
 import { CloudConfigError } from "../cloud/config.ts";
 import { loadManifest } from "../cloud/manifest/load-manifest.ts";
 import { explainCloudStartError } from "../cloud/startup-errors.ts";
-import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/command-line.ts";
-import { EXIT } from "../shared/exit-codes.ts";
-import { createLogger, LogFormatError } from "../shared/log.ts";
-import { PACKAGE_VERSION } from "../shared/version.ts";
+import { EXIT } from "../shared/cli/exit-codes.ts";
+import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
+import { createLogger, LogFormatError } from "../shared/node/log.ts";
+import { packageVersion } from "../shared/node/version.ts";
 import {
   DEMO_DEFAULTS,
   DEMO_MANIFEST,
@@ -26,7 +26,7 @@ const program = new Command("demo")
     "The whole bike-parking system in one process: the cloud API, the embedded MQTT broker, SQLite, the demo " +
       "site manifest and a gateway daemon per demo site on simulated hardware.",
   )
-  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .version(packageVersion(), "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .addHelpText(
     "after",

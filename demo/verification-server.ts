@@ -3,7 +3,8 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
-import { type Clock, systemClock } from "../shared/clock.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
+import type { Clock } from "../shared/time/clock.ts";
 
 /** Spec (Limits): the suggested lifetime of a sign-in challenge nonce. */
 export const CHALLENGE_LIFETIME_MS = 60_000;

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { parseCron } from "../shared/cron.ts";
-import { whyUnreadable } from "../shared/unreadable-file.ts";
+import { whyUnreadable } from "../shared/node/unreadable-file.ts";
+import { parseCron } from "../shared/time/cron.ts";
 import { GATEWAY_ID_PATTERN } from "../shared/wire/topics.ts";
 
-/** A sweep's schedule (cron syntax, shared/cron.ts); a bad one is refused with what croner could not read. */
+/** A sweep's schedule (cron syntax, shared/time/cron.ts); a bad one is refused with what croner could not read. */
 const CronExpression = z.string().superRefine((e, ctx) => {
   try {
     parseCron(e);
@@ -84,12 +84,12 @@ export const GatewayConfig = z.strictObject({
    */
   outbox_resend_s: z.number().positive().default(10),
   /**
-   * When to read every device's sensors again (cron syntax, shared/cron.ts; null: never). Events report changes as
+   * When to read every device's sensors again (cron syntax, shared/time/cron.ts; null: never). Events report changes as
    * they happen; the sweep catches one whose event was lost.
    */
   sensor_sweep: CronExpression.nullable().default("*/15 * * * *"),
   /**
-   * When to delete expired grants from the key cache (cron syntax, shared/cron.ts; null: never). A tap checks
+   * When to delete expired grants from the key cache (cron syntax, shared/time/cron.ts; null: never). A tap checks
    * expiry itself; the sweep only keeps the cache small.
    */
   key_sweep: CronExpression.nullable().default("*/5 * * * *"),

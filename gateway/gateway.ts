@@ -1,19 +1,26 @@
 import type http from "node:http";
 import path from "node:path";
 import pino, { type Logger } from "pino";
-import { maskCardId } from "../shared/card-id.ts";
-import { type Clock, systemClock } from "../shared/clock.ts";
+import { maskCardId } from "../shared/domain/card-id.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
+import type { Clock } from "../shared/time/clock.ts";
 import type { AccessDecision, DeviceMap } from "../shared/wire/messages.ts";
-import { MqttBrokerLink, type MqttBrokerLinkOptions } from "./adapters/broker-mqtt.ts";
-import { createMemoryGpioBank } from "./adapters/gpio-memory.ts";
-import { createOnoffGpioBank } from "./adapters/gpio-onoff.ts";
-import { createSerialLinkFactory } from "./adapters/serial-links.ts";
+import { createPhotoFiles } from "./adapters/files/photo-files.ts";
+import { createMemoryGpioBank } from "./adapters/gpio/gpio-memory.ts";
+import { createOnoffGpioBank } from "./adapters/gpio/gpio-onoff.ts";
+import { HardwareActuator } from "./adapters/hardware/actuator.ts";
+import { BusMonitor } from "./adapters/hardware/bus-monitor.ts";
+import { GpioDoors } from "./adapters/hardware/gpio-doors.ts";
+import { MqttBrokerLink, type MqttBrokerLinkOptions } from "./adapters/mqtt/broker-mqtt.ts";
+import { createSerialLinkFactory } from "./adapters/serial/serial-links.ts";
+import { openGatewayStore } from "./adapters/sqlite/gateway-store.ts";
 import { controlSocketPath, type GatewayConfig } from "./config.ts";
 import type { ControlApi } from "./control/control-api.ts";
 import { createControlApi } from "./control/control-impl.ts";
 import { startControlServer } from "./control/control-server.ts";
 import { logTechnicianActions } from "./control/technician-log.ts";
 import { DeviceRegistry } from "./devices/device-registry.ts";
+import { OutboxSensorReadings } from "./devices/sensor-readings.ts";
 import { doorRelocker, handleBoardEvent } from "./features/board-events.ts";
 import { createBookingExpiry } from "./features/booking-expiry.ts";
 import { createCardQueries } from "./features/card-query.ts";
@@ -24,18 +31,12 @@ import { createHeartbeat } from "./features/heartbeat.ts";
 import { createKeySync } from "./features/key-sync.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
 import { createSensorReconciler } from "./features/reconcile-sensors.ts";
-import { HardwareActuator } from "./hardware/actuator.ts";
-import { BusMonitor } from "./hardware/bus-monitor.ts";
-import { GpioDoors } from "./hardware/gpio-doors.ts";
-import { OutboxSensorBook } from "./hardware/sensor-book.ts";
 import { LockBusClient } from "./lock-bus/lock-bus-client.ts";
 import { createMetrics, serveMetrics } from "./metrics.ts";
 import type { BrokerLink, Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
 import { SleepAwareActuator } from "./power-save/sleep-aware-actuator.ts";
-import { OutboxSleepBook } from "./power-save/sleep-book.ts";
+import { OutboxSleepStates } from "./power-save/sleep-states.ts";
 import { ReaderPort } from "./rfid/reader.ts";
-import { openGatewayStore } from "./store/gateway-store.ts";
-import { createPhotoFiles } from "./store/photo-files.ts";
 
 export type GatewayDeps = {
   config: GatewayConfig;
@@ -47,7 +48,7 @@ export type GatewayDeps = {
   gpio?: GpioBank;
   camera?: Camera | null;
   /** The broker link; the default is mqtt.js. A test may wrap the real one (e.g. to silence heartbeats). */
-  brokerLink?: (o: MqttBrokerLinkOptions) => BrokerLink;
+  brokerLink?: (options: MqttBrokerLinkOptions) => BrokerLink;
   /** false: no control socket (e.g. several gateways in one process sharing nothing but a state dir). */
   controlSocket?: boolean;
 };
@@ -92,10 +93,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const stored = store.deviceMaps.load();
   if (stored) registry.replace(stored);
   // A locker seen unlocked, by whatever means, is no longer parked: its parker's card opens it no more.
-  const sensors = new OutboxSensorBook(outbox, clock, (id, latch) => {
+  const sensors = new OutboxSensorReadings(outbox, clock, (id, latch) => {
     if (latch === "unlocked") store.parkedCards.clear(id);
   });
-  const sleep = new OutboxSleepBook(outbox, log, cfg.remote_wakeup_ms);
+  const sleep = new OutboxSleepStates(outbox, log, cfg.remote_wakeup_ms);
   const doors = new GpioDoors(gpio, clock, cfg.door_release_s);
   doors.track(registry.all());
 
@@ -114,11 +115,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     client.on("discarded", (n) => metrics.discarded.inc({ bus: b.name }, n));
     return { cfg: b, client, monitor };
   });
-  const busFor = (d: { bus: { board: number } | null }) =>
-    buses.find((b) => d.bus && b.cfg.boards.includes(d.bus.board))?.client ?? null;
+  const busFor = (device: { bus: { board: number } | null }) =>
+    buses.find((b) => device.bus && b.cfg.boards.includes(device.bus.board))?.client ?? null;
   // Power save: REMOTE_WAKEUP devices get longer bus deadlines; every answer (or silence) shows their sleep.
   const actuator = new SleepAwareActuator(
-    new HardwareActuator(busFor, doors, clock, cfg.door_release_s, (d) => sleep.graceMs(d)),
+    new HardwareActuator(busFor, doors, clock, cfg.door_release_s, (device) => sleep.graceMs(device)),
     sleep,
     (addr) => buses.some((b) => b.monitor.isReachable(addr)),
   );
@@ -194,7 +195,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     return { cfg: r, port };
   });
 
-  const connectBroker = deps.brokerLink ?? ((o: MqttBrokerLinkOptions) => new MqttBrokerLink(o));
+  const connectBroker = deps.brokerLink ?? ((options: MqttBrokerLinkOptions) => new MqttBrokerLink(options));
   const broker = connectBroker({
     url: cfg.broker.url,
     prefix: cfg.broker.prefix,
@@ -289,7 +290,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   for (const b of buses) b.monitor.start();
   await Promise.all(readers.map((r) => r.port.start()));
   // GPIO doors have no board to come back: read them now.
-  for (const d of registry.all()) if (doors.has(d.device_id)) void reconciler.readDevice(d, "startup");
+  for (const device of registry.all())
+    if (doors.has(device.device_id)) void reconciler.readDevice(device, "startup");
   reconciler.start();
   bookingExpiry.start();
   const doorWatch = createDoorWatch({
@@ -309,16 +311,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   broker.on("deviceMap", (map: DeviceMap) => {
     if (map.version === registry.version) return;
-    const before = new Map(registry.all().map((d) => [d.device_id, JSON.stringify(d)]));
+    const before = new Map(registry.all().map((device) => [device.device_id, JSON.stringify(device)]));
     store.deviceMaps.save(map);
     registry.replace(map);
     doors.track(map.devices);
     log.info({ version: map.version, devices: map.devices.length }, "device map updated");
     // Devices this gateway drives for the first time (or wired differently) are read at once.
-    const fresh = map.devices.filter((d) => before.get(d.device_id) !== JSON.stringify(d));
-    for (const d of before.keys()) if (!registry.get(d)) sensors.forget(d);
-    for (const d of fresh) sensors.forget(d.device_id);
-    for (const d of fresh) sleep.forget(d.device_id);
+    const fresh = map.devices.filter((device) => before.get(device.device_id) !== JSON.stringify(device));
+    for (const deviceId of before.keys()) if (!registry.get(deviceId)) sensors.forget(deviceId);
+    for (const device of fresh) sensors.forget(device.device_id);
+    for (const device of fresh) sleep.forget(device.device_id);
     void reconciler.readAll(fresh, "device_map");
     heartbeat.beat(); // the devices of a new map are reported at once
   });

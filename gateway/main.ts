@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
 import { flushCompileCache } from "node:module";
 import { Command } from "commander";
-import { systemClock } from "../shared/clock.ts";
-import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/command-line.ts";
-import { EXIT } from "../shared/exit-codes.ts";
-import { createLogger, LogFormatError, logFormat } from "../shared/log.ts";
-import { PACKAGE_VERSION } from "../shared/version.ts";
-import { createSdNotify, watchdogIntervalMs } from "./adapters/sd-notify.ts";
+import { EXIT } from "../shared/cli/exit-codes.ts";
+import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
+import { createLogger, LogFormatError, logFormat } from "../shared/node/log.ts";
+import { systemClock } from "../shared/node/system-clock.ts";
+import { packageVersion } from "../shared/node/version.ts";
+import { createSdNotify, watchdogIntervalMs } from "./adapters/systemd/sd-notify.ts";
 import { ConfigError, type GatewayConfig, gatewaySecret, loadGatewayConfig } from "./config.ts";
 import { startGateway } from "./gateway.ts";
 import { createWatchdog } from "./health/watchdog.ts";
@@ -22,7 +22,7 @@ const program = new Command("parking-gateway")
   .description(
     "The bike-parking gateway daemon: drives a site's lock boards, readers and doors for the cloud.",
   )
-  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .version(packageVersion(), "-V, --version", "print the version")
   .option(
     "-c, --config <file>",
     `gateway config file (YAML or JSON; default: $PARKING_GATEWAY_CONFIG, else ${DEFAULT_CONFIG})`,

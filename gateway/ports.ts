@@ -21,7 +21,7 @@ import type {
 } from "../shared/wire/messages.ts";
 
 /** Time is a port too, shared with the cloud: `now`, and timers a test's fake clock can fire. */
-export type { Clock, TimerHandle } from "../shared/clock.ts";
+export type { Clock, TimerHandle } from "../shared/time/clock.ts";
 
 // ── The outside world ────────────────────────────────────────────────────────────────────────────────
 
@@ -337,7 +337,7 @@ export type Reading = Partial<Omit<Sensors, "read_at">>;
  * The live picture of the devices' sensors, and the one place that tells the cloud about them
  * (ARCHITECTURE flow 6: the hardware is the truth).
  */
-export interface SensorBook {
+export interface SensorReadings {
   get(deviceId: string): Sensors;
   /** Records a reading; reports it when it tells the cloud something new (or `always`). */
   record(
@@ -373,7 +373,7 @@ export interface Actuator {
  * Devices' sleep states (spec: Device `sleep_state` and `power_save_strategy`) as the hardware last showed
  * them, and the one place that tells the cloud about them.
  */
-export interface SleepBook {
+export interface SleepStates {
   /** "" (awake), LIGHT_SLEEP or DEEP_SLEEP; null when the hardware has not shown it since the start. */
   get(deviceId: string): SleepState | null;
   /** Records a sleep state the hardware showed (answering at all means awake); reports what is news. */

@@ -10,7 +10,7 @@ import net from "node:net";
 import { join, resolve } from "node:path";
 import { Duplex } from "node:stream";
 import type { SerialPortStream } from "@serialport/stream";
-import { openSerialPort } from "../shared/serial-port.ts";
+import { openSerialPort } from "../shared/node/serial-port.ts";
 
 /** A simulated device (a bus of boards, a reader) that talks over whatever link it is given. */
 export interface LinkEndpoint {
@@ -135,7 +135,7 @@ async function killAndWait(child: ChildProcess, exited: Promise<void>): Promise<
 
 /**
  * Opens the simulator's side of a pty (or any serial device) with serialport, with the read that ends on
- * a hangup (shared/serial-port.ts): stock serialport spins on a pty whose socat died under it.
+ * a hangup (shared/node/serial-port.ts): stock serialport spins on a pty whose socat died under it.
  */
 export function openSerialDevice(path: string, baudRate: number): Promise<SerialPortStream> {
   return openSerialPort(path, baudRate);

@@ -11,9 +11,9 @@ import { createInterface } from "node:readline";
 import { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { parseCommandLine } from "../shared/command-line.ts";
-import { EXIT } from "../shared/exit-codes.ts";
-import { PACKAGE_VERSION } from "../shared/version.ts";
+import { EXIT } from "../shared/cli/exit-codes.ts";
+import { parseCommandLine } from "../shared/node/command-line.ts";
+import { packageVersion } from "../shared/node/version.ts";
 import { brownout } from "./faults.ts";
 import { PtyConnector } from "./links.ts";
 import { createSimSite, type SimSite, SimSiteSpec } from "./site.ts";
@@ -146,7 +146,7 @@ const program = new Command("sim")
   )
   .option("--dir <dir>", "directory for the pseudo-terminal links (one per bus and reader)", "./data/sim")
   .option("--scenario <file>", "the scenario file, as an option")
-  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .version(packageVersion(), "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .addHelpText(
     "after",

@@ -1,7 +1,7 @@
 /**
  * The simulator's view of time (STYLE rule 6: time is injected). Structurally the shared Clock's timer
  * half, so a test can hand a board the same fake clock it gives the gateway; hardware-sim may not import
- * shared/clock.ts, hence the local shape.
+ * shared/time/clock.ts, hence the local shape.
  */
 export interface SimTimers {
   setTimer(ms: number, fn: () => void): unknown;

@@ -9,7 +9,7 @@ import { hashSecret } from "../../cloud/auth/secrets.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { type Db, openDb } from "../../cloud/store/db.ts";
-import { systemClock } from "../../shared/clock.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
 import {
   clientId,
   FLEET_SECRET,

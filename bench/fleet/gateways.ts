@@ -6,7 +6,7 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import pino from "pino";
-import { systemClock } from "../../shared/clock.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
 import * as wire from "../../shared/wire/messages.ts";
 import { FLEET_SECRET, gatewayId } from "./fleet-shape.ts";
 import type { FromFleet, SimConfig, ToFleet } from "./ipc.ts";

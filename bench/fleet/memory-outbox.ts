@@ -4,7 +4,7 @@ import type { UpMessage } from "../../shared/wire/messages.ts";
 
 /**
  * The gateway's Outbox port in memory, for a simulated gateway: the same numbering (seq from 1), identity,
- * order and confirm-by-ack as gateway/store/outbox.ts, without SQLite. What it holds is what this gateway
+ * order and confirm-by-ack as gateway/adapters/sqlite/outbox.ts, without SQLite. What it holds is what this gateway
  * has sent and the cloud has not yet confirmed applying.
  */
 export class MemoryOutbox extends EventEmitter<{ appended: [] }> implements Outbox, OutboxPosition {

@@ -1,11 +1,11 @@
 /**
- * One simulated gateway: the real gateway's wire end (gateway/adapters/broker-mqtt.ts: persistent session,
+ * One simulated gateway: the real gateway's wire end (gateway/adapters/mqtt/broker-mqtt.ts: persistent session,
  * retained `online` status and `offline` Last Will, subscriptions on cmd/ack/config/keys, schema-checked
  * down messages) and its real outbox pump (gateway/features/outbox-pump.ts: seq order, QoS 1, delete on
  * ack, resend what stays unacknowledged), over an in-memory outbox and hardware that answers at once.
  */
 import type { Logger } from "pino";
-import { MqttBrokerLink } from "../../gateway/adapters/broker-mqtt.ts";
+import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
 import type { Clock } from "../../gateway/ports.ts";
 import type { CommandRequest, DeviceMap, KeysDown, UpMessage } from "../../shared/wire/messages.ts";

@@ -4,16 +4,16 @@ import type {
   AddAccessListMember,
   RemoveAccessListMember,
 } from "../../shared/api/access-list.ts";
-import type { Clock } from "../../shared/clock.ts";
+import { AppError } from "../../shared/api/errors.ts";
 import { inviteExpiry, inviteStatus, removeMembership } from "../../shared/domain/membership.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { type Principal, requireClient } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
 import type {
   AccessListInvitesTable,
   AccessListMembersTable,
   AccessListsTable,
-} from "./access-list-tables.ts";
+} from "../store/tables/access-list-tables.ts";
 import { type JoinAsked, joinList, type ListRef } from "./join-list.ts";
 import { membershipColumns, membershipOf, termsFor } from "./membership-rows.ts";
 import { presentInvite, presentMember } from "./present-member.ts";

@@ -1,5 +1,5 @@
-import type { Clock } from "../../shared/clock.ts";
-import { toE164 } from "../../shared/phone-number.ts";
+import { toE164 } from "../../shared/api/phone-number.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
 import { joinList } from "./join-list.ts";
 

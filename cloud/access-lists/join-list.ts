@@ -1,3 +1,4 @@
+import { AppError } from "../../shared/api/errors.ts";
 import {
   type AccessListKind,
   grantsAccess,
@@ -6,7 +7,6 @@ import {
   renewMembership,
   type TermsAsked,
 } from "../../shared/domain/membership.ts";
-import { AppError } from "../../shared/errors.ts";
 import type { Db } from "../store/db.ts";
 import { membershipColumns, membershipOf } from "./membership-rows.ts";
 

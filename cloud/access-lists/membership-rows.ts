@@ -1,5 +1,5 @@
 import type { AccessListKind, Membership, TermsAsked } from "../../shared/domain/membership.ts";
-import type { AccessListMembersTable } from "./access-list-tables.ts";
+import type { AccessListMembersTable } from "../store/tables/access-list-tables.ts";
 
 /** The stored row's membership facts, for the pure rules of shared/domain/membership.ts. */
 export function membershipOf(row: AccessListMembersTable): Membership {

@@ -7,7 +7,7 @@ import {
   membershipStatus,
   nextPaymentAt,
 } from "../../shared/domain/membership.ts";
-import type { AccessListInvitesTable, AccessListMembersTable } from "./access-list-tables.ts";
+import type { AccessListInvitesTable, AccessListMembersTable } from "../store/tables/access-list-tables.ts";
 import { membershipOf } from "./membership-rows.ts";
 
 /** A joined member as the API shows it, with its status at `now`. */

@@ -1,5 +1,5 @@
+import { AppError } from "../../shared/api/errors.ts";
 import type { Permission } from "../../shared/api/permissions.ts";
-import { AppError } from "../../shared/errors.ts";
 
 /** An integrator's back end, authenticated by OAuth2 client credentials (S2S). */
 export type ClientPrincipal = {

@@ -1,4 +1,4 @@
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "./lru-map.ts";
 
 export type RatePolicy = {

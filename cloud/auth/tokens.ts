@@ -1,7 +1,7 @@
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 import { decodeJwt, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "./lru-map.ts";
 import type { ClientPrincipal, Principal, UserPrincipal } from "./principal.ts";
 

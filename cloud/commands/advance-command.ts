@@ -6,8 +6,9 @@ import {
   transitionCommand,
 } from "../../shared/domain/command-machine.ts";
 import { onCommandSucceeded } from "../sessions/session-recorder.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
-import { type CommandRecord, commandRepository } from "./command-repository.ts";
+import { commandRepository } from "./command-repository.ts";
 
 const MAX_CAS_ATTEMPTS = 5;
 

@@ -1,7 +1,7 @@
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
 import { isTerminal } from "../../shared/domain/command-machine.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { CommandSettledNotifier } from "../ports.ts";
-import type { CommandRecord } from "./command-repository.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 
 /** A request's `Prefer: wait`: how long it may wait for its command to end, and whether its client left. */
 export type CommandWait = { ms: number; signal: AbortSignal };

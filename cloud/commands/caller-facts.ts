@@ -1,8 +1,8 @@
 import type { CommandRequest } from "../../shared/api/command.ts";
 import { hasLocationAccess } from "../access-lists/location-access.ts";
 import type { Principal } from "../auth/principal.ts";
-import type { DeviceRecord } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
 import { userStore } from "../users/user-store.ts";
 import type { CallerFacts } from "./command-rules.ts";
 import { actorOf } from "./device-holding.ts";

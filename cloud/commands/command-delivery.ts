@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { advanceCommand } from "./advance-command.ts";
 import { commandRepository } from "./command-repository.ts";
-import type { CommandTimeoutConfig } from "./timeouts.ts";
 
 type Deps = { clock: Clock; timeouts: CommandTimeoutConfig };
 type DeliveryDeps = Deps & { db: Db; gateways: GatewayPublisher };

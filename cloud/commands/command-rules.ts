@@ -1,14 +1,14 @@
 import { type CommandRequest, REASONS_NEEDING_COMMENT } from "../../shared/api/command.ts";
+import type { ErrorCode } from "../../shared/api/errors.ts";
 import {
   type CommandName,
   commandsFor,
   isBookingCommand,
   isThrottled,
 } from "../../shared/domain/device-types.ts";
-import type { ErrorCode } from "../../shared/errors.ts";
 import { can, type Principal } from "../auth/principal.ts";
-import type { DeviceRecord } from "../devices/device-repository.ts";
-import { type CommandTimeoutConfig, throttleWindowMs } from "./timeouts.ts";
+import { type CommandTimeoutConfig, throttleWindowMs } from "../devices/timeouts.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
 
 /** Why a command is not accepted: what the API answers (an AppError once thrown). */
 export type CommandRefusal = {

@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Command, CommandRequest } from "../../shared/api/command.ts";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { Principal } from "../auth/principal.ts";
-import { type DeviceRecord, deviceRepository } from "../devices/device-repository.ts";
+import { deviceRepository } from "../devices/device-repository.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import { openSessionFor } from "../sessions/session-recorder.ts";
 import type { Db } from "../store/db.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
 import { advanceCommand } from "./advance-command.ts";
 import { awaitSettled, type CommandWait } from "./await-settled.ts";
 import { readCallerFacts } from "./caller-facts.ts";
@@ -17,7 +19,6 @@ import { commandRepository } from "./command-repository.ts";
 import { type CommandAcceptance, decideCommand } from "./decide-command.ts";
 import { endCommand } from "./end-command.ts";
 import { presentCommand } from "./present-command.ts";
-import type { CommandTimeoutConfig } from "./timeouts.ts";
 
 export type CommandServiceDeps = {
   db: Db;

@@ -1,13 +1,13 @@
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { CommandSettledNotifier } from "../ports.ts";
 import { raiseTimedOut } from "../site-events/timed-out.ts";
 import type { Db } from "../store/db.ts";
 import { commandRepository } from "./command-repository.ts";
 import { endCommand } from "./end-command.ts";
-import type { CommandTimeoutConfig } from "./timeouts.ts";
 
 /** At most this many commands, and this many devices, per sweep; the next sweep takes the rest. */
 const BATCH = 500;

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type CommandRequest, FORCE_UNLOCK_REASONS } from "../../shared/api/command.ts";
+import { ERROR_STATUS } from "../../shared/api/errors.ts";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import {
   DEVICE_STATE_VALUES,
@@ -19,13 +20,12 @@ import {
   SLEEP_STATES,
 } from "../../shared/domain/device-types.ts";
 import { releasesOwn, type Use } from "../../shared/domain/device-use.ts";
-import { ERROR_STATUS } from "../../shared/errors.ts";
 import type { Principal } from "../auth/principal.ts";
+import { DEFAULT_COMMAND_TIMEOUTS as LIMITS, throttleWindowMs, timeoutsFor } from "../devices/timeouts.ts";
 import { drivesDeviceState } from "./command-events.ts";
 import { type CallerFacts, FIELDS_OF } from "./command-rules.ts";
 import { type CommandDecision, type DeviceFacts, decideCommand } from "./decide-command.ts";
 import { holdingOf } from "./device-holding.ts";
-import { DEFAULT_COMMAND_TIMEOUTS as LIMITS, throttleWindowMs, timeoutsFor } from "./timeouts.ts";
 
 const T0 = Date.parse("2026-03-02T09:00:00.000Z");
 const at = (ms: number) => new Date(T0 + ms);

@@ -4,9 +4,11 @@ import { isInterim, transitionDevice } from "../../shared/domain/device-machine.
 import { familyOf, isThrottled } from "../../shared/domain/device-types.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { Principal } from "../auth/principal.ts";
-import type { DeviceChanges, DeviceRecord } from "../devices/device-repository.ts";
+import type { DeviceChanges } from "../devices/device-repository.ts";
+import { type CommandTimeoutConfig, timeoutsFor } from "../devices/timeouts.ts";
+import type { CommandRecord } from "../store/command-record.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
 import { drivesDeviceState } from "./command-events.ts";
-import type { CommandRecord } from "./command-repository.ts";
 import {
   type CallerFacts,
   type CommandRefusal,
@@ -15,7 +17,6 @@ import {
   refuse,
 } from "./command-rules.ts";
 import { checkOwnership } from "./device-holding.ts";
-import { type CommandTimeoutConfig, timeoutsFor } from "./timeouts.ts";
 
 /** What the decision reads of the device. */
 export type DeviceFacts = Pick<

@@ -2,7 +2,7 @@ import type { CommandRequest } from "../../shared/api/command.ts";
 import { type CommandName, familyOf } from "../../shared/domain/device-types.ts";
 import { type Actor, decideUse, type Holding, type Use } from "../../shared/domain/device-use.ts";
 import type { Principal } from "../auth/principal.ts";
-import type { DeviceRecord } from "../devices/device-repository.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
 import { type CallerFacts, type CommandRefusal, refuse } from "./command-rules.ts";
 
 /** The commands whose use depends on who holds the device; force commands bypass it (DEVICE_ADMIN). */

@@ -4,8 +4,8 @@ import { decideTap, type TapContext } from "../../shared/domain/access-decision.
 import type { DeviceState } from "../../shared/domain/device-machine.ts";
 import type { Grant } from "../../shared/wire/messages.ts";
 import type { Principal } from "../auth/principal.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../devices/timeouts.ts";
 import { type DeviceFacts, decideCommand } from "./decide-command.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "./timeouts.ts";
 
 /**
  * The edge and the cloud apply one ownership rule (shared/domain/device-use.ts): for the same person, device

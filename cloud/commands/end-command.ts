@@ -1,8 +1,8 @@
 import { advanceDevice } from "../devices/advance-device.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Db, Executor } from "../store/db.ts";
 import { advanceCommand, type CommandStep } from "./advance-command.ts";
-import type { CommandRecord } from "./command-repository.ts";
-import type { CommandTimeoutConfig } from "./timeouts.ts";
 
 /**
  * Ends a command in ERROR (a failure, a deadline) and returns its device to the state it came from, in

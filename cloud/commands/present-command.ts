@@ -1,6 +1,6 @@
 import type { Command } from "../../shared/api/command.ts";
 import { deviceUri } from "../../shared/api/uris.ts";
-import type { CommandRecord } from "./command-repository.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 
 export const commandUri = (id: string) => `/device/v1/commands/${id}`;
 

@@ -5,16 +5,12 @@ import {
   transitionDevice,
 } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
-import { type CommandTimeoutConfig, timeoutsFor } from "../commands/timeouts.ts";
 import { sessionsFollowDevice } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
-import {
-  type DeviceChanges,
-  type DeviceRecord,
-  deviceRepository,
-  type SensorReading,
-} from "./device-repository.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
+import { type DeviceChanges, deviceRepository, type SensorReading } from "./device-repository.ts";
 import { freshReading, type ReadingPosition } from "./reading-order.ts";
+import { type CommandTimeoutConfig, timeoutsFor } from "./timeouts.ts";
 
 const MAX_CAS_ATTEMPTS = 5;
 

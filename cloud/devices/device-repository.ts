@@ -1,16 +1,10 @@
 import { sql } from "kysely";
-import type { DeviceState } from "../../shared/domain/device-machine.ts";
 import type { DeviceType } from "../../shared/domain/device-types.ts";
 import type { Executor } from "../store/db.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
 import { fromJson, toJson } from "../store/json-column.ts";
 import type { DevicesTable } from "../store/schema.ts";
-import { type DeviceAttrs, parseDeviceAttrs } from "./device-attrs.ts";
-
-type StateColumns = "state_value" | "state_changed_at" | "state_timeout_at" | "state_restore";
-type FlagColumns = "has_camera" | "door_open" | "item_present";
-
-/** Columns behind `last_seen_at` (migration 016): read through it, never on their own. */
-type SeenColumns = "seen_at" | "reachable";
+import { type DeviceAttrs, parseDeviceAttrs } from "../store/tables/device-attrs.ts";
 
 /**
  * When a device was last seen: when its gateway's latest heartbeat arrived if that heartbeat reached it
@@ -25,21 +19,6 @@ export const lastSeenAtJoined = sql<string | null>`coalesce(case when devices.re
   and g.heartbeat_at > coalesce(devices.seen_at, '') then g.heartbeat_at end, devices.seen_at)`.as(
   "last_seen_at",
 );
-
-/**
- * A device as the services see it: the machine's state in one piece, the attributes parsed, the 0/1
- * columns as booleans and when it was last seen. Only this repository reads or writes the `devices`
- * table's columns.
- */
-export type DeviceRecord = Omit<DevicesTable, StateColumns | FlagColumns | SeenColumns | "attrs"> & {
-  last_seen_at: string | null;
-  state: DeviceState;
-  attrs: DeviceAttrs;
-  has_camera: boolean;
-  /** Last sensor report; null before the first. */
-  door_open: boolean | null;
-  item_present: boolean | null;
-};
 
 /** What the hardware reported: written whatever the state machine makes of it. */
 export type SensorReading = Partial<

@@ -1,5 +1,5 @@
-import type { Clock } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
 import { devicesWithAllowlist } from "../whitelists/allowlists.ts";
@@ -15,7 +15,7 @@ export function createDeviceService(deps: { db: Db; clock: Clock }) {
       const found = await devices.listAtLocation(principal.operatorId, locationId);
       const allowlisted = await devicesWithAllowlist(deps.db, found);
       const now = clock.now();
-      return found.map((d) => presentDevice(d, now, principal, allowlisted.has(d.id)));
+      return found.map((device) => presentDevice(device, now, principal, allowlisted.has(device.id)));
     },
 
     async get(principal: Principal, id: string) {

@@ -1,10 +1,10 @@
 import type { Device } from "../../shared/api/device.ts";
-import { deviceUri, locationUri } from "../../shared/api/uris.ts";
+import { deviceUri, locationUri, priceListUri } from "../../shared/api/uris.ts";
 import { commandsFor } from "../../shared/domain/device-types.ts";
 import { deriveHealth, type HealthView, legacyHealth } from "../../shared/domain/health.ts";
 import { can, type Principal } from "../auth/principal.ts";
-import { priceListUri } from "../sessions/price-lists.ts";
-import type { DeviceRecord, DeviceSummary } from "./device-repository.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
+import type { DeviceSummary } from "./device-repository.ts";
 
 export function healthOf(
   row: Pick<DeviceSummary, "last_seen_at" | "offline_at">,

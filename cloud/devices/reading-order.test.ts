@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fromJson, type Json, toJson } from "../store/json-column.ts";
-import { freshReading, type ReadingMarks } from "./reading-order.ts";
+import type { ReadingMarks } from "../store/tables/reading-marks.ts";
+import { freshReading } from "./reading-order.ts";
 
 const marks = (m: ReadingMarks) => toJson(m);
 const AT = "2030-01-01T00:00:00.000Z";

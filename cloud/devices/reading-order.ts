@@ -1,19 +1,13 @@
 import type { Json } from "../store/json-column.ts";
 import { fromJson, toJson } from "../store/json-column.ts";
+import { ORDERED_FIELDS, type OrderedField, type ReadingMarks } from "../store/tables/reading-marks.ts";
 import type { SensorReading } from "./device-repository.ts";
-
-/** The sensor fields whose order matters: each keeps the value of the latest report that carried it. */
-export const ORDERED_FIELDS = ["lock_state", "door_open", "item_present", "sleep_state"] as const;
-export type OrderedField = (typeof ORDERED_FIELDS)[number];
 
 /**
  * Where a report sits in its gateway's outbox. `source` names one sequence: seqs compare only within it
  * (another gateway, or a gateway whose outbox began again, starts a new one).
  */
 export type ReadingPosition = { source: string; seq: number };
-
-/** Per device: the seq of the last report applied for each field, within one source. */
-export type ReadingMarks = { source: string; seq: Partial<Record<OrderedField, number>> };
 
 /** The sequence a gateway's reports belong to: its outbox (a store made again numbers from 1 anew). */
 export function readingSource(gatewayId: string, outboxId: string | undefined): string {

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
-import { every } from "../../shared/every.ts";
+import type { Clock } from "../../shared/time/clock.ts";
+import { every } from "../../shared/time/every.ts";
 import type { Db } from "../store/db.ts";
 
 /**

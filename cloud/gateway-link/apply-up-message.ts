@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
 import type { UpMessage } from "../../shared/wire/messages.ts";
-import { applyCommandProgress } from "../commands/command-progress.ts";
-import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import { applyAccessDecision } from "../key-sync/access-events.ts";
 import type { GatewayRefusal } from "../metrics.ts";
 import { applyPhotoPart } from "../photos/apply-photo-part.ts";
 import type { CommandSettledNotifier } from "../ports.ts";
 import type { Db } from "../store/db.ts";
+import { applyCommandProgress } from "./command-progress.ts";
 import { applyDeviceState, applyHardwareEvent } from "./gateway-reports.ts";
 
 /**

@@ -37,7 +37,7 @@ function weigh(p: StoredPacket): number {
  */
 export function boundQueues(
   store: OutgoingStore,
-  o: {
+  deps: {
     /** The limit for a client id; null: unbounded (the cloud's own session). */
     limitFor(clientId: string): QueueLimit | null;
     /** Told of each message not queued for a client. */
@@ -50,7 +50,7 @@ export function boundQueues(
   const keyOf = (p: StoredPacket) => `${p.brokerId ?? ""}/${p.brokerCounter ?? ""}`;
 
   function admit(clientId: string, packet: StoredPacket): boolean {
-    const limit = o.limitFor(clientId);
+    const limit = deps.limitFor(clientId);
     if (!limit) return true;
     const h = held.get(clientId) ?? { messages: 0, bytes: 0 };
     const bytes = weigh(packet);
@@ -59,7 +59,7 @@ export function boundQueues(
       keys.push(keyOf(packet));
       if (keys.length > REMEMBERED_DROPS) keys.shift();
       dropped.set(clientId, keys);
-      o.onDrop(clientId);
+      deps.onDrop(clientId);
       return false;
     }
     h.messages += 1;

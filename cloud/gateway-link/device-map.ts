@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { parseLocationAttrs } from "../locations/location-attrs.ts";
@@ -51,7 +51,7 @@ export async function recordMapVersions(db: Executor): Promise<string[]> {
  * Polls the stored map versions and publishes the maps this process has not published yet. Cheap (one
  * row per gateway), and it works whoever changed the store: the manifest CLI, or another replica.
  */
-export function watchDeviceMaps(o: {
+export function watchDeviceMaps(deps: {
   db: Db;
   clock: Clock;
   log: Logger;
@@ -61,18 +61,18 @@ export function watchDeviceMaps(o: {
 }) {
   let timer: TimerHandle | null = null;
   async function check(): Promise<void> {
-    const rows = await o.db.selectFrom("gateways").select(["id", "map_version"]).execute();
+    const rows = await deps.db.selectFrom("gateways").select(["id", "map_version"]).execute();
     const due = rows
-      .filter((r) => r.map_version !== null && !o.isPublished(r.id, r.map_version))
+      .filter((r) => r.map_version !== null && !deps.isPublished(r.id, r.map_version))
       .map((r) => r.id);
     if (due.length === 0) return;
-    await o.publish(due);
-    o.log.info({ gateways: due }, "new device maps published");
+    await deps.publish(due);
+    deps.log.info({ gateways: due }, "new device maps published");
   }
   const tick = () => {
-    timer = o.clock.setTimer(o.everyMs, () => {
+    timer = deps.clock.setTimer(deps.everyMs, () => {
       check()
-        .catch((err: unknown) => o.log.warn({ err }, "device map check failed"))
+        .catch((err: unknown) => deps.log.warn({ err }, "device map check failed"))
         .finally(() => {
           if (timer) tick();
         });
@@ -82,7 +82,7 @@ export function watchDeviceMaps(o: {
   return {
     check,
     stop() {
-      if (timer) o.clock.clearTimer(timer);
+      if (timer) deps.clock.clearTimer(timer);
       timer = null;
     },
   };

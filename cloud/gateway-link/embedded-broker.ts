@@ -1,7 +1,8 @@
 import net from "node:net";
 import { Aedes, type AuthenticateError, type Client } from "aedes";
 import type { Logger } from "pino";
-import { type Clock, systemClock } from "../../shared/clock.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { createFailureLimiter } from "../auth/failure-limiter.ts";
 import { verifySecret } from "../auth/secrets.ts";
 import { type CloudMetrics, createCloudMetrics } from "../metrics.ts";

@@ -1,12 +1,12 @@
 import type { MqttClient } from "mqtt";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
-import { reconnectWithBackoff } from "../../shared/mqtt-reconnect.ts";
+import { reconnectWithBackoff } from "../../shared/node/mqtt-reconnect.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import { Heartbeat, KeysUp, OutboxId, Status, UpMessage } from "../../shared/wire/messages.ts";
 import { parseTopic, sharedFilter, topicFor, UP_CHANNELS, wildcardFor } from "../../shared/wire/topics.ts";
 import { redeliverPending } from "../commands/command-delivery.ts";
-import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import { createKeySync } from "../key-sync/key-sync.ts";
 import {
   type CloudMetrics,

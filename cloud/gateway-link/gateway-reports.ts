@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import type { DeviceStateReport, HardwareEvent, Status } from "../../shared/wire/messages.ts";
-import type { CommandTimeoutConfig } from "../commands/timeouts.ts";
 import { advanceDevice, recordReadingInOrder } from "../devices/advance-device.ts";
 import { deviceRepository, type SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { GatewayRefusal } from "../metrics.ts";
 import { raiseHardwareAlarm } from "../site-events/hardware-alarms.ts";
 import type { Db, Executor } from "../store/db.ts";

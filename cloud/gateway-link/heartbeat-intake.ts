@@ -142,5 +142,6 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
   };
 }
 
-const reachableIds = (hb: Heartbeat) => hb.devices.filter((d) => d.reachable).map((d) => d.device_id);
+const reachableIds = (hb: Heartbeat) =>
+  hb.devices.filter((device) => device.reachable).map((device) => device.device_id);
 const positionKey = (hb: Heartbeat) => `${hb.outbox?.id}:${hb.outbox?.unconfirmed_from}`;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { TokenIssuer } from "../auth/tokens.ts";
 

@@ -3,7 +3,7 @@ import { type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { ConnectionError, FastifyBaseLogger } from "fastify";
 import type { ErrorBody } from "../../shared/api/common.ts";
-import { ERROR_STATUS, type ErrorCode } from "../../shared/errors.ts";
+import { ERROR_STATUS, type ErrorCode } from "../../shared/api/errors.ts";
 
 /** Parser errors with a status of their own; any other means the request is not valid HTTP (400). */
 const PARSER_ERRORS: Record<string, { code: ErrorCode; message: string }> = {

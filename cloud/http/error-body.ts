@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../shared/api/common.ts";
-import type { AppError, ErrorCode } from "../../shared/errors.ts";
+import type { AppError, ErrorCode } from "../../shared/api/errors.ts";
 
 /** The spec's standard error body; the correlation id is the request id, also sent as a header. */
 export function errorBody(

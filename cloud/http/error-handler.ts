@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
-import { AppError, ERROR_CODES, ERROR_STATUS, type ErrorCode, isAppError } from "../../shared/errors.ts";
+import { AppError, ERROR_CODES, ERROR_STATUS, type ErrorCode, isAppError } from "../../shared/api/errors.ts";
 import { errorBody, sendAppError } from "./error-body.ts";
 
 const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE"] as const;

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import { z } from "zod";
 import { ErrorBody } from "../../shared/api/common.ts";
-import type { Clock } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import {
   createIdempotencyStore,
   IDEMPOTENCY_POLICY,

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { maskCardId } from "../../shared/card-id.ts";
+import { maskCardId } from "../../shared/domain/card-id.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { readingSource, setLater } from "../devices/reading-order.ts";

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import {
   type Grant,
   type GrantKey,

@@ -31,21 +31,21 @@ export function aggregate(devices: readonly Row[], now: Date): LocationAggregate
   let onlineAll = 0;
   let lastDeath = "";
   const resources: LocationAggregates["resources"] = [];
-  for (const d of devices) {
-    const health = healthOf(d, now);
+  for (const device of devices) {
+    const health = healthOf(device, now);
     const up = isOnline(health);
     if (health) anyKnown = true;
     if (up) onlineAll++;
     if (health?.dead_since && health.dead_since > lastDeath) lastDeath = health.dead_since;
-    if (!isLockingDevice(d.type)) continue;
-    const free = isAvailable(d);
+    if (!isLockingDevice(device.type)) continue;
+    const free = isAvailable(device);
     total++;
     if (up) online++;
     if (up && free) available++;
     resources.push({
-      alias: d.alias,
-      available: { last_updated: d.state_changed_at, value: free && up },
-      online: { last_updated: d.last_seen_at ?? d.offline_at ?? d.created_at, value: up },
+      alias: device.alias,
+      available: { last_updated: device.state_changed_at, value: free && up },
+      online: { last_updated: device.last_seen_at ?? device.offline_at ?? device.created_at, value: up },
     });
   }
   let connection: LocationAggregates["connection"] = "unknown";

@@ -1,10 +1,10 @@
 import type { Device } from "../../shared/api/device.ts";
+import { AppError } from "../../shared/api/errors.ts";
 import type { LocationAudit, OrganizationList } from "../../shared/api/location-links.ts";
 import { ORGANIZATION_ROLES } from "../../shared/api/location-links.ts";
 import { locationUri } from "../../shared/api/uris.ts";
-import type { Clock } from "../../shared/clock.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { presentDevice } from "../devices/present-device.ts";
@@ -36,10 +36,10 @@ export function createLocationLinks(deps: { db: Db; clock: Clock }) {
       await owned(principal, id);
       const now = clock.now();
       const rentals = (await devices.listAtLocation(principal.operatorId, id)).filter(
-        (d) => familyOf(d.type) === "rental",
+        (device) => familyOf(device.type) === "rental",
       );
       const allowlisted = await devicesWithAllowlist(db, rentals);
-      return rentals.map((d) => presentDevice(d, now, principal, allowlisted.has(d.id)));
+      return rentals.map((device) => presentDevice(device, now, principal, allowlisted.has(device.id)));
     },
 
     /**

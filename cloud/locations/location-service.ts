@@ -1,8 +1,8 @@
+import { AppError } from "../../shared/api/errors.ts";
 import { type LocationPatch, type LocationType, TAGS_MAX_COUNT } from "../../shared/api/location.ts";
 import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
-import type { Clock } from "../../shared/clock.ts";
 import { misfitDevices } from "../../shared/domain/location-devices.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { can, type Principal, requireClient } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";

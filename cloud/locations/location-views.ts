@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type SelectQueryBuilder, sql } from "kysely";
-import type { Clock } from "../../shared/clock.ts";
 import { nextHealthChange } from "../../shared/domain/health.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "../auth/lru-map.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
@@ -97,7 +97,7 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
       for (const { data_version, heartbeats, ...row } of rows) {
         const devs = summaries.get(row.id) ?? [];
         let validUntil = Number.POSITIVE_INFINITY;
-        for (const d of devs) validUntil = Math.min(validUntil, nextHealthChange(d, now));
+        for (const device of devs) validUntil = Math.min(validUntil, nextHealthChange(device, now));
         const location = presentLocation({
           row,
           agg: aggregate(devs, now),

@@ -1,14 +1,14 @@
 import { v5 as uuidv5 } from "uuid";
-import type { Clock } from "../../shared/clock.ts";
 import { readyState } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { declareAccessLists } from "../access-lists/declare-access-lists.ts";
 import { hashSecret, verifySecret } from "../auth/secrets.ts";
-import { DeviceAttrs } from "../devices/device-attrs.ts";
 import { recordMapVersions } from "../gateway-link/device-map.ts";
 import { LocationAttrs } from "../locations/location-attrs.ts";
 import { declarePriceLists } from "../sessions/price-lists.ts";
 import type { Db } from "../store/db.ts";
+import { DeviceAttrs } from "../store/tables/device-attrs.ts";
 import { declareRiders } from "../users/declare-riders.ts";
 import { declareWebhooks } from "../webhooks/declare-webhooks.ts";
 import { declareWhitelists } from "../whitelists/declare-whitelists.ts";
@@ -199,16 +199,16 @@ export async function applyManifest(
               camera: gw.camera,
               d: null,
             },
-            ...gw.devices.map((d) => ({
-              id: d.id ?? derivedId(locationId, "device", d.alias),
-              alias: d.alias,
-              type: d.type,
+            ...gw.devices.map((device) => ({
+              id: device.id ?? derivedId(locationId, "device", device.alias),
+              alias: device.alias,
+              type: device.type,
               camera: false,
-              d,
+              d: device,
             })),
           ];
           for (const dev of devices) {
-            const d = dev.d;
+            const device = dev.d;
             await upsert(
               "devices",
               { id: dev.id },
@@ -238,19 +238,19 @@ export async function applyManifest(
                 gateway_id: gw.id,
                 type: dev.type,
                 alias: dev.alias,
-                code: d?.code ?? "",
-                hardware_id: d?.hardware_id ?? "",
+                code: device?.code ?? "",
+                hardware_id: device?.hardware_id ?? "",
                 has_camera: dev.camera ? 1 : 0,
-                power_save_strategy: d?.power_save_strategy ?? "NONE",
+                power_save_strategy: device?.power_save_strategy ?? "NONE",
                 attrs: JSON.stringify(
                   DeviceAttrs.parse({
-                    tags: d?.tags ?? [],
-                    comment: d?.comment ?? "",
-                    bus: d?.bus ?? null,
+                    tags: device?.tags ?? [],
+                    comment: device?.comment ?? "",
+                    bus: device?.bus ?? null,
                     has_access_lists: hasAccessLists,
                     // What the device's sessions cost: its own price list, else its location's.
-                    price_list_id: d
-                      ? (priceLists.ids.get(d.price_list ?? loc.price_list ?? "") ?? null)
+                    price_list_id: device
+                      ? (priceLists.ids.get(device.price_list ?? loc.price_list ?? "") ?? null)
                       : null,
                   }),
                 ),

@@ -1,20 +1,16 @@
 import { existsSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command } from "commander";
-import { systemClock } from "../../shared/clock.ts";
-import { CliExit, runSubcommands } from "../../shared/command-line.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
-import {
-  buildMosquittoExport,
-  parseListener,
-  writeMosquittoExport,
-} from "../gateway-link/mosquitto-export.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { runSubcommands } from "../../shared/node/command-line.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import { type Db, openDb } from "../store/db.ts";
 import { applyManifest } from "./apply-manifest.ts";
 import { type ManifestReport, readManifest } from "./load-manifest.ts";
 import { formatProblem } from "./manifest-problems.ts";
 import { manifestJsonSchema, type SiteManifest } from "./manifest-schema.ts";
+import { buildMosquittoExport, parseListener, writeMosquittoExport } from "./mosquitto-export.ts";
 
 /**
  * `npm run manifest -- <command>`: validate, apply, export for Mosquitto, or print the JSON Schema of a
@@ -33,7 +29,7 @@ const program = new Command("manifest")
   .description(
     "Site manifest of the parking cloud: operators, API clients, public areas, locations, gateways, devices",
   )
-  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .version(packageVersion(), "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .showHelpAfterError("(run with --help for usage)")
   .addHelpText(

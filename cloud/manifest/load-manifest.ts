@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { whyUnreadable } from "../../shared/unreadable-file.ts";
+import { whyUnreadable } from "../../shared/node/unreadable-file.ts";
 import {
   describePath,
   findProblems,

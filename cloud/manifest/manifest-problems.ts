@@ -6,10 +6,10 @@
  * (`secret_env` variables) are all reported together.
  */
 import type { z } from "zod";
-import { didYouMean } from "../../shared/did-you-mean.ts";
+import { didYouMean } from "../../shared/cli/did-you-mean.ts";
 import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
-import { DERIVED_DEVICE_FIELDS } from "../devices/device-attrs.ts";
 import { DERIVED_LOCATION_FIELDS } from "../locations/location-attrs.ts";
+import { DERIVED_DEVICE_FIELDS } from "../store/tables/device-attrs.ts";
 import { MANIFEST_KEYS, type ManifestObjectKind, SiteManifest } from "./manifest-schema.ts";
 
 export type ManifestPath = (string | number)[];
@@ -124,10 +124,10 @@ function unknownKeys(data: unknown, checked: Set<string>): RawProblem[] {
         const gwPath = [...locPath, "gateways", k];
         check(gw, gwPath, "gateway");
         if (!isObj(gw)) return;
-        arr(gw.devices).forEach((d, n) => {
+        arr(gw.devices).forEach((device, n) => {
           const dPath = [...gwPath, "devices", n];
-          check(d, dPath, "device");
-          if (isObj(d)) check(d.bus, [...dPath, "bus"], "bus");
+          check(device, dPath, "device");
+          if (isObj(device)) check(device.bus, [...dPath, "bus"], "bus");
         });
       });
     });
@@ -224,9 +224,15 @@ export function crossReferences(data: unknown): RawProblem[] {
         if (!isObj(gw)) return;
         const gwPath = [...locPath, "gateways", k];
         unique(firstGateway, gw.id, [...gwPath, "id"], "gateway id");
-        arr(gw.devices).forEach((d, n) => {
-          if (isObj(d))
-            unique(aliases, d.alias, [...gwPath, "devices", n, "alias"], "device alias", " in this location");
+        arr(gw.devices).forEach((device, n) => {
+          if (isObj(device))
+            unique(
+              aliases,
+              device.alias,
+              [...gwPath, "devices", n, "alias"],
+              "device alias",
+              " in this location",
+            );
         });
       });
     });
@@ -293,8 +299,8 @@ function priceListReferences(op: Obj, opPath: ManifestPath): RawProblem[] {
     named(loc.price_list, [...locPath, "price_list"]);
     arr(loc.gateways).forEach((gw, k) => {
       if (!isObj(gw)) return;
-      arr(gw.devices).forEach((d, n) => {
-        if (isObj(d)) named(d.price_list, [...locPath, "gateways", k, "devices", n, "price_list"]);
+      arr(gw.devices).forEach((device, n) => {
+        if (isObj(device)) named(device.price_list, [...locPath, "gateways", k, "devices", n, "price_list"]);
       });
     });
   });
@@ -317,7 +323,8 @@ function whitelistReferences(op: Obj, opPath: ManifestPath, first: Map<string, M
       if (!isObj(gw)) continue;
       const id = str(gw.id);
       if (id !== null) names.add(id);
-      for (const d of arr(gw.devices)) if (isObj(d) && str(d.alias) !== null) names.add(d.alias as string);
+      for (const device of arr(gw.devices))
+        if (isObj(device) && str(device.alias) !== null) names.add(device.alias as string);
     }
     aliases.set(code, names);
   }

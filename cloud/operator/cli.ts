@@ -1,8 +1,8 @@
 import path from "node:path";
 import { Command } from "commander";
-import { CliExit, runSubcommands } from "../../shared/command-line.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { runSubcommands } from "../../shared/node/command-line.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import { registerSessionCommands } from "../sessions/operator-commands.ts";
 import { type Db, openDb } from "../store/db.ts";
 import { registerRiderCommands } from "../users/rider-commands.ts";
@@ -36,7 +36,7 @@ export async function withStore<T>(fn: (db: Db) => Promise<T>): Promise<T> {
 
 const program = new Command("operator")
   .description("Operator actions on the parking cloud's store: sessions, payments, riders' tokens, webhooks")
-  .version(PACKAGE_VERSION, "-V, --version", "print the version")
+  .version(packageVersion(), "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .showHelpAfterError("(run with --help for usage)");
 

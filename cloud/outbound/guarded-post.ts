@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, request } from "undici";
-import type { Clock } from "../../shared/clock.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { packageVersion } from "../../shared/node/version.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { AddressRefusedError, guardedLookup, literalRefusal, type Resolve } from "./callback-address.ts";
 
 /** How a POST ended without an answer to read. */
@@ -26,7 +26,7 @@ function causes(err: unknown): unknown[] {
  * private ones — the name is resolved once by the connection's own lookup, which refuses private answers
  * (callback-address.ts).
  */
-export function createGuardedPost(o: {
+export function createGuardedPost(deps: {
   clock: Clock;
   timeoutMs: number;
   /** Sockets kept per server. */
@@ -35,13 +35,13 @@ export function createGuardedPost(o: {
   resolve?: Resolve;
 }) {
   // undici's own timers are a real-time safety net only; the clock's deadline below is the rule.
-  const safetyNetMs = o.timeoutMs + 1_000;
+  const safetyNetMs = deps.timeoutMs + 1_000;
   const agent = (allowPrivate: boolean) =>
     new Agent({
-      connect: { lookup: guardedLookup({ allowPrivate, resolve: o.resolve }), timeout: safetyNetMs },
+      connect: { lookup: guardedLookup({ allowPrivate, resolve: deps.resolve }), timeout: safetyNetMs },
       headersTimeout: safetyNetMs,
       bodyTimeout: safetyNetMs,
-      connections: o.connections,
+      connections: deps.connections,
     });
   const agents = { public: agent(false), private: agent(true) };
 
@@ -62,7 +62,7 @@ export function createGuardedPost(o: {
       if (literal) return { kind: "refused", reason: literal.message };
       const abort = new AbortController();
       let timedOut = false;
-      const timer = o.clock.setTimer(o.timeoutMs, () => {
+      const timer = deps.clock.setTimer(deps.timeoutMs, () => {
         timedOut = true;
         abort.abort();
       });
@@ -71,7 +71,7 @@ export function createGuardedPost(o: {
           method: "POST",
           dispatcher: target.allowPrivate ? agents.private : agents.public,
           signal: abort.signal,
-          headers: { ...init.headers, "user-agent": `parking-cloud/${PACKAGE_VERSION}` },
+          headers: { ...init.headers, "user-agent": `parking-cloud/${packageVersion()}` },
           body: init.body,
         });
         return { kind: "answered", value: await read(res) };
@@ -86,7 +86,7 @@ export function createGuardedPost(o: {
         const code = typeof first?.code === "string" ? `${first.code}: ` : "";
         return { kind: "unreachable", reason: `${code}${String(first?.message ?? err)}` };
       } finally {
-        o.clock.clearTimer(timer);
+        deps.clock.clearTimer(timer);
       }
     },
 

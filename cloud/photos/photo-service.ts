@@ -1,9 +1,9 @@
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
 import { type Principal, requireClient } from "../auth/principal.ts";
 import { commandRepository } from "../commands/command-repository.ts";
 import type { Db } from "../store/db.ts";
+import type { PhotosTable } from "../store/tables/photo-tables.ts";
 import { PHOTO_RETENTION } from "./photo-retention.ts";
-import type { PhotosTable } from "./photo-tables.ts";
 
 export type ServedPhoto = { mime: PhotosTable["mime"]; bytes: Buffer };
 

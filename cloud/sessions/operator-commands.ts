@@ -1,9 +1,9 @@
 import { Argument, type Command } from "commander";
 import { Uuid } from "../../shared/api/uuid.ts";
-import { type Clock, systemClock } from "../../shared/clock.ts";
-import { CliExit } from "../../shared/command-line.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../shared/domain/payment-machine.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
 import { closeSession } from "./close-session.ts";
 import { PaymentRefused, paymentRepository } from "./payments.ts";

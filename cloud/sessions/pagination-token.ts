@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
 
 /** Where a page ended: the immutable sort key (creation time) and the id that breaks its ties. */
 export type Cursor = { createdAt: string; id: string };

@@ -1,7 +1,7 @@
 import { movePayment, type PaymentStatus } from "../../shared/domain/payment-machine.ts";
 import type { Executor } from "../store/db.ts";
+import type { PaymentsTable } from "../store/tables/session-tables.ts";
 import { paymentProviderNamed } from "./payment-provider.ts";
-import type { PaymentsTable } from "./session-tables.ts";
 
 const MAX_CAS_ATTEMPTS = 5;
 

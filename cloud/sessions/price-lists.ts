@@ -1,10 +1,9 @@
 import { z } from "zod";
 import type { PriceList } from "../../shared/api/session.ts";
+import { priceListUri } from "../../shared/api/uris.ts";
 import type { Executor } from "../store/db.ts";
+import type { PriceListsTable } from "../store/tables/session-tables.ts";
 import { isAmountOf, type PriceTerms } from "./billing.ts";
-import type { PriceListsTable } from "./session-tables.ts";
-
-export const priceListUri = (id: string) => `/location/v1/price-lists/${id}`;
 
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { AppError } from "../../shared/api/errors.ts";
 import { isInterim } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
 import type { SessionStatus } from "../../shared/domain/session-machine.ts";
-import { AppError } from "../../shared/errors.ts";
 import type { Principal } from "../auth/principal.ts";
-import type { CommandRecord } from "../commands/command-repository.ts";
-import type { DeviceRecord } from "../devices/device-repository.ts";
 import { parseLocationAttrs } from "../locations/location-attrs.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
+import type { DeviceRecord } from "../store/device-record.ts";
 import { closeSession } from "./close-session.ts";
 import { sessionRepository } from "./session-repository.ts";
 

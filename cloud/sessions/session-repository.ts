@@ -7,7 +7,7 @@ import {
   statusTime,
 } from "../../shared/domain/session-machine.ts";
 import type { Executor } from "../store/db.ts";
-import type { SessionEventsTable, SessionsTable } from "./session-tables.ts";
+import type { SessionEventsTable, SessionsTable } from "../store/tables/session-tables.ts";
 
 const MAX_CAS_ATTEMPTS = 5;
 const IN_FLIGHT = ["NOT_SENT", "SENT", "RECEIVED"] as const;

@@ -1,3 +1,4 @@
+import { AppError } from "../../shared/api/errors.ts";
 import {
   DEFAULT_SESSIONS_LIMIT,
   type Payment,
@@ -8,8 +9,7 @@ import {
   type SessionV2,
   type SessionV2List,
 } from "../../shared/api/session.ts";
-import type { Clock } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
 import { decodeCursor, encodeCursor } from "./pagination-token.ts";

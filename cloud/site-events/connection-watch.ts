@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
 import { DEAD_AFTER_MS, deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
-import { every } from "../../shared/every.ts";
+import type { Clock } from "../../shared/time/clock.ts";
+import { every } from "../../shared/time/every.ts";
 import { lastSeenAtJoined } from "../devices/device-repository.ts";
 import { type Db, isPostgres } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
@@ -131,30 +131,30 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
     const at = now.toISOString();
     let events = 0;
     const firstSight: { device_id: string; online: number; changed_at: string }[] = [];
-    for (const d of await serially((q) => candidates(q, now))) {
-      const view = deriveHealth(d, now);
+    for (const device of await serially((q) => candidates(q, now))) {
+      const view = deriveHealth(device, now);
       if (!view) continue;
       const online = isOnline(view);
-      if (d.notified === null) {
+      if (device.notified === null) {
         // First sight: the starting point, not a change.
-        firstSight.push({ device_id: d.id, online: online ? 1 : 0, changed_at: at });
+        firstSight.push({ device_id: device.id, online: online ? 1 : 0, changed_at: at });
         continue;
       }
-      if ((d.notified === 1) === online) continue;
+      if ((device.notified === 1) === online) continue;
       const claimed = await db.transaction().execute(async (trx) => {
         const res = await trx
           .updateTable("device_connections")
           .set({ online: online ? 1 : 0, changed_at: at })
-          .where("device_id", "=", d.id)
-          .where("online", "=", d.notified ?? 0)
+          .where("device_id", "=", device.id)
+          .where("online", "=", device.notified ?? 0)
           .executeTakeFirst();
         if (res.numUpdatedRows === 0n) return false;
         await recordSiteEvent(trx, {
-          operatorId: d.operator_id,
+          operatorId: device.operator_id,
           type: "connection",
-          locationId: d.location_id,
-          deviceId: d.id,
-          data: { alias: d.alias, device_type: d.type, online, since: view.dead_since ?? at },
+          locationId: device.location_id,
+          deviceId: device.id,
+          data: { alias: device.alias, device_type: device.type, online, since: view.dead_since ?? at },
           at: now,
         });
         return true;
@@ -170,11 +170,15 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
         .execute();
     // Every device's notified state is its state now: a location can be offline only where none is online.
     const byLocation = new Map<string, { operatorId: string; deadSince: string[]; all: number }>();
-    for (const d of await serially(devicesOfDarkLocations)) {
-      const view = deriveHealth(d, now);
+    for (const device of await serially(devicesOfDarkLocations)) {
+      const view = deriveHealth(device, now);
       if (!view) continue;
-      const loc = byLocation.get(d.location_id) ?? { operatorId: d.operator_id, deadSince: [], all: 0 };
-      byLocation.set(d.location_id, loc);
+      const loc = byLocation.get(device.location_id) ?? {
+        operatorId: device.operator_id,
+        deadSince: [],
+        all: 0,
+      };
+      byLocation.set(device.location_id, loc);
       loc.all++;
       if (view.dead_since) loc.deadSince.push(view.dead_since);
     }

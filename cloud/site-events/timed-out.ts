@@ -1,4 +1,4 @@
-import type { CommandRecord } from "../commands/command-repository.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
 

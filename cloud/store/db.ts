@@ -11,7 +11,7 @@ import {
   SqliteDialect,
 } from "kysely";
 import pg from "pg";
-import { assertSqliteRuntime } from "../../shared/sqlite-runtime.ts";
+import { assertSqliteRuntime } from "../../shared/node/sqlite-runtime.ts";
 import { migrationProvider } from "./migrations.ts";
 import type { Database } from "./schema.ts";
 import { withStatementCache } from "./statement-cache.ts";

@@ -14,17 +14,17 @@ import type {
   SensorCause,
   CommandRequest as WireCommand,
 } from "../../shared/wire/messages.ts";
-import type { AccessListTables } from "../access-lists/access-list-tables.ts";
-import type { DeviceAttrs } from "../devices/device-attrs.ts";
-import type { ReadingMarks } from "../devices/reading-order.ts";
-import type { KeySyncTables } from "../key-sync/key-sync-tables.ts";
-import type { PhotoTables } from "../photos/photo-tables.ts";
-import type { SessionTables } from "../sessions/session-tables.ts";
-import type { SiteEventTables } from "../site-events/site-event-tables.ts";
-import type { UserTables } from "../users/user-tables.ts";
-import type { WebhookTables } from "../webhooks/webhook-tables.ts";
-import type { WhitelistTables } from "../whitelists/whitelist-tables.ts";
 import type { Json } from "./json-column.ts";
+import type { AccessListTables } from "./tables/access-list-tables.ts";
+import type { DeviceAttrs } from "./tables/device-attrs.ts";
+import type { KeySyncTables } from "./tables/key-sync-tables.ts";
+import type { PhotoTables } from "./tables/photo-tables.ts";
+import type { ReadingMarks } from "./tables/reading-marks.ts";
+import type { SessionTables } from "./tables/session-tables.ts";
+import type { SiteEventTables } from "./tables/site-event-tables.ts";
+import type { UserTables } from "./tables/user-tables.ts";
+import type { WebhookTables } from "./tables/webhook-tables.ts";
+import type { WhitelistTables } from "./tables/whitelist-tables.ts";
 
 /**
  * Table types of the cloud store. Portable across SQLite and PostgreSQL by construction: timestamps are

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError, type ErrorCode } from "../../shared/errors.ts";
+import { AppError, type ErrorCode } from "../../shared/api/errors.ts";
 import { REFRESH_TOKEN_MAX_LENGTH, REFRESH_TOKEN_MIN_LENGTH } from "./refresh-tokens.ts";
 
 /**

@@ -1,5 +1,5 @@
-import type { Clock } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { createRequestLimiter, type RatePolicy } from "../auth/request-limiter.ts";
 
 /** One flow's allowance: per operator, and per client address. */
@@ -43,9 +43,9 @@ function createBudget(clock: Clock, which: "sign-up" | "sign-in", budget: Budget
   };
 }
 
-const budgetOf = (given: Partial<Budget> | undefined, d: Budget): Budget => ({
-  perOperator: given?.perOperator ?? d.perOperator,
-  perAddress: given?.perAddress ?? d.perAddress,
+const budgetOf = (given: Partial<Budget> | undefined, defaults: Budget): Budget => ({
+  perOperator: given?.perOperator ?? defaults.perOperator,
+  perAddress: given?.perAddress ?? defaults.perAddress,
 });
 
 export function createCallbackLimits(clock: Clock, options: RateLimitOptions = {}) {

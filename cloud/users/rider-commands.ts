@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { Uuid } from "../../shared/api/uuid.ts";
-import { type Clock, systemClock } from "../../shared/clock.ts";
-import { CliExit } from "../../shared/command-line.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
 import { revokeRefreshTokens } from "./refresh-tokens.ts";
 import { type ExternalUser, userStore } from "./user-store.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { checkE164 } from "../../shared/api/phone-number.ts";
 import { Uuid } from "../../shared/api/uuid.ts";
-import { checkE164 } from "../../shared/phone-number.ts";
 import { hostRefusal } from "../outbound/callback-address.ts";
 import { checkSigningSecrets, SigningSecretFields } from "../webhooks/signing-secrets.ts";
 

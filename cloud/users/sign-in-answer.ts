@@ -1,5 +1,5 @@
 import { SignInCallbackAnswer } from "../../shared/api/external-users.ts";
-import { toE164 } from "../../shared/phone-number.ts";
+import { toE164 } from "../../shared/api/phone-number.ts";
 import type { CallbackOutcome } from "./verification-callback.ts";
 
 export type PhoneInAnswer =

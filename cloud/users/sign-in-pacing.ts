@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "../auth/lru-map.ts";
 
 /** Recent verification times kept per operator. */
@@ -13,8 +13,8 @@ const SAMPLES = 16;
  * the same distribution, not just the same mean. Before any verification there is nothing to tell apart,
  * and none waits. Memory: `SAMPLES` numbers for each of up to `capacity` operators.
  */
-export function createSignInPacing(o: { clock: Clock; maxMs: number; capacity?: number }) {
-  const times = new LruMap<string, number[]>(o.capacity ?? 10_000);
+export function createSignInPacing(deps: { clock: Clock; maxMs: number; capacity?: number }) {
+  const times = new LruMap<string, number[]>(deps.capacity ?? 10_000);
   return {
     /** One answered sign-in verification of the operator took `ms`. */
     record(operatorId: string, ms: number): void {
@@ -27,10 +27,10 @@ export function createSignInPacing(o: { clock: Clock; maxMs: number; capacity?: 
     /** Resolves after as long as one of the operator's recent verifications took. */
     wait(operatorId: string): Promise<void> {
       const kept = times.get(operatorId);
-      const ms = kept && kept.length > 0 ? Math.min(o.maxMs, kept[randomInt(kept.length)] as number) : 0;
+      const ms = kept && kept.length > 0 ? Math.min(deps.maxMs, kept[randomInt(kept.length)] as number) : 0;
       if (ms <= 0) return Promise.resolve();
       return new Promise((resolve) => {
-        o.clock.setTimer(ms, resolve);
+        deps.clock.setTimer(ms, resolve);
       });
     },
   };

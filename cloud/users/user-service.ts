@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { applyPendingInvites } from "../access-lists/invites.ts";
 import type { TokenIssuer } from "../auth/tokens.ts";
 import type { Db } from "../store/db.ts";

@@ -1,4 +1,4 @@
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Resolve } from "../outbound/callback-address.ts";
 import { createGuardedPost, type PostFailure } from "../outbound/guarded-post.ts";
 import { newMessageId } from "../webhooks/webhook-payload.ts";
@@ -38,7 +38,7 @@ export type CallbackRequest = {
  * of the exact body under each of the operator's secrets, so the operator can tell our callbacks from
  * anyone's and refuse a replay (docs/verification-callbacks.md).
  */
-export function createCallbackClient(o: {
+export function createCallbackClient(deps: {
   clock: Clock;
   timeoutMs?: number;
   maxBodyBytes?: number;
@@ -47,13 +47,13 @@ export function createCallbackClient(o: {
   /** Name resolution (tests); the system's resolver otherwise. */
   resolve?: Resolve;
 }) {
-  const timeoutMs = o.timeoutMs ?? CALLBACK_TIMEOUT_MS;
-  const maxBodyBytes = o.maxBodyBytes ?? CALLBACK_BODY_LIMIT_BYTES;
+  const timeoutMs = deps.timeoutMs ?? CALLBACK_TIMEOUT_MS;
+  const maxBodyBytes = deps.maxBodyBytes ?? CALLBACK_BODY_LIMIT_BYTES;
   const poster = createGuardedPost({
-    clock: o.clock,
+    clock: deps.clock,
     timeoutMs,
-    connections: o.connections ?? 64,
-    resolve: o.resolve,
+    connections: deps.connections ?? 64,
+    resolve: deps.resolve,
   });
 
   async function readJson(body: AsyncIterable<Buffer> & { destroy(): void }, length: number) {
@@ -90,7 +90,7 @@ export function createCallbackClient(o: {
           reason: "no signing secret: apply the site manifest's external_users again",
         };
       const body = JSON.stringify(req.payload);
-      const signature = signWebhook({ id: newMessageId(), at: o.clock.now(), body, secrets: req.secrets });
+      const signature = signWebhook({ id: newMessageId(), at: deps.clock.now(), body, secrets: req.secrets });
       const res = await poster.post(
         { url: req.url, allowPrivate: req.allowPrivateAddresses },
         {

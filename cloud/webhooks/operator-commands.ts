@@ -1,12 +1,12 @@
 import type { Command } from "commander";
 import { Uuid } from "../../shared/api/uuid.ts";
 import type { WebhookType } from "../../shared/api/webhook.ts";
-import { type Clock, systemClock } from "../../shared/clock.ts";
-import { CliExit } from "../../shared/command-line.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
 import { fromJson } from "../store/json-column.ts";
-import type { WebhookDelivery, WebhookMessageStatus } from "./webhook-tables.ts";
+import type { WebhookDelivery, WebhookMessageStatus } from "../store/tables/webhook-tables.ts";
 
 type WithStore = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { Resolve } from "../outbound/callback-address.ts";
 import type { Db } from "../store/db.ts";
 import { closedWindows } from "./aggregation-windows.ts";
@@ -65,13 +65,13 @@ function describe(outcome: SendOutcome): { statusCode: number | null; error: str
  * message has been queued a day, then it is dead; 410 Gone disables the endpoint. Each message is claimed
  * by compare-and-set before it is sent, so replicas sharing the store never send one twice at once.
  */
-export function startWebhookDelivery(o: WebhookDeliveryOptions): WebhookDelivery {
-  const { db, clock, log } = o;
-  const everyMs = o.everyMs ?? 500;
-  const timeoutMs = o.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+export function startWebhookDelivery(options: WebhookDeliveryOptions): WebhookDelivery {
+  const { db, clock, log } = options;
+  const everyMs = options.everyMs ?? 500;
+  const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   // A claim outlives any attempt (the sender gives up at the timeout); a dead worker's claim lapses.
   const leaseMs = timeoutMs + 50_000;
-  const sender = o.sender ?? createWebhookSender({ clock, timeoutMs, resolve: o.resolve });
+  const sender = options.sender ?? createWebhookSender({ clock, timeoutMs, resolve: options.resolve });
   const queue = webhookQueue(db);
   const drains = new Map<string, Promise<void>>();
   let passes: Promise<void> = Promise.resolve();

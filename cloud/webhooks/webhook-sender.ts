@@ -1,4 +1,4 @@
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import type { Resolve } from "../outbound/callback-address.ts";
 import { createGuardedPost, type PostFailure } from "../outbound/guarded-post.ts";
 
@@ -29,7 +29,7 @@ export type WebhookSender = {
  * `timeoutMs` on the injected clock, no redirect, public addresses only unless the endpoint allows private
  * ones. The receiver's body is never kept.
  */
-export function createWebhookSender(o: {
+export function createWebhookSender(deps: {
   clock: Clock;
   timeoutMs?: number;
   /** Name resolution (tests); the system's resolver otherwise. */
@@ -38,10 +38,10 @@ export function createWebhookSender(o: {
   connections?: number;
 }): WebhookSender {
   const poster = createGuardedPost({
-    clock: o.clock,
-    timeoutMs: o.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
-    connections: o.connections ?? 8,
-    resolve: o.resolve,
+    clock: deps.clock,
+    timeoutMs: deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    connections: deps.connections ?? 8,
+    resolve: deps.resolve,
   });
   return {
     async send(req) {

@@ -45,7 +45,7 @@ export async function devicesWithAllowlist(
   devices: readonly { id: string; location_id: string }[],
 ): Promise<Set<string>> {
   if (devices.length === 0) return new Set();
-  const locationIds = [...new Set(devices.map((d) => d.location_id))];
+  const locationIds = [...new Set(devices.map((device) => device.location_id))];
   const targeted = await db
     .selectFrom("whitelist_targets")
     .select(["target_type", "target_id"])
@@ -56,7 +56,7 @@ export async function devicesWithAllowlist(
           eb(
             "target_id",
             "in",
-            devices.map((d) => d.id),
+            devices.map((device) => device.id),
           ),
         ]),
         eb.and([eb("target_type", "=", "location"), eb("target_id", "in", locationIds)]),
@@ -66,5 +66,9 @@ export async function devicesWithAllowlist(
     .execute();
   const ids = new Set(targeted.filter((t) => t.target_type === "device").map((t) => t.target_id));
   const locations = new Set(targeted.filter((t) => t.target_type === "location").map((t) => t.target_id));
-  return new Set(devices.filter((d) => ids.has(d.id) || locations.has(d.location_id)).map((d) => d.id));
+  return new Set(
+    devices
+      .filter((device) => ids.has(device.id) || locations.has(device.location_id))
+      .map((device) => device.id),
+  );
 }

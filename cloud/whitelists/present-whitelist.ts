@@ -1,7 +1,11 @@
 import { deviceUri, locationUri } from "../../shared/api/uris.ts";
 import type { Whitelist, WhitelistEntity, WhitelistTarget } from "../../shared/api/whitelist.ts";
 import { entityStatus } from "../../shared/domain/whitelist-entity.ts";
-import type { WhitelistEntitiesTable, WhitelistsTable, WhitelistTargetsTable } from "./whitelist-tables.ts";
+import type {
+  WhitelistEntitiesTable,
+  WhitelistsTable,
+  WhitelistTargetsTable,
+} from "../store/tables/whitelist-tables.ts";
 
 export const whitelistUri = (id: string) => `/whitelist/v1/whitelists/${id}`;
 

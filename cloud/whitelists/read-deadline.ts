@@ -1,5 +1,5 @@
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 
 /**
  * Runs a read with a deadline on the injected clock: past it the caller gets 504 ERRORS.SERVICE_TIMED_OUT

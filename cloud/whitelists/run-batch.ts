@@ -1,6 +1,6 @@
 import type { z } from "zod";
+import { type ErrorCode, isAppError } from "../../shared/api/errors.ts";
 import type { BatchItemFailure } from "../../shared/api/whitelist.ts";
-import { type ErrorCode, isAppError } from "../../shared/errors.ts";
 import type { Db } from "../store/db.ts";
 
 /** A failed item as the route lists it in `error_results`, with the item as sent. */

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
+import { AppError } from "../../shared/api/errors.ts";
 import { AddTargetItem, RemoveTargetItem } from "../../shared/api/whitelist.ts";
 import type { TargetType } from "../../shared/domain/whitelist-entity.ts";
-import { AppError } from "../../shared/errors.ts";
 import { whitelistChanged } from "../key-sync/whitelist-changed.ts";
 import type { Db } from "../store/db.ts";
 import type { BatchSteps } from "./run-batch.ts";

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { AppError } from "../../shared/api/errors.ts";
 import type {
   EntityModification,
   TargetModification,
@@ -8,18 +9,17 @@ import type {
   WhitelistList,
   WhitelistTargetList,
 } from "../../shared/api/whitelist.ts";
-import type { Clock } from "../../shared/clock.ts";
 import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
-import { AppError } from "../../shared/errors.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { can, type Principal, requireClient } from "../auth/principal.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
+import type { WhitelistsTable } from "../store/tables/whitelist-tables.ts";
 import { addEntity, removeEntity } from "./entity-batch.ts";
 import { presentEntity, presentTarget, presentWhitelist, whitelistUri } from "./present-whitelist.ts";
 import { withDeadline } from "./read-deadline.ts";
 import { type ItemFailure, runBatch } from "./run-batch.ts";
 import { addTarget, removeTarget } from "./target-batch.ts";
-import type { WhitelistsTable } from "./whitelist-tables.ts";
 
 export type WhitelistOptions = {
   /** Entity and target reads answer 504 after this long (default 5 s, on the injected clock). */

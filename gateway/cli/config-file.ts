@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import {
   ConfigError,
   controlSocketPath,
@@ -12,7 +13,6 @@ import {
   parseGatewayConfig,
 } from "../config.ts";
 import { DEFAULT_SOCKET } from "./discover.ts";
-import { CliExit, EXIT } from "./exit-codes.ts";
 
 /** The control socket named by the config `file`; a config it cannot read is a usage error. */
 export function controlSocketOf(file: string): string {

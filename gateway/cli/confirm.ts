@@ -1,4 +1,4 @@
-import { CliExit, EXIT } from "./exit-codes.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import type { ParkctlIo } from "./io.ts";
 
 /**

@@ -3,10 +3,10 @@
  * they ask for, and calls to the daemon over its control socket.
  */
 import { type Command, InvalidArgumentError } from "commander";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { CONTROL_ERROR } from "../control/control-api.ts";
 import { callControl } from "../control/control-client.ts";
 import { DEFAULT_SOCKET, findDemoGateway, type SocketChoice, unreachableHint } from "./discover.ts";
-import { CliExit, EXIT } from "./exit-codes.ts";
 import type { ParkctlIo } from "./io.ts";
 import { colorEnabled, Output } from "./output.ts";
 

@@ -6,11 +6,11 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { didYouMean } from "../../shared/did-you-mean.ts";
-import { PACKAGE_ROOT } from "../../shared/package-root.ts";
+import { didYouMean } from "../../shared/cli/did-you-mean.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { PACKAGE_ROOT } from "../../shared/node/package-root.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { ControlUnreachableError } from "../control/control-client.ts";
-import { CliExit, EXIT } from "./exit-codes.ts";
 
 export const DEFAULT_SOCKET = "/run/parking-gateway/control.sock";
 /** The repository parkctl runs from (as source or built); `npm start` keeps the demo's state under its data/demo. */
@@ -71,11 +71,11 @@ export function findDemoGateway(id: string, env: Env, cwd: string, root = REPO_R
       `--gateway ${JSON.stringify(id)}: a gateway id has letters, digits, '.', '_' and '-' only`,
     );
   const dirs = demoDataDirs(env, cwd, root);
-  const candidates = dirs.map((d) => demoSocketPath(d, id));
+  const candidates = dirs.map((dir) => demoSocketPath(dir, id));
   const found = candidates.find((p) => existsSync(p));
   if (found) return { path: found, source: "gateway", gateway: id };
 
-  const running = [...new Set(dirs.flatMap((d) => demoGatewaysIn(d)))];
+  const running = [...new Set(dirs.flatMap((dir) => demoGatewaysIn(dir)))];
   const looked = candidates.map((p) => `\n  ${p}`).join("");
   const message = `no control socket for gateway ${id}; looked at:${looked}`;
   let hint: string;
@@ -104,7 +104,7 @@ export function unreachableHint(choice: SocketChoice, env: Env, cwd: string, roo
         "check it with: systemctl status parking-gateway (or pass --socket / --config / --gateway <id>)";
       if (choice.source !== "default") return base;
       // A checkout with the demo running: the technician most likely wants one of its gateways.
-      const running = [...new Set(demoDataDirs(env, cwd, root).flatMap((d) => demoGatewaysIn(d)))];
+      const running = [...new Set(demoDataDirs(env, cwd, root).flatMap((dir) => demoGatewaysIn(dir)))];
       return running.length > 0
         ? `${base}\nhint: the demo's gateways run here; pick one with --gateway <id>: ${running.join(", ")}`
         : base;

@@ -3,8 +3,9 @@
  * invocation against the given io and returns its exit code, so tests run it in-process.
  */
 import { Command, CommanderError, Option } from "commander";
-import { commanderExitCode } from "../../shared/command-line.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { commanderExitCode } from "../../shared/node/command-line.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import { CONTROL_ERROR } from "../control/control-api.ts";
 import { ControlCallError, ControlUnreachableError } from "../control/control-client.ts";
 import { registerActuate } from "./commands/actuate.ts";
@@ -18,7 +19,7 @@ import { registerSerial } from "./commands/serial.ts";
 import { registerStatus } from "./commands/status.ts";
 import { CliContext, DEFAULT_SOCKET, isNotFoundCode, parseTimeout, type Wrap } from "./context.ts";
 import { SocketNotFoundError } from "./discover.ts";
-import { CliExit, EXIT, EXIT_CODES_HELP } from "./exit-codes.ts";
+import { EXIT_CODES_HELP } from "./exit-codes-help.ts";
 import type { ParkctlIo } from "./io.ts";
 
 export type { ParkctlIo } from "./io.ts";
@@ -67,7 +68,7 @@ function buildProgram(io: ParkctlIo, wrap: Wrap): Command {
       "no ANSI colour (also off when stdout is not a terminal, NO_COLOR is set or TERM=dumb)",
     )
     .option("--timeout <ms>", "how long to wait for the daemon's answer", parseTimeout)
-    .version(PACKAGE_VERSION, "-V, --version", "print parkctl's version")
+    .version(packageVersion(), "-V, --version", "print parkctl's version")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",

@@ -4,7 +4,8 @@
  * ControlCallError carrying the daemon's code.
  */
 import { createConnection } from "node:net";
-import { type Clock, systemClock } from "../../shared/clock.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 
 export type UnreachableReason = "not_running" | "permission_denied" | "timeout" | "closed";
 

@@ -1,7 +1,7 @@
-import { normaliseCardId } from "../../shared/card-id.ts";
-import { PACKAGE_VERSION } from "../../shared/version.ts";
+import { normaliseCardId } from "../../shared/domain/card-id.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { BusMonitor } from "../hardware/bus-monitor.ts";
+import type { BusMonitor } from "../adapters/hardware/bus-monitor.ts";
 import type {
   Action,
   Actuator,
@@ -11,8 +11,8 @@ import type {
   GatewayStore,
   MappedDevice,
   Reading,
-  SensorBook,
-  SleepBook,
+  SensorReadings,
+  SleepStates,
 } from "../ports.ts";
 import { compareAliases } from "./alias-order.ts";
 import type { ActuationResult, CardGrantView, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
@@ -41,7 +41,7 @@ export type ControlDeps = {
   clock: Clock;
   startedAt: Date;
   devices: DeviceDirectory;
-  sensors: Pick<SensorBook, "get" | "record">;
+  sensors: Pick<SensorReadings, "get" | "record">;
   actuator: Actuator;
   /** Reads a device's sensors now; a change it finds goes to the cloud like any other. */
   readDevice(device: MappedDevice, cause: SensorCause): Promise<void>;
@@ -53,33 +53,33 @@ export type ControlDeps = {
   buses: readonly ControlBus[];
   readers: readonly ControlReader[];
   /** Devices' sleep states (power save). */
-  sleep?: Pick<SleepBook, "get">;
+  sleep?: Pick<SleepStates, "get">;
 };
 
 const ageS = (iso: string | null, now: Date) =>
   iso ? Math.round((now.getTime() - Date.parse(iso)) / 1000) : null;
 
 /** The daemon's side of parkctl: reads state from the running parts and acts through the same actuator. */
-export function createControlApi(g: ControlDeps): ControlApi {
-  const now = () => g.clock.now();
-  const { outbox, commandLog } = g.store;
+export function createControlApi(deps: ControlDeps): ControlApi {
+  const now = () => deps.clock.now();
+  const { outbox, commandLog } = deps.store;
 
   function view(alias: string): DeviceView | null {
-    const d = g.devices.byAliasName(alias);
-    if (!d) return null;
-    const bus = d.bus ? g.buses.find((b) => b.boards.includes(d.bus?.board ?? -1)) : undefined;
-    const last = commandLog.lastFor(d.device_id);
-    const live = g.sensors.get(d.device_id);
-    const booking = g.store.bookings.active(d.device_id, now());
-    const strategy = d.power_save_strategy ?? "NONE";
+    const device = deps.devices.byAliasName(alias);
+    if (!device) return null;
+    const bus = device.bus ? deps.buses.find((b) => b.boards.includes(device.bus?.board ?? -1)) : undefined;
+    const last = commandLog.lastFor(device.device_id);
+    const live = deps.sensors.get(device.device_id);
+    const booking = deps.store.bookings.active(device.device_id, now());
+    const strategy = device.power_save_strategy ?? "NONE";
     return {
-      device_id: d.device_id,
-      alias: d.alias,
-      type: d.type,
+      device_id: device.device_id,
+      alias: device.alias,
+      type: device.type,
       bus: bus?.name ?? null,
-      board: d.bus?.board ?? null,
-      channel: d.bus?.channel ?? null,
-      reachable: d.bus ? (bus?.monitor.isReachable(d.bus.board) ?? false) : true,
+      board: device.bus?.board ?? null,
+      channel: device.bus?.channel ?? null,
+      reachable: device.bus ? (bus?.monitor.isReachable(device.bus.board) ?? false) : true,
       latch: live.latch,
       door_open: live.door_open,
       item_present: live.item_present,
@@ -96,16 +96,16 @@ export function createControlApi(g: ControlDeps): ControlApi {
       booking: booking ? { holder: booking.holder, until: booking.until } : null,
       ...(strategy === "NONE"
         ? {}
-        : { power_save: { strategy, sleep_state: g.sleep?.get(d.device_id) ?? null } }),
+        : { power_save: { strategy, sleep_state: deps.sleep?.get(device.device_id) ?? null } }),
     };
   }
 
   async function act(alias: string, action: Action): Promise<ActuationResult & { sensors: Reading | null }> {
-    const d = g.devices.byAliasName(alias);
-    if (!d)
+    const device = deps.devices.byAliasName(alias);
+    if (!device)
       throw new ControlError(CONTROL_ERROR.deviceNotFound, `no device with alias ${alias} on this gateway`);
     const t0 = performance.now();
-    const o = await g.actuator.run(d, action);
+    const o = await deps.actuator.run(device, action);
     return {
       ok: o.ok,
       result: o.ok ? "ok" : o.reason,
@@ -116,67 +116,67 @@ export function createControlApi(g: ControlDeps): ControlApi {
   }
 
   const record = (device_alias: string, who: string, why: string, action: string, result: string) =>
-    g.store.localActions.record({ at: now().toISOString(), who, why, device_alias, action, result });
+    deps.store.localActions.record({ at: now().toISOString(), who, why, device_alias, action, result });
 
   return {
     status() {
       const s = outbox.stats();
       return Promise.resolve({
-        gateway_id: g.gatewayId,
-        version: PACKAGE_VERSION,
-        uptime_s: Math.round((now().getTime() - g.startedAt.getTime()) / 1000),
+        gateway_id: deps.gatewayId,
+        version: packageVersion(),
+        uptime_s: Math.round((now().getTime() - deps.startedAt.getTime()) / 1000),
         now: now().toISOString(),
-        broker: { url: g.brokerUrl, connected: g.broker.connected, since: g.broker.connectedSince },
-        buses: g.buses.map((b) => ({
+        broker: { url: deps.brokerUrl, connected: deps.broker.connected, since: deps.broker.connectedSince },
+        buses: deps.buses.map((b) => ({
           name: b.name,
           path: b.path,
           open: b.client.isOpen,
           boards: b.monitor.health(),
         })),
-        readers: g.readers.map((r) => ({
+        readers: deps.readers.map((r) => ({
           id: r.id,
           path: r.path,
           open: r.port.isOpen,
           last_seen: r.port.lastSeen,
         })),
         outbox: { pending: s.pending, oldest_age_s: ageS(s.oldest, now()) },
-        devices: g.devices.all().length,
-        keys: { version: g.store.keys.version(), grants: g.store.keys.count() },
+        devices: deps.devices.all().length,
+        keys: { version: deps.store.keys.version(), grants: deps.store.keys.count() },
       });
     },
 
     devices() {
       const views: DeviceView[] = [];
-      for (const d of g.devices.all()) {
-        const v = view(d.alias);
+      for (const device of deps.devices.all()) {
+        const v = view(device.alias);
         if (v) views.push(v);
       }
       return Promise.resolve(views.sort((a, b) => compareAliases(a.alias, b.alias)));
     },
 
     async device(alias) {
-      const d = g.devices.byAliasName(alias);
+      const device = deps.devices.byAliasName(alias);
       // A fresh reading; a change it finds goes to the cloud like any other.
-      if (d) await g.readDevice(d, "sweep");
+      if (device) await deps.readDevice(device, "sweep");
       return view(alias);
     },
 
     async actuate(alias, action, who, why) {
       const { sensors, ...result } = await act(alias, action);
-      const d = g.devices.byAliasName(alias);
+      const device = deps.devices.byAliasName(alias);
       const detail = `${action} by ${who}: ${why} (${result.result})`;
       // Recorded locally and reported to the cloud: a technician's action is part of the site's history,
       // and the device's state there follows what the latch now holds.
       record(alias, who, why, action, result.result);
-      if (d) {
+      if (device) {
         outbox.append({
           type: "hardware_event",
-          device_id: d.device_id,
+          device_id: device.device_id,
           source: "parkctl",
           event: action === "lock" ? "latch_locked" : "latch_unlocked",
           detail,
         });
-        if (sensors) g.sensors.record(d, sensors, "technician", { detail, always: true });
+        if (sensors) deps.sensors.record(device, sensors, "technician", { detail, always: true });
       }
       return result;
     },
@@ -193,9 +193,9 @@ export function createControlApi(g: ControlDeps): ControlApi {
       const outcome = steps.every((s) => s.ok) ? "ok" : "failed";
       record(alias, who, "test cycle", "test-cycle", outcome);
       // Where the cycle left the latch is what the cloud must show (it may have stopped half-way).
-      const d = g.devices.byAliasName(alias);
-      if (d && last)
-        g.sensors.record(d, last, "technician", {
+      const device = deps.devices.byAliasName(alias);
+      if (device && last)
+        deps.sensors.record(device, last, "technician", {
           detail: `test-cycle by ${who} (${outcome})`,
           always: true,
         });
@@ -223,14 +223,14 @@ export function createControlApi(g: ControlDeps): ControlApi {
           ),
         );
       const at = now().getTime();
-      const grants = g.store.keys.grantsFor(card).map(
+      const grants = deps.store.keys.grantsFor(card).map(
         (gr): CardGrantView => ({
           whitelist_id: gr.whitelist_id,
           status: gr.status,
           expires_at: gr.expires_at,
           is_master_key: gr.is_master_key,
           location_ids: gr.location_ids,
-          devices: gr.device_ids.map((id) => g.devices.get(id)?.alias ?? id),
+          devices: gr.device_ids.map((id) => deps.devices.get(id)?.alias ?? id),
           state:
             gr.status !== "ACTIVE"
               ? "inactive"
@@ -239,12 +239,12 @@ export function createControlApi(g: ControlDeps): ControlApi {
                 : "valid",
         }),
       );
-      return Promise.resolve({ card_id: card, version: g.store.keys.version(), grants });
+      return Promise.resolve({ card_id: card, version: deps.store.keys.version(), grants });
     },
 
     probeSerial() {
       return Promise.all(
-        g.buses.map(async (b) => ({
+        deps.buses.map(async (b) => ({
           bus: b.name,
           path: b.path,
           open: b.client.isOpen,
@@ -265,13 +265,13 @@ export function createControlApi(g: ControlDeps): ControlApi {
         checks.push({ check, status, detail, hint });
       add(
         "broker",
-        g.broker.connected ? "pass" : "fail",
-        g.broker.connected ? `connected to ${g.brokerUrl}` : `not connected to ${g.brokerUrl}`,
-        g.broker.connected ? "" : "check the network, the broker address and the gateway's secret",
+        deps.broker.connected ? "pass" : "fail",
+        deps.broker.connected ? `connected to ${deps.brokerUrl}` : `not connected to ${deps.brokerUrl}`,
+        deps.broker.connected ? "" : "check the network, the broker address and the gateway's secret",
       );
       // Without a map the gateway drives nothing; the cloud sends it (retained) once the broker link is up.
-      const mapVersion = g.devices.version;
-      const mapped = g.devices.all().length;
+      const mapVersion = deps.devices.version;
+      const mapped = deps.devices.all().length;
       add(
         "device map",
         mapVersion === null ? "fail" : mapped === 0 ? "warn" : "pass",
@@ -291,7 +291,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
         `system time ${now().toISOString()}`,
         year >= 2024 ? "" : "the clock is not set: enable NTP (timedatectl set-ntp true)",
       );
-      for (const b of g.buses) {
+      for (const b of deps.buses) {
         const down = b.monitor.health().filter((h) => !h.reachable);
         const status = !b.client.isOpen ? "fail" : down.length > 0 ? "warn" : "pass";
         add(
@@ -307,7 +307,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
             : "check the cable and the board's power; `parkctl serial probe` retries at once",
         );
       }
-      for (const r of g.readers) {
+      for (const r of deps.readers) {
         add(
           `reader ${r.id}`,
           r.port.isOpen ? "pass" : "warn",
@@ -315,7 +315,7 @@ export function createControlApi(g: ControlDeps): ControlApi {
           r.port.isOpen ? "" : "check the reader's USB cable",
         );
       }
-      const integrity = g.store.checkIntegrity();
+      const integrity = deps.store.checkIntegrity();
       add(
         "database",
         integrity === "ok" ? "pass" : "fail",

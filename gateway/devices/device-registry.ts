@@ -20,8 +20,8 @@ export class DeviceRegistry implements DeviceDirectory {
 
   replace(map: DeviceMap): void {
     this.map = map;
-    this.byId = new Map(map.devices.map((d) => [d.device_id, d]));
-    this.byAlias = new Map(map.devices.map((d) => [d.alias, d]));
+    this.byId = new Map(map.devices.map((device) => [device.device_id, device]));
+    this.byAlias = new Map(map.devices.map((device) => [device.alias, device]));
   }
 
   get(id: string): MappedDevice | undefined {
@@ -38,11 +38,11 @@ export class DeviceRegistry implements DeviceDirectory {
 
   /** The device wired to one channel of a board, if any. */
   onChannel(board: number, channel: number): MappedDevice | undefined {
-    return this.all().find((d) => d.bus?.board === board && d.bus.channel === channel);
+    return this.all().find((device) => device.bus?.board === board && device.bus.channel === channel);
   }
 
   /** Devices behind one board (a board that stops answering takes all of them down). */
   onBoard(board: number): MappedDevice[] {
-    return this.all().filter((d) => d.bus?.board === board);
+    return this.all().filter((device) => device.bus?.board === board);
   }
 }

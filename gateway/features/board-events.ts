@@ -8,8 +8,8 @@ import type {
   MappedDevice,
   Outbox,
   Reading,
-  SensorBook,
-  SleepBook,
+  SensorReadings,
+  SleepStates,
 } from "../ports.ts";
 
 type BoardEvent = Extract<BoardMessage, { kind: "event" }>;
@@ -30,66 +30,66 @@ const SLEEP: Partial<Record<BoardEvent["event"], SleepState>> = {
   awake: "",
 };
 
-export const isDoor = (d: MappedDevice) => d.type === "BIKE_HOUSE_DOOR" || d.type === "DOOR";
+export const isDoor = (device: MappedDevice) => device.type === "BIKE_HOUSE_DOOR" || device.type === "DOOR";
 
 /**
  * Unsolicited board events (flow 5): every one goes up through the durable outbox as a hardware event;
- * what it says about a device's sensors (a latch turned by hand, a door, an item) goes to the sensor
- * book, which reports the change so the cloud's state follows the hardware. A door lock is engaged again
+ * what it says about a device's sensors (a latch turned by hand, a door, an item) goes to
+ * SensorReadings, which reports the change so the cloud's state follows the hardware. A door lock is engaged again
  * as soon as its door closes; a board that reset is read again, since its channels may have changed.
- * A channel's sleep and wake-up go to the sleep book instead (a `device_state` with `sleep_state`), and any
+ * A channel's sleep and wake-up go to SleepStates instead (a `device_state` with `sleep_state`), and any
  * other event from a channel shows it awake.
  */
 export function handleBoardEvent(
-  o: {
+  deps: {
     outbox: Outbox;
     registry: DeviceDirectory;
-    sensors: SensorBook;
+    sensors: SensorReadings;
     log: Logger;
     busName: string;
     relockDoor: (device: MappedDevice) => void;
     readBoard: (addr: number) => void;
-    sleep?: SleepBook;
+    sleep?: SleepStates;
   },
   e: BoardEvent,
 ): void {
-  const device = o.registry.onChannel(e.addr, e.channel) ?? null;
+  const device = deps.registry.onChannel(e.addr, e.channel) ?? null;
   const sleep = SLEEP[e.event];
   if (sleep !== undefined) {
-    const where = { bus: o.busName, addr: e.addr, channel: e.channel, device: device?.alias };
-    o.log.info({ ...where, event: e.event }, "board power save");
-    if (device) o.sleep?.record(device, sleep, "hardware_event");
+    const where = { bus: deps.busName, addr: e.addr, channel: e.channel, device: device?.alias };
+    deps.log.info({ ...where, event: e.event }, "board power save");
+    if (device) deps.sleep?.record(device, sleep, "hardware_event");
     return;
   }
-  if (device) o.sleep?.record(device, "", "hardware_event");
-  o.log.info(
-    { bus: o.busName, addr: e.addr, channel: e.channel, event: e.event, device: device?.alias },
+  if (device) deps.sleep?.record(device, "", "hardware_event");
+  deps.log.info(
+    { bus: deps.busName, addr: e.addr, channel: e.channel, event: e.event, device: device?.alias },
     "board event",
   );
-  o.outbox.append({
+  deps.outbox.append({
     type: "hardware_event",
     device_id: device?.device_id ?? null,
-    source: `${o.busName}/${e.addr}/${e.channel}`,
+    source: `${deps.busName}/${e.addr}/${e.channel}`,
     event: e.event as HardwareEvent["event"],
     detail: "",
   });
   if (e.event === "reset") {
-    o.readBoard(e.addr);
+    deps.readBoard(e.addr);
     return;
   }
   const reading = READING[e.event];
   if (!device || !reading) return;
-  o.sensors.record(device, reading, "hardware_event");
+  deps.sensors.record(device, reading, "hardware_event");
   // Unless the lock is known to be engaged already (an unknown one is locked: that is always safe).
-  if (e.event === "door_closed" && isDoor(device) && o.sensors.get(device.device_id).latch !== "locked")
-    o.relockDoor(device);
+  if (e.event === "door_closed" && isDoor(device) && deps.sensors.get(device.device_id).latch !== "locked")
+    deps.relockDoor(device);
 }
 
 /** Engages a bus-wired door lock again (its door closed) and reports where the latch ended up. */
-export function doorRelocker(actuator: Actuator, sensors: SensorBook, log: Logger) {
+export function doorRelocker(actuator: Actuator, sensors: SensorReadings, log: Logger) {
   return (device: MappedDevice): void =>
-    void actuator.run(device, "lock").then((o) => {
-      if (o.sensors) sensors.record(device, o.sensors, "door_relock");
-      if (!o.ok) log.warn({ device: device.alias, reason: o.reason }, "door did not lock again");
+    void actuator.run(device, "lock").then((outcome) => {
+      if (outcome.sensors) sensors.record(device, outcome.sensors, "door_relock");
+      if (!outcome.ok) log.warn({ device: device.alias, reason: outcome.reason }, "door did not lock again");
     });
 }

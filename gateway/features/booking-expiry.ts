@@ -7,34 +7,34 @@ import type { BookingStore, Clock, TimerHandle } from "../ports.ts";
  * after a booking was recorded or ended. Readers never depend on it: a booking past its end is already
  * not `active`.
  */
-export function createBookingExpiry(o: {
+export function createBookingExpiry(deps: {
   bookings: Pick<BookingStore, "clearExpired" | "nextEnd">;
   clock: Clock;
   log: Logger;
   maxWaitMs?: number;
 }) {
-  const maxWaitMs = o.maxWaitMs ?? 60_000;
+  const maxWaitMs = deps.maxWaitMs ?? 60_000;
   let timer: TimerHandle | null = null;
   let running = false;
 
   function sweep(): number {
-    const gone = o.bookings.clearExpired(o.clock.now());
+    const gone = deps.bookings.clearExpired(deps.clock.now());
     for (const b of gone)
-      o.log.info({ device_id: b.device_id, until: b.until, command_id: b.command_id }, "booking ended");
+      deps.log.info({ device_id: b.device_id, until: b.until, command_id: b.command_id }, "booking ended");
     return gone.length;
   }
 
   function schedule() {
     if (!running) return;
-    if (timer) o.clock.clearTimer(timer);
-    const next = o.bookings.nextEnd();
-    const wait = next === null ? maxWaitMs : Date.parse(next) - o.clock.now().getTime();
-    timer = o.clock.setTimer(Math.min(maxWaitMs, Math.max(0, wait)), () => {
+    if (timer) deps.clock.clearTimer(timer);
+    const next = deps.bookings.nextEnd();
+    const wait = next === null ? maxWaitMs : Date.parse(next) - deps.clock.now().getTime();
+    timer = deps.clock.setTimer(Math.min(maxWaitMs, Math.max(0, wait)), () => {
       timer = null;
       try {
         sweep();
       } catch (err) {
-        o.log.error({ err }, "clearing ended bookings failed");
+        deps.log.error({ err }, "clearing ended bookings failed");
       }
       schedule();
     });
@@ -53,7 +53,7 @@ export function createBookingExpiry(o: {
     },
     stop() {
       running = false;
-      if (timer) o.clock.clearTimer(timer);
+      if (timer) deps.clock.clearTimer(timer);
       timer = null;
     },
   };

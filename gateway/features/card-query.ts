@@ -7,14 +7,14 @@ import type { BrokerLink, Clock, TimerHandle } from "../ports.ts";
  * `keys_report`, answered on `keys` with the card's grants at this location. Only while connected, and
  * only for a short deadline on the injected clock: a person is waiting at the reader.
  */
-export function createCardQueries(o: {
+export function createCardQueries(deps: {
   gatewayId: string;
   broker: Pick<BrokerLink, "connected" | "publishKeysReport" | "on" | "off">;
   clock: Clock;
   timeoutMs: number;
   newId?: () => string;
 }) {
-  const newId = o.newId ?? randomUUID;
+  const newId = deps.newId ?? randomUUID;
   /** Open questions by query id: the card asked about, and how to end the wait. */
   const waiting = new Map<string, { card: string; end: (grants: Grant[] | null) => void }>();
 
@@ -33,20 +33,20 @@ export function createCardQueries(o: {
   return {
     /** The card's grants as the cloud knows them; null when offline or when no answer came in time. */
     askCloud(card: string, deviceId: string | null): Promise<Grant[] | null> {
-      if (!o.broker.connected) return Promise.resolve(null);
+      if (!deps.broker.connected) return Promise.resolve(null);
       const queryId = newId();
       return new Promise((resolve) => {
         let timer: TimerHandle | null = null;
         const end = (grants: Grant[] | null) => {
           if (!waiting.delete(queryId)) return;
-          if (timer) o.clock.clearTimer(timer);
+          if (timer) deps.clock.clearTimer(timer);
           resolve(grants);
         };
         waiting.set(queryId, { card, end });
-        timer = o.clock.setTimer(o.timeoutMs, () => end(null));
-        const sent = o.broker.publishKeysReport({
+        timer = deps.clock.setTimer(deps.timeoutMs, () => end(null));
+        const sent = deps.broker.publishKeysReport({
           kind: "query",
-          gateway_id: o.gatewayId,
+          gateway_id: deps.gatewayId,
           query_id: queryId,
           card_id: card,
           device_id: deviceId,
@@ -55,12 +55,12 @@ export function createCardQueries(o: {
       });
     },
     start(): void {
-      o.broker.on("keys", onKeys);
-      o.broker.on("disconnected", giveUpAll);
+      deps.broker.on("keys", onKeys);
+      deps.broker.on("disconnected", giveUpAll);
     },
     stop(): void {
-      o.broker.off("keys", onKeys);
-      o.broker.off("disconnected", giveUpAll);
+      deps.broker.off("keys", onKeys);
+      deps.broker.off("disconnected", giveUpAll);
       giveUpAll();
     },
   };

@@ -11,8 +11,8 @@ import type {
   LoggedCommand,
   Outcome,
   PhotoStore,
-  SensorBook,
-  SleepBook,
+  SensorReadings,
+  SleepStates,
 } from "../ports.ts";
 import { photoParts } from "./photo-upload.ts";
 
@@ -23,14 +23,14 @@ export type ExecutorDeps = {
   actuator: Actuator;
   camera: Camera | null;
   photos: PhotoStore;
-  sensors: SensorBook;
+  sensors: SensorReadings;
   clock: Clock;
   log: Logger;
   onFinished?: (name: string, ok: boolean) => void;
   /** A booking was recorded or ended (the expiry timer looks again). */
   onBookingsChanged?: () => void;
   /** Sleep states: a LOCAL_WAKEUP device in deep sleep takes no command (spec: power_save_strategy). */
-  sleep?: Pick<SleepBook, "refusal">;
+  sleep?: Pick<SleepStates, "refusal">;
 };
 
 /** An outcome, and what it writes to the store: committed with the report of its success, never without it. */
@@ -55,8 +55,8 @@ const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
  * if that one has not started it never will (it ends ERROR "superseded"); if it has not even arrived it
  * is refused when it does; if it already ran, its outcome is reported as it happened.
  */
-export function createCommandExecutor(d: ExecutorDeps) {
-  const { commandLog, outbox, bookings } = d.store;
+export function createCommandExecutor(deps: ExecutorDeps) {
+  const { commandLog, outbox, bookings } = deps.store;
   const inFlight = new Set<string>();
   /** The tail of each device's queue of commands. */
   const queues = new Map<string, Promise<void>>();
@@ -80,15 +80,16 @@ export function createCommandExecutor(d: ExecutorDeps) {
     });
   }
 
-  const finish = (req: LoggedCommand, o: Performed, known: boolean) =>
-    d.store.atomically(() => {
-      const at = d.clock.now().toISOString();
-      if (o.ok && o.commit) o.commit();
-      const device = d.registry.get(req.device_id);
-      if (device && o.sensors) {
+  const finish = (req: LoggedCommand, performed: Performed, known: boolean) =>
+    deps.store.atomically(() => {
+      const at = deps.clock.now().toISOString();
+      if (performed.ok && performed.commit) performed.commit();
+      const device = deps.registry.get(req.device_id);
+      if (device && performed.sensors) {
         // A sync-device reading goes up as a reading; a movement's latch travels in the command's own report.
-        if (req.name === "sync-device") d.sensors.record(device, o.sensors, "sync", { always: true });
-        else d.sensors.note(device, o.sensors);
+        if (req.name === "sync-device")
+          deps.sensors.record(device, performed.sensors, "sync", { always: true });
+        else deps.sensors.note(device, performed.sensors);
       }
       if (!known)
         commandLog.record({
@@ -98,18 +99,24 @@ export function createCommandExecutor(d: ExecutorDeps) {
           state: "RECEIVED",
           at,
         });
-      commandLog.finish(req.command_id, o.ok ? "SUCCESS" : "ERROR", o.reason, o.lockState, at);
-      report(req, o.ok ? "SUCCESS" : "ERROR", o.reason, o.lockState);
+      commandLog.finish(
+        req.command_id,
+        performed.ok ? "SUCCESS" : "ERROR",
+        performed.reason,
+        performed.lockState,
+        at,
+      );
+      report(req, performed.ok ? "SUCCESS" : "ERROR", performed.reason, performed.lockState);
     });
 
   const take = (req: CommandRequest) =>
-    d.store.atomically(() => {
+    deps.store.atomically(() => {
       commandLog.record({
         command_id: req.command_id,
         device_id: req.device_id,
         name: req.name,
         state: "RECEIVED",
-        at: d.clock.now().toISOString(),
+        at: deps.clock.now().toISOString(),
       });
       report(req, "RECEIVED");
     });
@@ -119,10 +126,10 @@ export function createCommandExecutor(d: ExecutorDeps) {
    * one not yet arrived is recorded as refused, so it is never actuated when it does arrive.
    */
   const supersede = (oldId: string, by: CommandRequest) =>
-    d.store.atomically(() => {
+    deps.store.atomically(() => {
       const seen = commandLog.get(oldId);
       if (!seen) {
-        const at = d.clock.now().toISOString();
+        const at = deps.clock.now().toISOString();
         commandLog.record({
           command_id: oldId,
           device_id: by.device_id,
@@ -142,7 +149,7 @@ export function createCommandExecutor(d: ExecutorDeps) {
    */
   function performBooking(req: CommandRequest): Performed {
     const deviceId = req.device_id;
-    const now = d.clock.now();
+    const now = deps.clock.now();
     if (req.name === "book") {
       const booking = req.params.booking;
       if (!booking) return failed("book without a booking (holder and end)");
@@ -160,31 +167,31 @@ export function createCommandExecutor(d: ExecutorDeps) {
   }
 
   async function perform(req: CommandRequest): Promise<Performed> {
-    const device = d.registry.get(req.device_id);
+    const device = deps.registry.get(req.device_id);
     if (!device)
       return failed(
-        `device ${req.device_id} is not driven by this gateway (device map ${d.registry.version ?? "none"})`,
+        `device ${req.device_id} is not driven by this gateway (device map ${deps.registry.version ?? "none"})`,
       );
     if (isBookingCommand(req.name)) return performBooking(req);
     // Bookings above need only the gateway; nothing else is sent to a device that cannot hear it.
-    const asleep = d.sleep?.refusal(device);
+    const asleep = deps.sleep?.refusal(device);
     if (asleep) return failed(asleep);
     const action = ACTION_OF[req.name];
     if (action) {
-      const o = await d.actuator.run(device, action);
+      const o = await deps.actuator.run(device, action);
       // A device locked is in use: its booking is over (as in the cloud's device machine).
       if (o.ok && action === "lock") return { ...o, commit: () => void bookings.clear(device.device_id) };
       return o;
     }
     if (req.name === "sync-device")
-      return d.actuator.run(device, req.params.power_cycle ? "power_cycle" : "status");
+      return deps.actuator.run(device, req.params.power_cycle ? "power_cycle" : "status");
     if (req.name === "take-photo") {
-      if (!d.camera || !device.has_camera)
+      if (!deps.camera || !device.has_camera)
         return { ok: false, reason: "no camera on this device", lockState: null, sensors: null };
-      const photo = await d.camera.capture();
+      const photo = await deps.camera.capture();
       const parts = photoParts(req, photo);
       if ("refused" in parts) return failed(parts.refused);
-      d.photos.save(req.command_id, photo);
+      deps.photos.save(req.command_id, photo);
       // The photo goes up with the SUCCESS, in the same transaction: acknowledged means on its way.
       const commit = () => {
         for (const p of parts) outbox.append(p);
@@ -227,15 +234,15 @@ export function createCommandExecutor(d: ExecutorDeps) {
       if (inFlight.has(req.command_id)) return; // a redelivery while we are still working on it
       const seen = commandLog.get(req.command_id);
       if (seen) {
-        d.log.info(
+        deps.log.info(
           { command_id: req.command_id, state: seen.state },
           "repeated command: reporting its outcome again",
         );
         if (seen.state !== "RECEIVED") report(req, seen.state, seen.reason, seen.lock_state);
         return;
       }
-      if (d.clock.now().getTime() >= Date.parse(req.expires_at)) {
-        d.log.warn({ command_id: req.command_id, expires_at: req.expires_at }, "stale command refused");
+      if (deps.clock.now().getTime() >= Date.parse(req.expires_at)) {
+        deps.log.warn({ command_id: req.command_id, expires_at: req.expires_at }, "stale command refused");
         finish(
           req,
           {
@@ -264,9 +271,9 @@ export function createCommandExecutor(d: ExecutorDeps) {
           };
         }
         finish(req, outcome, true);
-        if (outcome.ok && outcome.commit) d.onBookingsChanged?.();
-        d.onFinished?.(req.name, outcome.ok);
-        d.log.info(
+        if (outcome.ok && outcome.commit) deps.onBookingsChanged?.();
+        deps.onFinished?.(req.name, outcome.ok);
+        deps.log.info(
           { command_id: req.command_id, name: req.name, ok: outcome.ok, reason: outcome.reason },
           "command executed",
         );

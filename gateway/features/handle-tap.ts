@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { maskCardId } from "../../shared/card-id.ts";
 import { decideTap, type TapContext, type TapDecision } from "../../shared/domain/access-decision.ts";
+import { maskCardId } from "../../shared/domain/card-id.ts";
 import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
 import type {
   AccessDraft,
@@ -10,8 +10,8 @@ import type {
   GatewayStore,
   MappedDevice,
   Outcome,
-  SensorBook,
-  SleepBook,
+  SensorReadings,
+  SleepStates,
 } from "../ports.ts";
 import { isDoor } from "./board-events.ts";
 
@@ -19,15 +19,15 @@ export type TapHandlerDeps = {
   /** The key cache, parked cards and bookings it decides from; the outbox it reports to. */
   store: Pick<GatewayStore, "keys" | "parkedCards" | "bookings" | "outbox" | "tapJournal" | "atomically">;
   registry: DeviceDirectory;
-  sensors: SensorBook;
+  sensors: SensorReadings;
   actuator: Actuator;
   /** The card's grants as the cloud knows them; null when offline or no answer came in time. */
   askCloud: (card: string, deviceId: string | null) => Promise<Grant[] | null>;
   clock: Clock;
   log: Logger;
-  onDecided?: (d: AccessDecision) => void;
+  onDecided?: (decision: AccessDecision) => void;
   /** Devices' sleep states: a tap wakes the device its reader serves. */
-  sleep?: Pick<SleepBook, "record">;
+  sleep?: Pick<SleepStates, "record">;
 };
 
 /**
@@ -38,8 +38,8 @@ export type TapHandlerDeps = {
  * what the actuation changed (the parked card, the sensors). Taps on one device are decided one at a time,
  * so two cards racing for a free locker cannot both park in it.
  */
-export function createTapHandler(d: TapHandlerDeps) {
-  const { keys, parkedCards, bookings, outbox, tapJournal } = d.store;
+export function createTapHandler(deps: TapHandlerDeps) {
+  const { keys, parkedCards, bookings, outbox, tapJournal } = deps.store;
   /** The tail of each device's queue of taps. */
   const queues = new Map<string, Promise<unknown>>();
 
@@ -54,8 +54,8 @@ export function createTapHandler(d: TapHandlerDeps) {
   }
 
   function context(device: MappedDevice | undefined, card: string, grants?: readonly Grant[]): TapContext {
-    const now = d.clock.now();
-    const location = d.registry.location;
+    const now = deps.clock.now();
+    const location = deps.registry.location;
     if (!device)
       return {
         card,
@@ -66,7 +66,7 @@ export function createTapHandler(d: TapHandlerDeps) {
         occupancy: { locked: null, parkedBy: null },
         booking: null,
       };
-    const latch = d.sensors.get(device.device_id).latch;
+    const latch = deps.sensors.get(device.device_id).latch;
     const booking = bookings.active(device.device_id, now);
     return {
       card,
@@ -86,10 +86,10 @@ export function createTapHandler(d: TapHandlerDeps) {
     alias: string,
     card: string,
   ): Promise<{ device: MappedDevice | undefined; decision: TapDecision; by: "local" | "cloud" }> {
-    let device = d.registry.byAliasName(alias);
+    let device = deps.registry.byAliasName(alias);
     const local = decideTap(context(device, card));
     if (local.reason !== "unknown_card") return { device, decision: local, by: "local" };
-    const answered = await d.askCloud(card, device?.device_id ?? null);
+    const answered = await deps.askCloud(card, device?.device_id ?? null);
     if (answered === null)
       return {
         device,
@@ -97,16 +97,16 @@ export function createTapHandler(d: TapHandlerDeps) {
         by: "local",
       };
     // The world may have moved while we waited (a new map, a latch): decide on what holds now.
-    device = d.registry.byAliasName(alias);
+    device = deps.registry.byAliasName(alias);
     return { device, decision: decideTap(context(device, card, answered)), by: "cloud" };
   }
 
   async function actuate(device: MappedDevice, action: "lock" | "unlock"): Promise<Outcome> {
     // A tap is the local interaction that wakes a LOCAL_WAKEUP device (spec: power_save_strategy): it is
     // awake before it is moved, so nothing waits for the board to say so.
-    d.sleep?.record(device, "", "tap");
+    deps.sleep?.record(device, "", "tap");
     try {
-      return await d.actuator.run(device, action);
+      return await deps.actuator.run(device, action);
     } catch (err) {
       const reason = `gateway error: ${err instanceof Error ? err.message : String(err)}`;
       return { ok: false, reason, lockState: null, sensors: null };
@@ -120,12 +120,12 @@ export function createTapHandler(d: TapHandlerDeps) {
   function noteParking(device: MappedDevice, action: "lock" | "unlock", card: string) {
     if (isDoor(device)) return;
     if (action === "unlock") return void parkedCards.clear(device.device_id);
-    parkedCards.put(device.device_id, card, d.clock.now().toISOString());
+    parkedCards.put(device.device_id, card, deps.clock.now().toISOString());
     bookings.clear(device.device_id);
   }
 
   async function handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
-    const tappedAt = d.clock.now();
+    const tappedAt = deps.clock.now();
     const { device, decision, by } = await decide(alias, card);
     const draft: AccessDraft = {
       type: "access_decision",
@@ -149,7 +149,7 @@ export function createTapHandler(d: TapHandlerDeps) {
       const pending = tapJournal.begin(draft);
       const outcome = await actuate(device, action);
       if (!outcome.ok) failure = outcome.reason;
-      msg = d.store.atomically(() => {
+      msg = deps.store.atomically(() => {
         tapJournal.end(pending);
         if (outcome.ok) noteParking(device, action, card);
         const appended = outbox.append({
@@ -160,11 +160,13 @@ export function createTapHandler(d: TapHandlerDeps) {
         // Where the latch went: the cloud's state follows the gateway's sensor reports (flow 6). A door
         // released again restarts its window, so the cloud hears of it even though the latch reads the same.
         if (outcome.sensors)
-          d.sensors.record(device, outcome.sensors, "tap", { always: isDoor(device) && action === "unlock" });
+          deps.sensors.record(device, outcome.sensors, "tap", {
+            always: isDoor(device) && action === "unlock",
+          });
         return appended as AccessDecision;
       });
     }
-    d.log.info(
+    deps.log.info(
       {
         card: maskCardId(card),
         reader,
@@ -175,18 +177,18 @@ export function createTapHandler(d: TapHandlerDeps) {
         action: msg.action,
         actuated: msg.actuated,
         ...(failure ? { failure } : {}),
-        ms: d.clock.now().getTime() - tappedAt.getTime(),
+        ms: deps.clock.now().getTime() - tappedAt.getTime(),
       },
       "access decided",
     );
-    d.onDecided?.(msg);
+    deps.onDecided?.(msg);
     return msg;
   }
 
   return {
     /** Decides one tap on `reader`, which serves the device `alias`; resolves with what went to the outbox. */
     handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
-      const key = d.registry.byAliasName(alias)?.device_id ?? `reader:${reader}`;
+      const key = deps.registry.byAliasName(alias)?.device_id ?? `reader:${reader}`;
       return inTurn(key, () => handle(reader, alias, card));
     },
 
@@ -198,9 +200,9 @@ export function createTapHandler(d: TapHandlerDeps) {
     recoverInterrupted(): number {
       const open = tapJournal.unfinished();
       for (const { id, draft } of open)
-        d.store.atomically(() => {
+        deps.store.atomically(() => {
           tapJournal.end(id);
-          const device = draft.device_id ? d.registry.get(draft.device_id) : undefined;
+          const device = draft.device_id ? deps.registry.get(draft.device_id) : undefined;
           if (device && draft.action === "lock") noteParking(device, "lock", draft.card_id);
           outbox.append({ ...draft, actuated: null });
         });

@@ -12,7 +12,7 @@ import type {
  * queued. A device on a board that answered its last ping is reachable; a GPIO-wired door is reachable
  * while the gateway runs. With the outbox, each also tells the cloud which seqs it will never send again.
  */
-export function createHeartbeat(o: {
+export function createHeartbeat(deps: {
   gatewayId: string;
   broker: Pick<BrokerLink, "publishHeartbeat" | "on" | "off">;
   registry: DeviceDirectory;
@@ -25,18 +25,20 @@ export function createHeartbeat(o: {
 
   function reachable(board: number | undefined): boolean {
     if (board === undefined) return true;
-    return o.monitors.some((m) => m.isReachable(board));
+    return deps.monitors.some((m) => m.isReachable(board));
   }
 
   function beat(): boolean {
-    return o.broker.publishHeartbeat({
-      gateway_id: o.gatewayId,
-      sent_at: o.clock.now().toISOString(),
-      devices: o.registry
+    return deps.broker.publishHeartbeat({
+      gateway_id: deps.gatewayId,
+      sent_at: deps.clock.now().toISOString(),
+      devices: deps.registry
         .all()
-        .filter((d) => d.type !== "GUARD")
-        .map((d) => ({ device_id: d.device_id, reachable: reachable(d.bus?.board) })),
-      ...(o.outbox ? { outbox: { id: o.outbox.id, unconfirmed_from: o.outbox.unconfirmedFrom() } } : {}),
+        .filter((device) => device.type !== "GUARD")
+        .map((device) => ({ device_id: device.device_id, reachable: reachable(device.bus?.board) })),
+      ...(deps.outbox
+        ? { outbox: { id: deps.outbox.id, unconfirmed_from: deps.outbox.unconfirmedFrom() } }
+        : {}),
     });
   }
 
@@ -44,17 +46,17 @@ export function createHeartbeat(o: {
     beat,
     start() {
       const tick = () => {
-        timer = o.clock.setTimer(o.intervalMs, () => {
+        timer = deps.clock.setTimer(deps.intervalMs, () => {
           beat();
           tick();
         });
       };
-      o.broker.on("connected", beat);
+      deps.broker.on("connected", beat);
       tick();
     },
     stop() {
-      o.broker.off("connected", beat);
-      if (timer) o.clock.clearTimer(timer);
+      deps.broker.off("connected", beat);
+      if (timer) deps.clock.clearTimer(timer);
       timer = null;
     },
   };

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { cronTask, parseCron } from "../../shared/cron.ts";
+import { cronTask, parseCron } from "../../shared/time/cron.ts";
 import type { KeysDown } from "../../shared/wire/messages.ts";
 import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
 
@@ -9,27 +9,27 @@ import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
  * version held; the cloud answers with what is missing (deltas or a snapshot), so a gateway that was away
  * for a week converges by itself. A cron sweep deletes expired grants (the decision checks expiry anyway).
  */
-export function createKeySync(o: {
+export function createKeySync(deps: {
   gatewayId: string;
   keys: KeyCache;
   broker: Pick<BrokerLink, "publishKeysReport" | "on" | "off">;
   clock: Clock;
   log: Logger;
-  /** When to delete expired grants (cron syntax, shared/cron.ts); never when null. */
+  /** When to delete expired grants (cron syntax, shared/time/cron.ts); never when null. */
   sweep: string | null;
 }) {
   let task: ReturnType<typeof cronTask> | null = null;
 
   const report = () => {
-    const version = o.keys.version();
-    o.broker.publishKeysReport({ kind: "version", gateway_id: o.gatewayId, version });
+    const version = deps.keys.version();
+    deps.broker.publishKeysReport({ kind: "version", gateway_id: deps.gatewayId, version });
   };
 
   function apply(msg: KeysDown): void {
     if (msg.kind === "delta") {
-      const held = o.keys.version();
-      if (o.keys.applyDelta(msg)) {
-        o.log.info(
+      const held = deps.keys.version();
+      if (deps.keys.applyDelta(msg)) {
+        deps.log.info(
           {
             version: msg.version,
             upserts: msg.upserts.length,
@@ -39,15 +39,18 @@ export function createKeySync(o: {
         );
       } else {
         // Lost or repeated deltas: the cloud learns what we hold and sends what fits (or a snapshot).
-        o.log.info(
+        deps.log.info(
           { held, base: msg.base_version, version: msg.version },
           "keys delta does not fit; reporting",
         );
       }
       report();
     } else if (msg.kind === "snapshot") {
-      if (o.keys.applySnapshotPart(msg) === "staged") return;
-      o.log.info({ version: msg.version, grants: o.keys.count(), parts: msg.parts }, "keys snapshot applied");
+      if (deps.keys.applySnapshotPart(msg) === "staged") return;
+      deps.log.info(
+        { version: msg.version, grants: deps.keys.count(), parts: msg.parts },
+        "keys snapshot applied",
+      );
       report();
     }
   }
@@ -57,31 +60,31 @@ export function createKeySync(o: {
       apply(msg);
     } catch (err) {
       // Bad input changes nothing; the version report on the next connect sets things right.
-      o.log.warn({ err, kind: msg.kind }, "keys message not applied");
+      deps.log.warn({ err, kind: msg.kind }, "keys message not applied");
     }
   };
 
   function purge(): number {
-    const gone = o.keys.purgeExpired(o.clock.now());
-    if (gone > 0) o.log.info({ grants: gone }, "expired grants deleted");
+    const gone = deps.keys.purgeExpired(deps.clock.now());
+    if (gone > 0) deps.log.info({ grants: gone }, "expired grants deleted");
     return gone;
   }
 
   return {
     purge,
     start(): void {
-      o.broker.on("connected", report);
-      o.broker.on("keys", onKeys);
-      if (o.sweep) {
-        task = cronTask(o.clock, parseCron(o.sweep), purge, (err) =>
-          o.log.warn({ err }, "deleting expired grants failed"),
+      deps.broker.on("connected", report);
+      deps.broker.on("keys", onKeys);
+      if (deps.sweep) {
+        task = cronTask(deps.clock, parseCron(deps.sweep), purge, (err) =>
+          deps.log.warn({ err }, "deleting expired grants failed"),
         );
         task.start();
       }
     },
     stop(): void {
-      o.broker.off("connected", report);
-      o.broker.off("keys", onKeys);
+      deps.broker.off("connected", report);
+      deps.broker.off("keys", onKeys);
       task?.stop();
       task = null;
     },

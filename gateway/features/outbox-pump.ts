@@ -13,7 +13,7 @@ const MAX_RESEND_AFTER_MS = 120_000;
  * is not buried under copies of what it has not yet applied (issue 10, fleet). An ack naming another
  * outbox identity (meant for the store this gateway had before its state was lost) confirms nothing here.
  */
-export function createOutboxPump(o: {
+export function createOutboxPump(deps: {
   outbox: Outbox;
   broker: Pick<BrokerLink, "connected" | "publishUp" | "on" | "off">;
   clock: Clock;
@@ -22,8 +22,8 @@ export function createOutboxPump(o: {
   maxResendAfterMs?: number;
   batch?: number;
 }) {
-  const resendAfterMs = o.resendAfterMs ?? 10_000;
-  const maxResendAfterMs = Math.max(resendAfterMs, o.maxResendAfterMs ?? MAX_RESEND_AFTER_MS);
+  const resendAfterMs = deps.resendAfterMs ?? 10_000;
+  const maxResendAfterMs = Math.max(resendAfterMs, deps.maxResendAfterMs ?? MAX_RESEND_AFTER_MS);
   /** How old the oldest unacknowledged row must be before it goes again: grows while acks stay away. */
   let staleAfterMs = resendAfterMs;
   const sentAt = new Map<number, number>();
@@ -43,20 +43,20 @@ export function createOutboxPump(o: {
     try {
       do {
         again = false;
-        while (o.broker.connected) {
-          const batch = o.outbox.pending(lastSent, o.batch ?? 100);
+        while (deps.broker.connected) {
+          const batch = deps.outbox.pending(lastSent, deps.batch ?? 100);
           if (batch.length === 0) break;
           for (const msg of batch) {
             const started = epoch;
-            await o.broker.publishUp(msg);
+            await deps.broker.publishUp(msg);
             if (started !== epoch) break; // a reconnect reset the cursor meanwhile: go on from there
             lastSent = msg.seq;
-            sentAt.set(msg.seq, o.clock.now().getTime());
+            sentAt.set(msg.seq, deps.clock.now().getTime());
           }
         }
-      } while (again && o.broker.connected);
+      } while (again && deps.broker.connected);
     } catch (err) {
-      o.log.warn({ err: (err as Error).message }, "outbox publish interrupted; will resend");
+      deps.log.warn({ err: (err as Error).message }, "outbox publish interrupted; will resend");
     } finally {
       pumping = false;
     }
@@ -70,17 +70,20 @@ export function createOutboxPump(o: {
   }
 
   function checkStale() {
-    const now = o.clock.now().getTime();
-    const oldest = o.outbox.pending(0, 1)[0];
+    const now = deps.clock.now().getTime();
+    const oldest = deps.outbox.pending(0, 1)[0];
     const at = oldest ? sentAt.get(oldest.seq) : undefined;
     // A row never sent while no pump runs: its publish failed and stopped the batch.
     const stuck = oldest !== undefined && at === undefined && !pumping;
     if (stuck || (oldest && at !== undefined && now - at >= staleAfterMs)) {
-      o.log.info({ seq: oldest.seq, waited_ms: staleAfterMs }, "unacknowledged outbox rows: sending again");
+      deps.log.info(
+        { seq: oldest.seq, waited_ms: staleAfterMs },
+        "unacknowledged outbox rows: sending again",
+      );
       resendFromStart();
       if (!stuck) staleAfterMs = Math.min(staleAfterMs * 2, maxResendAfterMs);
     }
-    timer = o.clock.setTimer(resendAfterMs, checkStale);
+    timer = deps.clock.setTimer(resendAfterMs, checkStale);
   }
 
   const onAppended = () => void pump();
@@ -91,7 +94,7 @@ export function createOutboxPump(o: {
   };
   const onAck = (seqs: number[], resend: boolean, outboxId?: string) => {
     // An ack names one outbox: when it confirmed none of ours it says nothing about what we sent.
-    if (o.outbox.confirm(seqs, outboxId) > 0) {
+    if (deps.outbox.confirm(seqs, outboxId) > 0) {
       for (const s of seqs) sentAt.delete(s);
       staleAfterMs = resendAfterMs;
     }
@@ -100,17 +103,17 @@ export function createOutboxPump(o: {
 
   return {
     start() {
-      o.outbox.on("appended", onAppended);
-      o.broker.on("connected", onConnected);
-      o.broker.on("ack", onAck);
-      timer = o.clock.setTimer(resendAfterMs, checkStale);
-      if (o.broker.connected) resendFromStart();
+      deps.outbox.on("appended", onAppended);
+      deps.broker.on("connected", onConnected);
+      deps.broker.on("ack", onAck);
+      timer = deps.clock.setTimer(resendAfterMs, checkStale);
+      if (deps.broker.connected) resendFromStart();
     },
     stop() {
-      o.outbox.off("appended", onAppended);
-      o.broker.off("connected", onConnected);
-      o.broker.off("ack", onAck);
-      if (timer) o.clock.clearTimer(timer);
+      deps.outbox.off("appended", onAppended);
+      deps.broker.off("connected", onConnected);
+      deps.broker.off("ack", onAck);
+      if (timer) deps.clock.clearTimer(timer);
     },
     pump,
   };

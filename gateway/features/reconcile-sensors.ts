@@ -1,21 +1,21 @@
 import type { Logger } from "pino";
-import { cronTask, parseCron } from "../../shared/cron.ts";
+import { cronTask, parseCron } from "../../shared/time/cron.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { Actuator, Clock, DeviceDirectory, MappedDevice, SensorBook } from "../ports.ts";
+import type { Actuator, Clock, DeviceDirectory, MappedDevice, SensorReadings } from "../ports.ts";
 
 /**
- * Reads devices' sensors and hands the readings to the sensor book, which tells the cloud what changed
+ * Reads devices' sensors and hands the readings to SensorReadings, which tells the cloud what changed
  * (ARCHITECTURE flow 6). Runs when a board answers for the first time or again after an outage, when a
  * board resets, for devices a new device map brings, and on a periodic sweep that catches a change whose
  * event was lost.
  */
-export function createSensorReconciler(o: {
+export function createSensorReconciler(deps: {
   registry: DeviceDirectory;
-  sensors: SensorBook;
+  sensors: SensorReadings;
   actuator: Actuator;
   clock: Clock;
   log: Logger;
-  /** A cron expression for the periodic sweep (shared/cron.ts); none when null. */
+  /** A cron expression for the periodic sweep (shared/time/cron.ts); none when null. */
   sweep: string | null;
 }) {
   /** Boards read at least once since the start: a later read of one is a "board_back". */
@@ -23,16 +23,16 @@ export function createSensorReconciler(o: {
   let task: ReturnType<typeof cronTask> | null = null;
 
   async function readDevice(device: MappedDevice, cause: SensorCause): Promise<void> {
-    const out = await o.actuator.run(device, "status");
-    if (out.sensors) o.sensors.record(device, out.sensors, cause);
-    else o.log.debug({ device: device.alias, reason: out.reason }, "sensors not read");
+    const out = await deps.actuator.run(device, "status");
+    if (out.sensors) deps.sensors.record(device, out.sensors, cause);
+    else deps.log.debug({ device: device.alias, reason: out.reason }, "sensors not read");
   }
 
   async function readAll(devices: MappedDevice[], cause: SensorCause): Promise<void> {
-    for (const d of devices) {
-      if (d.type === "GUARD") continue;
-      await readDevice(d, cause).catch((err: unknown) =>
-        o.log.warn({ err, device: d.alias }, "reading the sensors failed"),
+    for (const device of devices) {
+      if (device.type === "GUARD") continue;
+      await readDevice(device, cause).catch((err: unknown) =>
+        deps.log.warn({ err, device: device.alias }, "reading the sensors failed"),
       );
     }
   }
@@ -44,16 +44,16 @@ export function createSensorReconciler(o: {
     readBoard(addr: number): Promise<void> {
       const cause = readBoards.has(addr) ? "board_back" : "startup";
       readBoards.add(addr);
-      return readAll(o.registry.onBoard(addr), cause);
+      return readAll(deps.registry.onBoard(addr), cause);
     },
     start(): void {
-      if (!o.sweep) return;
+      if (!deps.sweep) return;
       // A sweep still reading when the next one is due makes that one pass (cronTask never overlaps).
       task = cronTask(
-        o.clock,
-        parseCron(o.sweep),
-        () => readAll(o.registry.all(), "sweep"),
-        (err) => o.log.warn({ err }, "sensor sweep failed"),
+        deps.clock,
+        parseCron(deps.sweep),
+        () => readAll(deps.registry.all(), "sweep"),
+        (err) => deps.log.warn({ err }, "sensor sweep failed"),
       );
       task.start();
     },

@@ -4,7 +4,7 @@
  * event loop is stuck (or SIGSTOPped) never runs the timer; one whose checks fail or hang stops pinging.
  * Either way systemd's deadline passes and it kills and restarts the service (Restart=on-failure).
  */
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 
 export type WatchdogLog = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 

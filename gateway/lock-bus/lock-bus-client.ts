@@ -74,38 +74,43 @@ export class LockBusClient extends EventEmitter<Events> {
   } | null = null;
   private readonly parser: FrameParser;
 
-  constructor(private readonly o: LockBusOptions) {
+  constructor(private readonly options: LockBusOptions) {
     super();
     this.parser = new FrameParser(
       (frame) => this.onMessage(decodeBoardMessage(frame)),
-      (d) => {
-        o.log.debug({ bus: o.name, reason: d.reason, bytes: d.bytes.length }, "discarded bytes on the bus");
-        this.emit("discarded", d.bytes.length);
+      (discarded) => {
+        options.log.debug(
+          { bus: options.name, reason: discarded.reason, bytes: discarded.bytes.length },
+          "discarded bytes on the bus",
+        );
+        this.emit("discarded", discarded.bytes.length);
       },
     );
-    const log = { bus: o.name, path: o.path };
+    const log = { bus: options.name, path: options.path };
     this.line = new ReopeningLink({
-      path: o.path,
-      baudRate: o.baudRate,
-      openLink: o.openLink,
-      clock: o.clock,
-      minReopenMs: o.minReopenMs,
-      maxReopenMs: o.maxReopenMs,
+      path: options.path,
+      baudRate: options.baudRate,
+      openLink: options.openLink,
+      clock: options.clock,
+      minReopenMs: options.minReopenMs,
+      maxReopenMs: options.maxReopenMs,
     });
     this.line.on("open", (link) => {
       link.on("data", (chunk: Buffer) => this.parser.push(chunk));
-      o.log.info(log, "bus open");
+      options.log.info(log, "bus open");
       this.emit("open");
     });
     this.line.on("closed", () => {
-      o.log.warn({ bus: o.name }, "bus closed");
+      options.log.warn({ bus: options.name }, "bus closed");
       this.emit("closed");
       this.feed({ kind: "closed" });
     });
     this.line.on("openFailed", (err) =>
-      o.log.warn({ ...log, err: err.message }, "cannot open the bus; retrying"),
+      options.log.warn({ ...log, err: err.message }, "cannot open the bus; retrying"),
     );
-    this.line.on("linkError", (err) => o.log.warn({ bus: o.name, err: err.message }, "serial error"));
+    this.line.on("linkError", (err) =>
+      options.log.warn({ bus: options.name, err: err.message }, "serial error"),
+    );
   }
 
   get isOpen(): boolean {
@@ -140,7 +145,7 @@ export class LockBusClient extends EventEmitter<Events> {
 
   private onMessage(msg: BoardMessage | { kind: "invalid"; reason: string }) {
     if (msg.kind === "invalid") {
-      this.o.log.debug({ bus: this.o.name, reason: msg.reason }, "undecodable frame");
+      this.options.log.debug({ bus: this.options.name, reason: msg.reason }, "undecodable frame");
       return;
     }
     if (msg.kind === "event") this.emit("event", msg);
@@ -161,13 +166,13 @@ export class LockBusClient extends EventEmitter<Events> {
     this.seq = (this.seq % 255) + 1; // 1..255: SEQ 0 is reserved for events
     const full = { ...req, seq: this.seq } as HostRequest;
     const expect = { addr: req.addr, seq: this.seq, replyKind: REPLY_KIND[req.kind] };
-    const ackMs = (this.o.ackTimeoutMs ?? 250) + graceMs;
-    const replyMs = (this.o.replyTimeoutMs ?? 3_000) + graceMs;
+    const ackMs = (this.options.ackTimeoutMs ?? 250) + graceMs;
+    const replyMs = (this.options.replyTimeoutMs ?? 3_000) + graceMs;
     return new Promise<BoardMessage>((resolve, reject) => {
       let timer: TimerHandle | null = null;
       const arm = (ms: number) => {
-        if (timer) this.o.clock.clearTimer(timer);
-        timer = this.o.clock.setTimer(ms, () => this.feed({ kind: "timeout" }));
+        if (timer) this.options.clock.clearTimer(timer);
+        timer = this.options.clock.setTimer(ms, () => this.feed({ kind: "timeout" }));
       };
       const tx = {
         state: { phase: "awaiting_ack" } as TxState,
@@ -176,7 +181,7 @@ export class LockBusClient extends EventEmitter<Events> {
           const s = tx.state;
           if (s.phase === "awaiting_reply") return arm(replyMs);
           if (!isSettled(s)) return;
-          if (timer) this.o.clock.clearTimer(timer);
+          if (timer) this.options.clock.clearTimer(timer);
           this.current = null;
           if (s.phase === "done") resolve(s.reply);
           else reject(new BusError(s.failure, req.addr));

@@ -1,5 +1,5 @@
-import type { Action, Actuator, MappedDevice, Outcome, SleepBook } from "../ports.ts";
-import { strategyOf } from "./sleep-book.ts";
+import type { Action, Actuator, MappedDevice, Outcome, SleepStates } from "../ports.ts";
+import { strategyOf } from "./sleep-states.ts";
 
 /**
  * The Actuator as the rest of the gateway uses it: the hardware actuator, with what each attempt shows of
@@ -13,7 +13,7 @@ import { strategyOf } from "./sleep-book.ts";
 export class SleepAwareActuator implements Actuator {
   constructor(
     private readonly inner: Actuator,
-    private readonly sleep: SleepBook,
+    private readonly sleep: SleepStates,
     private readonly boardAnswers: (board: number) => boolean,
   ) {}
 

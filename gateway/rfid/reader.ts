@@ -20,7 +20,7 @@ export class ReaderPort extends EventEmitter<Events> {
   constructor(
     readonly id: string,
     readonly path: string,
-    private readonly o: {
+    private readonly options: {
       baudRate: number;
       openLink: SerialLinkFactory;
       clock: Clock;
@@ -32,33 +32,35 @@ export class ReaderPort extends EventEmitter<Events> {
     super();
     this.line = new ReopeningLink({
       path,
-      baudRate: o.baudRate,
-      openLink: o.openLink,
-      clock: o.clock,
-      minReopenMs: o.minReopenMs,
-      maxReopenMs: o.maxReopenMs ?? 5_000,
+      baudRate: options.baudRate,
+      openLink: options.openLink,
+      clock: options.clock,
+      minReopenMs: options.minReopenMs,
+      maxReopenMs: options.maxReopenMs ?? 5_000,
     });
     this.line.on("open", (link) => {
       const lines = link.pipe(new ReadlineParser({ delimiter: "\n" }));
       lines.on("data", (line: string) => this.onLine(line));
-      this.lastSeen = o.clock.now().toISOString();
-      o.log.info({ reader: id, path }, "reader open");
+      this.lastSeen = options.clock.now().toISOString();
+      options.log.info({ reader: id, path }, "reader open");
       if (this.wasLost) {
         this.wasLost = false;
         this.emit("back");
       }
     });
     this.line.on("closed", () => {
-      o.log.warn({ reader: id }, "reader lost");
+      options.log.warn({ reader: id }, "reader lost");
       if (!this.wasLost) {
         this.wasLost = true;
         this.emit("lost");
       }
     });
     this.line.on("openFailed", (err) =>
-      o.log.debug({ reader: id, err: err.message }, "reader not available; retrying"),
+      options.log.debug({ reader: id, err: err.message }, "reader not available; retrying"),
     );
-    this.line.on("linkError", (err) => o.log.warn({ reader: id, err: err.message }, "reader serial error"));
+    this.line.on("linkError", (err) =>
+      options.log.warn({ reader: id, err: err.message }, "reader serial error"),
+    );
   }
 
   get isOpen(): boolean {
@@ -75,9 +77,9 @@ export class ReaderPort extends EventEmitter<Events> {
 
   private onLine(raw: string) {
     const line = parseReaderLine(raw);
-    this.lastSeen = this.o.clock.now().toISOString();
+    this.lastSeen = this.options.clock.now().toISOString();
     if (line.kind === "tap") this.emit("tap", line.card);
     else if (line.kind === "garbage" && line.line)
-      this.o.log.debug({ reader: this.id, line: line.line }, "unreadable reader line");
+      this.options.log.debug({ reader: this.id, line: line.line }, "unreadable reader line");
   }
 }

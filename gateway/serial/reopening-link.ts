@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { Backoff } from "../../shared/backoff.ts";
+import { Backoff } from "../../shared/time/backoff.ts";
 import type { Clock, SerialLink, SerialLinkFactory, TimerHandle } from "../ports.ts";
 import { closeLink } from "./close-link.ts";
 
@@ -50,11 +50,11 @@ export class ReopeningLink extends EventEmitter<Events> {
   private readonly backoff: Backoff;
   private readonly stableMs: number;
 
-  constructor(private readonly o: ReopeningLinkOptions) {
+  constructor(private readonly options: ReopeningLinkOptions) {
     super();
-    const maxMs = o.maxReopenMs ?? 10_000;
-    this.backoff = new Backoff({ minMs: o.minReopenMs ?? 500, maxMs });
-    this.stableMs = o.stableMs ?? maxMs;
+    const maxMs = options.maxReopenMs ?? 10_000;
+    this.backoff = new Backoff({ minMs: options.minReopenMs ?? 500, maxMs });
+    this.stableMs = options.stableMs ?? maxMs;
   }
 
   /** The open link, or null between a loss and the next successful open. */
@@ -81,7 +81,7 @@ export class ReopeningLink extends EventEmitter<Events> {
   /** Closes the link for good: no more attempts. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) this.o.clock.clearTimer(this.timer);
+    if (this.timer) this.options.clock.clearTimer(this.timer);
     this.timer = null;
     const link = this.current;
     this.current = null;
@@ -92,7 +92,7 @@ export class ReopeningLink extends EventEmitter<Events> {
     if (this.stopped) return;
     let link: SerialLink;
     try {
-      link = await this.o.openLink(this.o.path, this.o.baudRate);
+      link = await this.options.openLink(this.options.path, this.options.baudRate);
     } catch (err) {
       this.emit("openFailed", err instanceof Error ? err : new Error(String(err)));
       this.scheduleReopen();
@@ -106,14 +106,14 @@ export class ReopeningLink extends EventEmitter<Events> {
     link.once("close", () => this.onClosed(link));
     link.on("error", (err: Error) => this.emit("linkError", err));
     this.current = link;
-    this.openedAt = this.o.clock.now().getTime();
+    this.openedAt = this.options.clock.now().getTime();
     this.emit("open", link);
   }
 
   private onClosed(link: SerialLink): void {
     if (this.current !== link) return;
     this.current = null;
-    const lived = this.o.clock.now().getTime() - this.openedAt;
+    const lived = this.options.clock.now().getTime() - this.openedAt;
     if (this.recycling || lived >= this.stableMs) this.backoff.reset();
     this.recycling = false;
     this.emit("closed");
@@ -123,7 +123,7 @@ export class ReopeningLink extends EventEmitter<Events> {
   private scheduleReopen(): void {
     if (this.stopped || this.timer) return;
     const ms = this.backoff.next();
-    this.timer = this.o.clock.setTimer(ms, () => {
+    this.timer = this.options.clock.setTimer(ms, () => {
       this.timer = null;
       void this.open();
     });

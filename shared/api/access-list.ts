@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { MEMBERSHIP_STATUSES, PAYMENT_PERIODS } from "../domain/membership.ts";
-import { checkE164 } from "../phone-number.ts";
+import { checkE164 } from "./phone-number.ts";
 import { Uuid } from "./uuid.ts";
 
-/** E.164, checked against the numbering plan of its country (shared/phone-number.ts). */
+/** E.164, checked against the numbering plan of its country (shared/api/phone-number.ts). */
 export const PhoneNumber = z
   .string()
   .max(32)

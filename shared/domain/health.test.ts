@@ -78,8 +78,8 @@ describe("device health from heartbeats", () => {
     expect(legacyHealth(null)).toBeNull();
   });
 
-  // Known bug: the module takes dead_since = offline_at whenever offline_at > last_seen_at, even when
-  // the device had already been dead (here LONG_DEAD) for hours; the later report revives it to DEAD.
+  // An offline report newer than the last heartbeat makes a device dead at once, but never later than
+  // silence alone did: a device LONG_DEAD for hours stays LONG_DEAD, not revived to DEAD by the report.
   it("a gateway going offline long after the device stopped does not move dead_since forward", () => {
     expect(deriveHealth(seenAt(0), at(3 * HOUR))).toEqual({ health: "LONG_DEAD", dead_since: iso(30_000) });
     expect(deriveHealth(seenAt(0, 3 * HOUR), at(3 * HOUR + 1_000))).toEqual({

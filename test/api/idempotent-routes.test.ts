@@ -10,7 +10,7 @@ import { z } from "zod";
 import { installErrorHandling } from "../../cloud/http/error-handler.ts";
 import { installIdempotency } from "../../cloud/http/idempotency.ts";
 import { IDEMPOTENCY_POLICY } from "../../cloud/idempotency/idempotency-store.ts";
-import { AppError } from "../../shared/errors.ts";
+import { AppError } from "../../shared/api/errors.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { openTestDb, type TestDb } from "../support/test-db.ts";
 

@@ -368,9 +368,8 @@ describe("GET /location/v1/locations", () => {
       });
     });
 
-    // Known bug in cloud/manifest/apply-manifest.ts: `LocationAttrs.parse({ operator_id: op.id, ...loc.attrs })`
-    // lets loc.attrs' defaults (the manifest schema's `LocationAttrs.partial()` keeps every default, so
-    // operator_id arrives as "") overwrite the operator's id. Flip to `it` once that is fixed.
+    // A manifest's location attrs are a patch without defaults (LocationAttrsPatch), merged over the stored
+    // ones (cloud/manifest/apply-manifest.ts): operator_id, which no manifest sets, stays the operator's.
     it("operator_id shows the operator that runs the location", async () => {
       expect(byCode((await list()).data, "L1").operator_id).toBe(OP_A);
     });

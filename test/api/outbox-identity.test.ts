@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { createAppliedSeqsPruner } from "../../cloud/gateway-link/applied-seqs-pruner.ts";
 import { applyUpMessage } from "../../cloud/gateway-link/apply-up-message.ts";
 import { Command } from "../../shared/api/command.ts";

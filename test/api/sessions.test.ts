@@ -3,9 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { endSessionByOperator, markPaymentByOperator } from "../../cloud/sessions/operator-commands.ts";
 import { Device } from "../../shared/api/device.ts";
 import { Payment, type SessionV2, SessionV2List } from "../../shared/api/session.ts";
-import { CliExit } from "../../shared/command-line.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { PENDING_LIFETIME_MS } from "../../shared/domain/session-machine.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 import {

@@ -16,8 +16,7 @@ import { recordSiteEvent, type SiteEvent } from "../../cloud/webhooks/site-event
 import { startWebhookDelivery, type WebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import type { ManifestWebhook } from "../../cloud/webhooks/webhook-manifest.ts";
 import { WEBHOOK_TYPES, type WebhookPayload, webhookPayloadSchema } from "../../shared/api/webhook.ts";
-import { CliExit } from "../../shared/command-line.ts";
-import { EXIT } from "../../shared/exit-codes.ts";
+import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { eventually } from "../support/eventually.ts";
 import { OP_A, OP_B } from "../support/fixture-site.ts";

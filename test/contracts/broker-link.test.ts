@@ -3,7 +3,7 @@ import { startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { MqttBrokerLink } from "../../gateway/adapters/broker-mqtt.ts";
+import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import { fixtureSecretHash } from "../support/cloud-harness.ts";
 import { FakeClock } from "../support/fake-clock.ts";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createMemoryGpioBank, type MemoryGpioBank } from "../../gateway/adapters/gpio-memory.ts";
-import { createOnoffGpioBank } from "../../gateway/adapters/gpio-onoff.ts";
+import { createMemoryGpioBank, type MemoryGpioBank } from "../../gateway/adapters/gpio/gpio-memory.ts";
+import { createOnoffGpioBank } from "../../gateway/adapters/gpio/gpio-onoff.ts";
 import { SimGpioBank } from "../../hardware-sim/gpio-lines.ts";
 import { GPIO_LINE_KINDS, parseGpioLineName } from "../../shared/protocol/gpio-lines.ts";
 import { createMockSysfs, type MockSysfs } from "../support/onoff-mock-sysfs.ts";

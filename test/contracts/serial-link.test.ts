@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createSerialLinkFactory } from "../../gateway/adapters/serial-links.ts";
+import { createSerialLinkFactory } from "../../gateway/adapters/serial/serial-links.ts";
 import { MemoryConnector, PtyConnector, TcpConnector } from "../../hardware-sim/links.ts";
 import { serialLinkContract } from "../support/port-contracts/serial-link.contract.ts";
 

@@ -1,6 +1,6 @@
 import { createTokenIssuer } from "../../cloud/auth/tokens.ts";
 import type { Permission } from "../../shared/api/permissions.ts";
-import type { Clock } from "../../shared/clock.ts";
+import type { Clock } from "../../shared/time/clock.ts";
 import { ISSUER, TOKEN_SECRET } from "../support/cloud-harness.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { SECRET } from "../support/fixture-site.ts";

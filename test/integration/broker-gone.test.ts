@@ -1,11 +1,11 @@
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { MqttBrokerLink } from "../../gateway/adapters/broker-mqtt.ts";
+import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import type { Status } from "../../shared/wire/messages.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import { fixtureSecretHash } from "../support/cloud-harness.ts";

@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openGatewayStore } from "../../gateway/adapters/sqlite/gateway-store.ts";
+import { openGatewayDb } from "../../gateway/adapters/sqlite/open-db.ts";
 import { createControlApi } from "../../gateway/control/control-impl.ts";
 import { CONTROL_ERROR } from "../../gateway/control/control-server.ts";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
-import { OutboxSensorBook } from "../../gateway/hardware/sensor-book.ts";
+import { OutboxSensorReadings } from "../../gateway/devices/sensor-readings.ts";
 import type { Action, Actuator, GatewayStore, MappedDevice, Outcome } from "../../gateway/ports.ts";
-import { openGatewayStore } from "../../gateway/store/gateway-store.ts";
-import { openGatewayDb } from "../../gateway/store/open-db.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
@@ -52,11 +52,11 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The control API on real store, registry and sensor book; no buses, readers or broker behind it. */
+/** The control API on real store, registry and sensor readings; no buses, readers or broker behind it. */
 function api(map: DeviceMap | null) {
   const devices = new DeviceRegistry();
   if (map) devices.replace(map);
-  const sensors = new OutboxSensorBook(store.outbox, clock);
+  const sensors = new OutboxSensorReadings(store.outbox, clock);
   const actuator = new ObedientActuator();
   const control = createControlApi({
     gatewayId: GW,

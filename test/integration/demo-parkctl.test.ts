@@ -5,7 +5,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoBanner, type RunningDemo, startDemo } from "../../demo/demo.ts";
 import { runParkctl } from "../../gateway/cli/run-parkctl.ts";
-import { createLogger } from "../../shared/log.ts";
+import { createLogger } from "../../shared/node/log.ts";
 import { eventually } from "../support/eventually.ts";
 
 /**

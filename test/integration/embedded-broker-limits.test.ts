@@ -2,7 +2,7 @@ import net from "node:net";
 import { type IClientOptions, MqttClient } from "mqtt";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import type { BrokerLimits } from "../../cloud/gateway-link/broker-limits.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SqliteKeyCache } from "../../gateway/adapters/sqlite/key-cache.ts";
+import { type GatewayDb, openGatewayDb } from "../../gateway/adapters/sqlite/open-db.ts";
+import { SqliteParkedCards } from "../../gateway/adapters/sqlite/parked-cards.ts";
 import type { KeysDelta, KeysSnapshotPart } from "../../gateway/ports.ts";
-import { SqliteKeyCache } from "../../gateway/store/key-cache.ts";
-import { type GatewayDb, openGatewayDb } from "../../gateway/store/open-db.ts";
-import { SqliteParkedCards } from "../../gateway/store/parked-cards.ts";
 import { type Grant, SNAPSHOT_PART_SIZE } from "../../shared/wire/messages.ts";
 
 const GW = "gw-keys";

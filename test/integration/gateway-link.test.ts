@@ -3,7 +3,7 @@ import type { MqttClient } from "mqtt";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../../cloud/app.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";

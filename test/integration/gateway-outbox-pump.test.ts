@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { openGatewayDb } from "../../gateway/adapters/sqlite/open-db.ts";
+import { SqliteOutbox } from "../../gateway/adapters/sqlite/outbox.ts";
 import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
 import type { BrokerLinkEvents, Pending } from "../../gateway/ports.ts";
-import { openGatewayDb } from "../../gateway/store/open-db.ts";
-import { SqliteOutbox } from "../../gateway/store/outbox.ts";
 import type { UpMessage } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 

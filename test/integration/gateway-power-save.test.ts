@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { openGatewayStore } from "../../gateway/adapters/sqlite/gateway-store.ts";
 import { type GatewayConfigInput, parseGatewayConfig } from "../../gateway/config.ts";
 import { type RunningGateway, startGateway } from "../../gateway/gateway.ts";
-import { DEEP_SLEEP_REASON } from "../../gateway/power-save/sleep-book.ts";
-import { openGatewayStore } from "../../gateway/store/gateway-store.ts";
+import { DEEP_SLEEP_REASON } from "../../gateway/power-save/sleep-states.ts";
 import { createSimSite, type SimSite } from "../../hardware-sim/site.ts";
 import type {
   AccessDecision,

@@ -1,10 +1,10 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../cloud/app.ts";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import type { ControlApi } from "../../gateway/control/control-api.ts";
 import { logTechnicianActions } from "../../gateway/control/technician-log.ts";
-import { createLogger, LogFormatError, logFormat } from "../../shared/log.ts";
+import { createLogger, LogFormatError, logFormat } from "../../shared/node/log.ts";
 import { ISSUER, RecordingGateways, TOKEN_SECRET } from "../support/cloud-harness.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { openTestDb, type TestDb } from "../support/test-db.ts";
@@ -24,7 +24,7 @@ function sink(isTTY = false) {
   return { stream, lines };
 }
 
-describe("the shared logger (shared/log.ts)", () => {
+describe("the shared logger (shared/node/log.ts)", () => {
   it("writes JSON off a terminal and pretty lines on one; LOG_FORMAT overrides either way", () => {
     expect(logFormat({}, { isTTY: false })).toBe("json");
     expect(logFormat({}, { isTTY: true })).toBe("pretty");

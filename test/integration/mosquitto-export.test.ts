@@ -6,6 +6,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { IClientOptions, MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
+import { type ManifestInput, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import {
   buildMosquittoExport,
   MAX_QUEUED_BYTES,
@@ -17,9 +19,7 @@ import {
   resolveBrokerUsers,
   verifyMosquittoPassword,
   writeMosquittoExport,
-} from "../../cloud/gateway-link/mosquitto-export.ts";
-import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
-import { type ManifestInput, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+} from "../../cloud/manifest/mosquitto-export.ts";
 import { sharedFilter, topicFor, wildcardFor } from "../../shared/wire/topics.ts";
 import { eventually } from "../support/eventually.ts";
 import { hoardQos2, rssMb as rawRssMb } from "../support/raw-mqtt.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_CODES } from "../../shared/errors.ts";
+import { ERROR_CODES } from "../../shared/api/errors.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 
 /** Every public route of the spec this service serves, and nothing undocumented besides. */

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPhotoFiles, GATEWAY_PHOTOS_KEPT } from "../../gateway/store/photo-files.ts";
+import { createPhotoFiles, GATEWAY_PHOTOS_KEPT } from "../../gateway/adapters/files/photo-files.ts";
 
 /** The gateway's own copies of its photos under state_dir/photos (docs/decisions/photos.md). */
 

@@ -1,7 +1,7 @@
 import type { MqttClient } from "mqtt";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";

@@ -4,7 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createSdNotify, SYSTEMD_NOTIFY, watchdogIntervalMs } from "../../gateway/adapters/sd-notify.ts";
+import {
+  createSdNotify,
+  SYSTEMD_NOTIFY,
+  watchdogIntervalMs,
+} from "../../gateway/adapters/systemd/sd-notify.ts";
 import { createWatchdog } from "../../gateway/health/watchdog.ts";
 import { eventually } from "../support/eventually.ts";
 import { FakeClock } from "../support/fake-clock.ts";

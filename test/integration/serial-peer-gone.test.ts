@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Duplex } from "node:stream";
 import type { SerialPortStream } from "@serialport/stream";
 import { describe, expect, it } from "vitest";
-import { createSerialLinkFactory } from "../../gateway/adapters/serial-links.ts";
+import { createSerialLinkFactory } from "../../gateway/adapters/serial/serial-links.ts";
 import { ReopeningLink } from "../../gateway/serial/reopening-link.ts";
 import {
   type LinkEndpoint,

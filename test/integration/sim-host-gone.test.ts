@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSerialLinkFactory } from "../../gateway/adapters/serial-links.ts";
+import { createSerialLinkFactory } from "../../gateway/adapters/serial/serial-links.ts";
 import type { SerialLink } from "../../gateway/ports.ts";
 import { closeLink } from "../../gateway/serial/close-link.ts";
 import {

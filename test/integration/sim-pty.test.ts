@@ -9,7 +9,7 @@ import { HostProbe } from "../../hardware-sim/host-probe.ts";
 import { openPtyPair, openSerialDevice, PtyConnector } from "../../hardware-sim/links.ts";
 import { LockBoard } from "../../hardware-sim/lock-controller.ts";
 import { SimReader } from "../../hardware-sim/rfid-reader.ts";
-import { openSerialPort } from "../../shared/serial-port.ts";
+import { openSerialPort } from "../../shared/node/serial-port.ts";
 import { eventually } from "../support/eventually.ts";
 
 let dir = "";

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadCloudConfig } from "../../cloud/config.ts";
 import { startCloud } from "../../cloud/server.ts";
 import { openDb } from "../../cloud/store/db.ts";
-import { openGatewayDb } from "../../gateway/store/open-db.ts";
+import { openGatewayDb } from "../../gateway/adapters/sqlite/open-db.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 const modeOf = (p: string) => statSync(p).mode & 0o777;

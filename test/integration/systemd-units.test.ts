@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SYSTEMD_NOTIFY } from "../../gateway/adapters/sd-notify.ts";
+import { SYSTEMD_NOTIFY } from "../../gateway/adapters/systemd/sd-notify.ts";
 import { DEFAULT_SOCKET } from "../../gateway/cli/context.ts";
 
 const run = promisify(execFile);

@@ -7,7 +7,7 @@ import {
   type InProcessSettledNotifier,
 } from "../../cloud/commands/command-settled.ts";
 import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
-import { type CommandTimeoutConfig, DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/commands/timeouts.ts";
+import { type CommandTimeoutConfig, DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { applyUpMessage } from "../../cloud/gateway-link/apply-up-message.ts";
 import { applyStatus } from "../../cloud/gateway-link/gateway-reports.ts";
 import { createHeartbeatIntake } from "../../cloud/gateway-link/heartbeat-intake.ts";

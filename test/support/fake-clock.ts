@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 
 /** A Clock for tests: time moves only when advance() is called, firing due timers in order. */
 export class FakeClock implements Clock {

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from "../../shared/clock.ts";
+import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 
 /**
  * A Clock for end-to-end tests whose parts talk over real sockets: timers are real (so I/O timeouts

@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import vm from "node:vm";
-import type { OnoffGpioClass } from "../../gateway/adapters/gpio-onoff.ts";
+import type { OnoffGpioClass } from "../../gateway/adapters/gpio/gpio-onoff.ts";
 
 const SYSFS_ROOT = "/sys/class/gpio/";
 const EPOLLPRI = 2;

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
+import { AppError } from "../../../shared/api/errors.ts";
 import {
   LocationDetail,
   LocationList,
@@ -9,7 +10,6 @@ import {
   PublicAreaFeatureCollection,
   PublicAreaList,
 } from "../../../shared/api/location.ts";
-import { AppError } from "../../../shared/errors.ts";
 import type { LocationService } from "../../locations/location-service.ts";
 import { principalOf } from "../authenticate.ts";
 import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";

@@ -3,10 +3,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
+import type { ErrorCode } from "../../../shared/api/errors.ts";
 import { TokenError, TokenRequest, TokenResponse } from "../../../shared/api/oauth.ts";
 import type { Permission } from "../../../shared/api/permissions.ts";
-import type { Clock } from "../../../shared/clock.ts";
-import type { ErrorCode } from "../../../shared/errors.ts";
+import type { Clock } from "../../../shared/time/clock.ts";
 import { createFailureLimiter, type FailurePolicy } from "../../auth/failure-limiter.ts";
 import { verifySecret } from "../../auth/secrets.ts";
 import { ACCESS_TOKEN_TTL_S, type TokenIssuer } from "../../auth/tokens.ts";

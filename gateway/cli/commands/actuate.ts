@@ -1,9 +1,9 @@
 import type { Command } from "commander";
+import { CliExit, EXIT } from "../../../shared/cli/exit-codes.ts";
 import type { ActuationResult } from "../../control/control-api.ts";
 import { ControlCallError } from "../../control/control-client.ts";
 import { confirm, refuseWithoutTerminal } from "../confirm.ts";
 import { type CliContext, isNotFoundCode, type Wrap, withExamples } from "../context.ts";
-import { CliExit, EXIT } from "../exit-codes.ts";
 import { dash } from "../output.ts";
 import { lookupDevice } from "./devices.ts";
 

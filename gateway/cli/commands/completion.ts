@@ -1,6 +1,6 @@
 import type { Command } from "commander";
+import { CliExit, EXIT } from "../../../shared/cli/exit-codes.ts";
 import { type Wrap, withExamples } from "../context.ts";
-import { CliExit, EXIT } from "../exit-codes.ts";
 
 /** Completion scripts built from the command tree, so they never drift from it. */
 export function registerCompletion(program: Command, wrap: Wrap): void {
@@ -24,7 +24,7 @@ export function registerCompletion(program: Command, wrap: Wrap): void {
 function words(cmd: Command): string[] {
   return [
     ...cmd.commands.map((c) => c.name()),
-    ...cmd.options.map((o) => o.long ?? "").filter(Boolean),
+    ...cmd.options.map((option) => option.long ?? "").filter(Boolean),
     "--help",
   ];
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
+import { EXIT } from "../../../shared/cli/exit-codes.ts";
 import { type Wrap, withExamples } from "../context.ts";
-import { EXIT } from "../exit-codes.ts";
 
 export function registerConfig(program: Command, wrap: Wrap): void {
   const config = program.command("config").description("gateway configuration tools (no daemon needed)");

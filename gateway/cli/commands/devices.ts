@@ -15,7 +15,7 @@ export function registerDevices(program: Command, wrap: Wrap): void {
         if (ctx.out.json) return ctx.out.data({ devices });
         ctx.out.table(
           HEADERS,
-          devices.map((d) => row(ctx.out, d)),
+          devices.map((device) => row(ctx.out, device)),
         );
       }),
     );
@@ -30,22 +30,22 @@ export function registerDevices(program: Command, wrap: Wrap): void {
     .description("show one device's state")
     .action(
       wrap(async (ctx, [alias = ""]) => {
-        const d = await lookupDevice(ctx, alias);
-        if (ctx.out.json) return ctx.out.data({ device: d });
+        const device = await lookupDevice(ctx, alias);
+        if (ctx.out.json) return ctx.out.data({ device: device });
         const out = ctx.out;
-        const r = row(out, d);
+        const r = row(out, device);
         out.pairs([
-          ["alias", d.alias],
-          ["device id", d.device_id],
-          ["type", d.type],
-          ["wiring", `bus ${dash(d.bus)} board ${dash(d.board)} channel ${dash(d.channel)}`],
+          ["alias", device.alias],
+          ["device id", device.device_id],
+          ["type", device.type],
+          ["wiring", `bus ${dash(device.bus)} board ${dash(device.board)} channel ${dash(device.channel)}`],
           ["reachable", r[5] ?? "-"],
           ["latch", r[6] ?? "-"],
-          ["door open", out.yesNo(d.door_open, false)],
-          ["item present", out.yesNo(d.item_present, null)],
+          ["door open", out.yesNo(device.door_open, false)],
+          ["item present", out.yesNo(device.item_present, null)],
           ["last command", r[9] ?? "-"],
-          ["booking", d.booking ? `${d.booking.holder} until ${d.booking.until}` : "-"],
-          ["power save", d.power_save ? `${d.power_save.strategy}, ${sleepWord(d)}` : "-"],
+          ["booking", device.booking ? `${device.booking.holder} until ${device.booking.until}` : "-"],
+          ["power save", device.power_save ? `${device.power_save.strategy}, ${sleepWord(device)}` : "-"],
         ]);
       }),
     );
@@ -54,14 +54,14 @@ export function registerDevices(program: Command, wrap: Wrap): void {
 
 /** The device, or exit 4 when the daemon knows no such alias. */
 export async function lookupDevice(ctx: CliContext, alias: string): Promise<DeviceView> {
-  const d = await ctx.call<DeviceView | null>("device", { alias });
-  if (!d) throw ctx.notFound(alias);
-  return d;
+  const device = await ctx.call<DeviceView | null>("device", { alias });
+  if (!device) throw ctx.notFound(alias);
+  return device;
 }
 
 /** A power-saving device's sleep, in words. */
-function sleepWord(d: DeviceView): string {
-  switch (d.power_save?.sleep_state) {
+function sleepWord(device: DeviceView): string {
+  switch (device.power_save?.sleep_state) {
     case "":
       return "awake";
     case "LIGHT_SLEEP":
@@ -73,21 +73,23 @@ function sleepWord(d: DeviceView): string {
   }
 }
 
-function row(out: Output, d: DeviceView): string[] {
-  const last = d.last_command
-    ? `${d.last_command.name} ${d.last_command.result} at ${d.last_command.at}`
+function row(out: Output, device: DeviceView): string[] {
+  const last = device.last_command
+    ? `${device.last_command.name} ${device.last_command.result} at ${device.last_command.at}`
     : "-";
   return [
-    d.alias,
-    d.type,
-    dash(d.bus),
-    dash(d.board),
-    dash(d.channel),
+    device.alias,
+    device.type,
+    dash(device.bus),
+    dash(device.board),
+    dash(device.channel),
     // A sleeping device's board answers; the device itself may not (deep sleep) or only late (light).
-    d.power_save?.sleep_state ? `${out.yesNo(d.reachable)} (${sleepWord(d)})` : out.yesNo(d.reachable),
-    d.latch === null ? "-" : out.paint(d.latch === "locked" ? "green" : "yellow", d.latch),
-    d.door_open === null ? "-" : d.door_open ? out.paint("yellow", "open") : "closed",
-    out.yesNo(d.item_present, null),
+    device.power_save?.sleep_state
+      ? `${out.yesNo(device.reachable)} (${sleepWord(device)})`
+      : out.yesNo(device.reachable),
+    device.latch === null ? "-" : out.paint(device.latch === "locked" ? "green" : "yellow", device.latch),
+    device.door_open === null ? "-" : device.door_open ? out.paint("yellow", "open") : "closed",
+    out.yesNo(device.item_present, null),
     last,
   ];
 }

@@ -1,9 +1,9 @@
 import type { Command } from "commander";
+import { EXIT } from "../../../shared/cli/exit-codes.ts";
 import type { DoctorCheck } from "../../control/control-api.ts";
 import { ControlUnreachableError } from "../../control/control-client.ts";
 import { type CliContext, type Wrap, withExamples } from "../context.ts";
 import { SocketNotFoundError } from "../discover.ts";
-import { EXIT } from "../exit-codes.ts";
 import type { Output } from "../output.ts";
 
 export function registerDoctor(program: Command, wrap: Wrap): void {

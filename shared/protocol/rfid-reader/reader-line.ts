@@ -1,4 +1,4 @@
-import { normaliseCardId } from "../../card-id.ts";
+import { normaliseCardId } from "../../domain/card-id.ts";
 
 /**
  * RFID reader protocol (docs/hardware-protocol.md): ASCII lines at 9600 8N1, CR LF terminated.

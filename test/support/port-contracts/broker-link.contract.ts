@@ -1,7 +1,7 @@
 import type { MqttClient } from "mqtt";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { MqttBrokerLinkOptions } from "../../../gateway/adapters/broker-mqtt.ts";
+import type { MqttBrokerLinkOptions } from "../../../gateway/adapters/mqtt/broker-mqtt.ts";
 import type { BrokerLink, BrokerLinkEvents } from "../../../gateway/ports.ts";
 import type {
   CommandRequest,

@@ -1,0 +1,100 @@
+import { EventEmitter } from "node:events";
+import type { Statement } from "better-sqlite3";
+import type { UpMessage } from "../../../shared/wire/messages.ts";
+import type { Clock, Outbox, OutboxPosition, OutboxRow, Pending } from "../../ports.ts";
+import type { GatewayDb } from "./open-db.ts";
+
+/**
+ * The Outbox port in SQLite (ARCHITECTURE: wire principles): every up-going message that matters is
+ * written here first with the next per-gateway sequence number (AUTOINCREMENT: never reused) and this
+ * store's outbox identity; a row leaves only when the cloud has acknowledged applying it — not when the
+ * broker took it.
+ */
+export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outbox, OutboxPosition {
+  /** This store's outbox identity (made with the store; a store made again gets another). */
+  readonly id: string;
+  private readonly insert: Statement<[string, string, string]>;
+  private readonly setBody: Statement<[string, number]>;
+  private readonly after: Statement<[number, number]>;
+  private readonly remove: Statement<[number]>;
+  private readonly removeOf: Statement<[number, string]>;
+  private readonly count: Statement<[]>;
+  private readonly list: Statement<[number]>;
+  private readonly lowest: Statement<[]>;
+
+  constructor(
+    private readonly db: GatewayDb,
+    private readonly gatewayId: string,
+    private readonly clock: Clock,
+  ) {
+    super();
+    this.id = (db.prepare("SELECT outbox_id FROM outbox_identity").get() as { outbox_id: string }).outbox_id;
+    this.insert = db.prepare(
+      "INSERT INTO outbox (type, body, created_at, outbox_id) VALUES (?, '', ?, ?) RETURNING seq",
+    );
+    this.setBody = db.prepare("UPDATE outbox SET body = ? WHERE seq = ?");
+    this.after = db.prepare("SELECT body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?");
+    this.remove = db.prepare("DELETE FROM outbox WHERE seq = ?");
+    this.removeOf = db.prepare("DELETE FROM outbox WHERE seq = ? AND outbox_id = ?");
+    this.count = db.prepare("SELECT count(*) AS n, min(created_at) AS oldest FROM outbox");
+    this.list = db.prepare("SELECT seq, type, created_at FROM outbox ORDER BY seq LIMIT ?");
+    // The oldest row still here; none: one past the last seq ever given (AUTOINCREMENT keeps it).
+    this.lowest = db.prepare(
+      `SELECT coalesce((SELECT min(seq) FROM outbox),
+                       (SELECT seq + 1 FROM sqlite_sequence WHERE name = 'outbox'), 1) AS n`,
+    );
+  }
+
+  /**
+   * Appends a message; inside the caller's transaction when there is one, so a command-log entry and
+   * its progress message commit together. Durable once the outermost commit returns.
+   */
+  append(msg: Pending): UpMessage {
+    const observed = msg.observed_at ?? this.clock.now().toISOString();
+    const full = this.db.transaction(() => {
+      const seq = (this.insert.get(msg.type, observed, this.id) as { seq: number }).seq;
+      const m = {
+        ...msg,
+        gateway_id: this.gatewayId,
+        outbox_id: this.id,
+        seq,
+        observed_at: observed,
+      } as UpMessage;
+      this.setBody.run(JSON.stringify(m), seq);
+      return m;
+    })();
+    queueMicrotask(() => this.emit("appended"));
+    return full;
+  }
+
+  /** Messages after `afterSeq`, oldest first. */
+  pending(afterSeq = 0, limit = 100): UpMessage[] {
+    return (this.after.all(afterSeq, limit) as { body: string }[]).map(
+      (r) => JSON.parse(r.body) as UpMessage,
+    );
+  }
+
+  /**
+   * Removes the rows the cloud confirmed, only those of `outboxId` when the ack names one ('' : rows written
+   * before the store had an identity); returns how many were still here.
+   */
+  confirm(seqs: number[], outboxId?: string): number {
+    const remove = (s: number) =>
+      (outboxId === undefined ? this.remove.run(s) : this.removeOf.run(s, outboxId)).changes;
+    return this.db.transaction(() => seqs.reduce((n, s) => n + remove(s), 0))();
+  }
+
+  /** Every seq below this has been confirmed and deleted: it is never sent again. */
+  unconfirmedFrom(): number {
+    return (this.lowest.get() as { n: number }).n;
+  }
+
+  stats(): { pending: number; oldest: string | null } {
+    const row = this.count.get() as { n: number; oldest: string | null };
+    return { pending: row.n, oldest: row.oldest };
+  }
+
+  rows(limit = 50): OutboxRow[] {
+    return this.list.all(limit) as OutboxRow[];
+  }
+}

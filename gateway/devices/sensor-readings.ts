@@ -1,0 +1,82 @@
+import type { LatchState } from "../../shared/protocol/lock-bus/messages.ts";
+import type { SensorCause } from "../../shared/wire/messages.ts";
+import type { Clock, MappedDevice, Outbox, Reading, SensorReadings, Sensors } from "../ports.ts";
+
+const EMPTY: Sensors = { latch: null, door_open: null, item_present: null, read_at: null };
+const FIELDS = ["latch", "door_open", "item_present"] as const;
+
+/**
+ * The SensorReadings port, reporting through the outbox: the gateway's live picture of its devices'
+ * sensors (latch, door, item), and the one place that tells the cloud about them (ARCHITECTURE flow 6: the
+ * hardware is the truth). A reading that differs from what the cloud last heard goes up the durable outbox
+ * as a `device_state` with its cause; the first reading after a start always does, since the cloud's
+ * picture may be anything.
+ */
+export class OutboxSensorReadings implements SensorReadings {
+  private readonly live = new Map<string, Sensors>();
+  /** What the cloud has been told (or will be, once the outbox drains), per device. */
+  private readonly told = new Map<string, Sensors>();
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+    /** Hears every latch reading, whatever its cause (a locker seen unlocked is no longer parked). */
+    private readonly onLatch?: (deviceId: string, latch: LatchState) => void,
+  ) {}
+
+  get(deviceId: string): Sensors {
+    return this.live.get(deviceId) ?? EMPTY;
+  }
+
+  private merge(deviceId: string, reading: Reading): Sensors {
+    const next = { ...this.get(deviceId), read_at: this.clock.now().toISOString() };
+    for (const f of FIELDS)
+      if (reading[f] !== undefined && reading[f] !== null) next[f] = reading[f] as never;
+    this.live.set(deviceId, next);
+    if (reading.latch) this.onLatch?.(deviceId, reading.latch);
+    return next;
+  }
+
+  /** Forgets a device (it left the device map, or its wiring changed): its next reading is reported. */
+  forget(deviceId: string): void {
+    this.live.delete(deviceId);
+    this.told.delete(deviceId);
+  }
+
+  /**
+   * Records a reading and reports it when it tells the cloud something new (or `always`). Returns whether
+   * a report went into the outbox. Inside a caller's transaction the report commits with it.
+   */
+  record(
+    device: MappedDevice,
+    reading: Reading,
+    cause: SensorCause,
+    opts: { detail?: string; always?: boolean } = {},
+  ): boolean {
+    const next = this.merge(device.device_id, reading);
+    const told = this.told.get(device.device_id);
+    const news = !told || FIELDS.some((f) => next[f] !== null && next[f] !== told[f]);
+    if (!news && !opts.always) return false;
+    this.told.set(device.device_id, next);
+    this.outbox.append({
+      type: "device_state",
+      device_id: device.device_id,
+      ...(next.latch ? { lock_state: next.latch === "locked" ? "LOCKED" : "UNLOCKED" } : {}),
+      ...(next.door_open !== null ? { door_open: next.door_open } : {}),
+      ...(next.item_present !== null ? { item_present: next.item_present } : {}),
+      cause,
+      detail: opts.detail ?? "",
+    });
+    return true;
+  }
+
+  /**
+   * Records what a command's own report already carries to the cloud (the latch after a lock or
+   * unlock), so it is not reported a second time.
+   */
+  note(device: MappedDevice, reading: Reading): void {
+    const next = this.merge(device.device_id, reading);
+    const told = this.told.get(device.device_id);
+    if (told) this.told.set(device.device_id, { ...told, latch: next.latch });
+  }
+}
