@@ -7,12 +7,12 @@ import {
   Kysely,
   Migrator,
   PostgresAdapter,
-  PostgresDialect,
   SqliteDialect,
 } from "kysely";
 import pg from "pg";
 import { assertSqliteRuntime } from "../../shared/node/sqlite-runtime.ts";
 import { migrationProvider } from "./migrations.ts";
+import { OwnSchemaPostgresDialect } from "./own-schema-introspector.ts";
 import type { Database } from "./schema.ts";
 import { withStatementCache } from "./statement-cache.ts";
 
@@ -122,5 +122,5 @@ async function openPostgres(
     : async (c: DatabaseConnection) => {
         await c.executeQuery(CompiledQuery.raw("SET synchronous_commit TO off"));
       };
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, onCreateConnection }) });
+  return new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool, onCreateConnection }) });
 }
