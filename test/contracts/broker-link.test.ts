@@ -3,13 +3,18 @@ import { startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import { fixtureSecretHash } from "../support/cloud-harness.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { fixtureManifest, SECRET } from "../support/fixture-site.ts";
-import { type BrokerSite, brokerLinkContract } from "../support/port-contracts/broker-link.contract.ts";
+import {
+  type BrokerSite,
+  brokerLinkContract,
+  mqttCloudEnd,
+  mqttLink,
+} from "../support/port-contracts/broker-link.contract.ts";
 import { MOSQUITTO_URL } from "../support/site-harness.ts";
+import { StandInBrokerLink, StandInWire } from "../support/stand-in-broker-link.ts";
 import { openTestDb } from "../support/test-db.ts";
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -25,57 +30,74 @@ async function connected(url: string, options: Parameters<typeof connectMqtt>[1]
 }
 
 // The cloud's embedded broker, with its logins and per-gateway ACL: the fixture's gateway gw-a1.
-brokerLinkContract(
-  "embedded aedes",
-  async (): Promise<BrokerSite> => {
-    const store = await openTestDb();
-    await applyManifest(
-      store.db,
-      SiteManifest.parse(fixtureManifest(await fixtureSecretHash())),
-      new FakeClock(),
-    );
-    const prefix = `c${unique()}`;
-    const cloud = { username: "cloud", password: "cloud-test-password" };
-    const broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud });
-    const url = `mqtt://127.0.0.1:${broker.port}`;
-    const client = await connected(url, { clientId: cloud.username, ...cloud });
-    return {
-      url,
-      prefix,
-      gatewayId: "gw-a1",
-      password: SECRET,
-      cloud: client,
-      async close() {
-        await client.endAsync(true);
-        await broker.close();
-        await store.drop();
-      },
-    };
-  },
-  (o) => new MqttBrokerLink(o),
-);
+brokerLinkContract("embedded aedes", async (): Promise<BrokerSite> => {
+  const store = await openTestDb();
+  await applyManifest(
+    store.db,
+    SiteManifest.parse(fixtureManifest(await fixtureSecretHash())),
+    new FakeClock(),
+  );
+  const prefix = `c${unique()}`;
+  const cloud = { username: "cloud", password: "cloud-test-password" };
+  const broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud });
+  const url = `mqtt://127.0.0.1:${broker.port}`;
+  const client = await connected(url, { clientId: cloud.username, ...cloud });
+  const gatewayId = "gw-a1";
+  return {
+    gatewayId,
+    cloud: mqttCloudEnd(client, prefix, gatewayId),
+    link: mqttLink({ url, prefix, gatewayId, password: SECRET }),
+    async close() {
+      await client.endAsync(true);
+      await broker.close();
+      await store.drop();
+    },
+  };
+});
 
 // The machine's Mosquitto, shared: a topic prefix and a gateway id of the test's own, and nothing left
 // behind (the gateway's persistent session and its retained status are cleared).
-brokerLinkContract(
-  "Mosquitto",
-  async (): Promise<BrokerSite> => {
-    const prefix = `c${unique()}`;
-    const gatewayId = `gw-contract-${unique()}`;
-    const client = await connected(MOSQUITTO_URL, { clientId: `cloud-${prefix}`, clean: true });
-    return {
-      url: MOSQUITTO_URL,
-      prefix,
-      gatewayId,
-      password: "contract-secret",
-      cloud: client,
-      async close() {
-        await client.publishAsync(topicFor(prefix, gatewayId, "status"), "", { qos: 1, retain: true });
-        await client.endAsync(true);
-        const session = await connected(MOSQUITTO_URL, { clientId: gatewayId, clean: true });
-        await session.endAsync();
+brokerLinkContract("Mosquitto", async (): Promise<BrokerSite> => {
+  const prefix = `c${unique()}`;
+  const gatewayId = `gw-contract-${unique()}`;
+  const client = await connected(MOSQUITTO_URL, { clientId: `cloud-${prefix}`, clean: true });
+  return {
+    gatewayId,
+    cloud: mqttCloudEnd(client, prefix, gatewayId),
+    link: mqttLink({ url: MOSQUITTO_URL, prefix, gatewayId, password: "contract-secret" }),
+    async close() {
+      await client.publishAsync(topicFor(prefix, gatewayId, "status"), "", { qos: 1, retain: true });
+      await client.endAsync(true);
+      const session = await connected(MOSQUITTO_URL, { clientId: gatewayId, clean: true });
+      await session.endAsync();
+    },
+  };
+});
+
+// The gateway suites' stand-in, which plays broker and cloud in memory: it must keep the same promises.
+brokerLinkContract("stand-in (gateway suites)", (): Promise<BrokerSite> => {
+  const gatewayId = "gw-stand-in";
+  const wire = new StandInWire(gatewayId);
+  return Promise.resolve({
+    gatewayId,
+    cloud: {
+      send(channel, payload) {
+        wire.send(channel, payload);
+        return Promise.resolve();
       },
-    };
-  },
-  (o) => new MqttBrokerLink(o),
-);
+      listen(channel) {
+        const got = wire.heard(channel);
+        const from = got.length;
+        const since = () => got.slice(from);
+        return Promise.resolve({
+          get got() {
+            return since();
+          },
+          until: (done: (got: unknown[]) => boolean) => wire.signal.until(() => done(since())),
+        });
+      },
+    },
+    link: (clock) => new StandInBrokerLink(clock, gatewayId, { wire, connectOnStart: true }),
+    close: () => Promise.resolve(),
+  });
+});

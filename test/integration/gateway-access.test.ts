@@ -90,7 +90,7 @@ async function rig(o: { before?: (store: GatewayStore) => void } = {}) {
     },
     { timers: clock },
   );
-  const link = new StandInBrokerLink(clock);
+  const link = new StandInBrokerLink(clock, GW);
   const config = parseGatewayConfig({
     gateway_id: GW,
     secret: "access-test-secret",

@@ -37,7 +37,7 @@ async function rig() {
     { moveMs: 0, buses: { bus0: { boards: [{ address: 1, channels: 1, latch: "unlocked" }] } } },
     { timers: clock },
   );
-  const link = new StandInBrokerLink(clock);
+  const link = new StandInBrokerLink(clock, GW);
   const gateway = await startGateway({
     config: parseGatewayConfig({
       gateway_id: GW,

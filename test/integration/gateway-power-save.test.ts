@@ -103,7 +103,7 @@ async function rig(o: { config?: Partial<GatewayConfigInput>; before?: (sim: Sim
     { timers: clock },
   );
   o.before?.(sim);
-  const link = new StandInBrokerLink(clock);
+  const link = new StandInBrokerLink(clock, GW);
   const config = parseGatewayConfig({
     gateway_id: GW,
     secret: "power-save-test-secret",

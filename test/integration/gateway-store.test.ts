@@ -137,50 +137,8 @@ describe("SqliteBookings", () => {
   });
 });
 
+// What every outbox does is its port contract (test/contracts/outbox.test.ts); here, what SQLite adds.
 describe("SqliteOutbox", () => {
-  it("assigns contiguous increasing seqs and stamps gateway id and observed_at", () => {
-    const outbox = new SqliteOutbox(open(), GW, clock);
-    const a = outbox.append(event("a"));
-    clock.advance(1_000);
-    const b = outbox.append(event("b"));
-    const c = outbox.append({ ...event("c"), observed_at: "2025-12-31T23:59:59.000Z" });
-    expect([a.seq, b.seq, c.seq]).toEqual([1, 2, 3]);
-    expect(a).toMatchObject({ gateway_id: GW, observed_at: "2026-01-15T10:00:00.000Z", detail: "a" });
-    expect(b.observed_at).toBe("2026-01-15T10:00:01.000Z");
-    expect(c.observed_at).toBe("2025-12-31T23:59:59.000Z");
-    // What is stored is a complete, valid wire message.
-    for (const m of outbox.pending()) expect(UpMessage.safeParse(m).success).toBe(true);
-  });
-
-  it("never reuses a seq after its row was confirmed (AUTOINCREMENT)", () => {
-    const outbox = new SqliteOutbox(open(), GW, clock);
-    for (let i = 0; i < 3; i++) outbox.append(event());
-    expect(outbox.confirm([1, 2, 3])).toBe(3);
-    expect(outbox.stats().pending).toBe(0);
-    expect(outbox.append(event()).seq).toBe(4);
-  });
-
-  it("pending(after) returns only later rows, oldest first, up to the limit", () => {
-    const outbox = new SqliteOutbox(open(), GW, clock);
-    for (let i = 1; i <= 5; i++) outbox.append(event(`m${i}`));
-    expect(outbox.pending().map((m) => m.seq)).toEqual([1, 2, 3, 4, 5]);
-    expect(outbox.pending(2).map((m) => m.seq)).toEqual([3, 4, 5]);
-    expect(outbox.pending(2, 2).map((m) => m.seq)).toEqual([3, 4]);
-    expect(outbox.pending(5)).toEqual([]);
-    outbox.confirm([3]);
-    expect(outbox.pending(1).map((m) => m.seq)).toEqual([2, 4, 5]);
-  });
-
-  it("confirm removes exactly the named rows and counts only those still present", () => {
-    const outbox = new SqliteOutbox(open(), GW, clock);
-    for (let i = 0; i < 4; i++) outbox.append(event());
-    expect(outbox.confirm([2, 4, 99])).toBe(2);
-    expect(outbox.pending().map((m) => m.seq)).toEqual([1, 3]);
-    expect(outbox.confirm([2])).toBe(0); // a repeated ack is harmless
-    expect(outbox.rows().map((r) => r.seq)).toEqual([1, 3]);
-    expect(outbox.stats()).toEqual({ pending: 2, oldest: "2026-01-15T10:00:00.000Z" });
-  });
-
   it("an append inside an outer transaction that throws leaves nothing behind", () => {
     const db = open();
     const outbox = new SqliteOutbox(db, GW, clock);
@@ -212,16 +170,6 @@ describe("SqliteOutbox", () => {
     ]);
     // Seq 3 was confirmed and deleted before the restart; it is still never reused.
     expect(reopened.append(event()).seq).toBe(4);
-  });
-
-  it("tells listeners a row was appended, after the write", async () => {
-    const outbox = new SqliteOutbox(open(), GW, clock);
-    const seen: number[] = [];
-    outbox.on("appended", () => seen.push(outbox.stats().pending));
-    outbox.append(event());
-    expect(seen).toEqual([]); // deferred to a microtask, so an outer transaction commits first
-    await Promise.resolve();
-    expect(seen).toEqual([1]);
   });
 });
 
@@ -256,19 +204,6 @@ describe("the outbox identity", () => {
     expect(outbox.confirm([1, 2], outbox.id)).toBe(2);
     expect(outbox.confirm([3])).toBe(1); // a cloud from before outbox identities
     expect(outbox.pending().map((m) => m.seq)).toEqual([4]);
-  });
-
-  it("unconfirmedFrom is the oldest row still here, else one past the last seq ever given", () => {
-    const outbox = new SqliteOutbox(open(), GW, clock);
-    expect(outbox.unconfirmedFrom()).toBe(1);
-    for (let i = 0; i < 4; i++) outbox.append(event());
-    expect(outbox.unconfirmedFrom()).toBe(1);
-    outbox.confirm([2, 3]);
-    expect(outbox.unconfirmedFrom()).toBe(1); // 1 may still be sent
-    outbox.confirm([1]);
-    expect(outbox.unconfirmedFrom()).toBe(4);
-    outbox.confirm([4]);
-    expect(outbox.unconfirmedFrom()).toBe(5); // empty, and seq 5 is the next one
   });
 
   it("a store from before outbox identities keeps its rows under '' and numbers on under a new one", () => {

@@ -3,18 +3,10 @@ import net from "node:net";
 import { MqttClient } from "mqtt";
 import type { Logger } from "pino";
 import { reconnectWithBackoff } from "../../../shared/node/mqtt-reconnect.ts";
-import {
-  Ack,
-  CommandRequest,
-  DeviceMap,
-  type Heartbeat,
-  KeysDown,
-  type KeysUp,
-  type Status,
-  type UpMessage,
-} from "../../../shared/wire/messages.ts";
+import type { Heartbeat, KeysUp, Status, UpMessage } from "../../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
+import { emitDownMessage } from "./down-messages.ts";
 
 export type MqttBrokerLinkOptions = {
   url: string;
@@ -125,38 +117,8 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   private onMessage(topic: string, payload: Buffer) {
     const t = parseTopic(this.options.prefix, topic);
     if (!t || t.gatewayId !== this.options.gatewayId) return;
-    let data: unknown;
-    try {
-      data = JSON.parse(payload.toString("utf8"));
-    } catch {
-      this.options.log.warn({ topic }, "non-JSON message dropped");
-      return;
-    }
-    const drop = (issues: unknown) => this.options.log.warn({ topic, issues }, "invalid message dropped");
-    switch (t.channel) {
-      case "cmd": {
-        const r = CommandRequest.safeParse(data);
-        return r.success ? this.emit("command", r.data) : drop(r.error.issues);
-      }
-      case "ack": {
-        const r = Ack.safeParse(data);
-        return r.success
-          ? this.emit("ack", r.data.seqs, r.data.resend ?? false, r.data.outbox_id)
-          : drop(r.error.issues);
-      }
-      case "config": {
-        const r = DeviceMap.safeParse(data);
-        return r.success ? this.emit("deviceMap", r.data) : drop(r.error.issues);
-      }
-      case "keys": {
-        const r = KeysDown.safeParse(data);
-        if (!r.success) return drop(r.error.issues);
-        if (r.data.gateway_id !== this.options.gatewayId) return drop("addressed to another gateway");
-        return this.emit("keys", r.data);
-      }
-      default:
-        return;
-    }
+    const refused = emitDownMessage(this, this.options.gatewayId, t.channel, payload.toString("utf8"));
+    if (refused) this.options.log.warn({ topic, issues: refused.issues }, refused.dropped);
   }
 
   /** QoS 1 publish of an outbox message; resolves on the broker's PUBACK. */

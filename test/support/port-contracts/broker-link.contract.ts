@@ -1,7 +1,7 @@
 import type { MqttClient } from "mqtt";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { MqttBrokerLinkOptions } from "../../../gateway/adapters/mqtt/broker-mqtt.ts";
+import { MqttBrokerLink, type MqttBrokerLinkOptions } from "../../../gateway/adapters/mqtt/broker-mqtt.ts";
 import type { BrokerLink, BrokerLinkEvents } from "../../../gateway/ports.ts";
 import type {
   CommandRequest,
@@ -11,20 +11,55 @@ import type {
   KeysUp,
   UpMessage,
 } from "../../../shared/wire/messages.ts";
-import { type Channel, topicFor } from "../../../shared/wire/topics.ts";
+import { type DownChannel, topicFor, type UpChannel } from "../../../shared/wire/topics.ts";
 import { FakeClock } from "../fake-clock.ts";
 import { Signal } from "../signal.ts";
 
-/** A broker to run the link against, with a gateway it admits and the cloud's side of the wire. */
+/** What the cloud heard on one up channel, and a way to wait for more. */
+export type Heard = { got: unknown[]; until(done: (got: unknown[]) => boolean): Promise<void> };
+
+/** The cloud's side of the wire: it publishes to the gateway's down channels and hears its up channels. */
+export type CloudEnd = {
+  send(channel: DownChannel, payload: string): Promise<void>;
+  /** Starts listening: what is published from now on. */
+  listen(channel: UpChannel): Promise<Heard>;
+};
+
+/** A broker (or what stands in for one) to run the link against, with a gateway it admits. */
 export type BrokerSite = {
-  url: string;
-  prefix: string;
   gatewayId: string;
-  password: string;
-  /** A connected client with the cloud's rights: it reads and writes this gateway's topics. */
-  cloud: MqttClient;
+  cloud: CloudEnd;
+  /** A link of the gateway's to this site, not started. */
+  link(clock: FakeClock): BrokerLink;
   close(): Promise<void>;
 };
+
+/** The cloud's end over a real broker: a connected client with the cloud's rights on this gateway's topics. */
+export function mqttCloudEnd(client: MqttClient, prefix: string, gatewayId: string): CloudEnd {
+  return {
+    async send(channel, payload) {
+      await client.publishAsync(topicFor(prefix, gatewayId, channel), payload, { qos: 1 });
+    },
+    async listen(channel) {
+      const topic = topicFor(prefix, gatewayId, channel);
+      const got: unknown[] = [];
+      const signal = new Signal();
+      client.on("message", (t, payload) => {
+        if (t !== topic) return;
+        got.push(payload.length ? JSON.parse(payload.toString("utf8")) : null);
+        signal.notify();
+      });
+      await client.subscribeAsync(topic, { qos: 1 });
+      return { got, until: (done) => signal.until(() => done(got)) };
+    },
+  };
+}
+
+/** The gateway's MQTT link to a real broker at `url`. */
+export const mqttLink =
+  (options: Omit<MqttBrokerLinkOptions, "clock" | "log">) =>
+  (clock: FakeClock): BrokerLink =>
+    new MqttBrokerLink({ ...options, clock, log });
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
@@ -53,20 +88,6 @@ function record(link: BrokerLink) {
   return { seen, until: (done: () => boolean) => signal.until(done) };
 }
 
-/** What the cloud's client receives on one of this gateway's topics. */
-async function listen(site: BrokerSite, channel: Channel) {
-  const topic = topicFor(site.prefix, site.gatewayId, channel);
-  const got: unknown[] = [];
-  const signal = new Signal();
-  site.cloud.on("message", (t, payload) => {
-    if (t !== topic) return;
-    got.push(payload.length ? JSON.parse(payload.toString("utf8")) : null);
-    signal.notify();
-  });
-  await site.cloud.subscribeAsync(topic, { qos: 1 });
-  return { got, until: (done: (got: unknown[]) => boolean) => signal.until(() => done(got)) };
-}
-
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 15, 10, 0, 0, ms)).toISOString();
 
 const OUTBOX_ID = "0b9f1c2e-5d7a-4e3b-9c1d-2f4a6b8c0d1e";
@@ -86,23 +107,12 @@ const COMMAND: CommandRequest = {
  * `online` announced only once subscribed, validated down-messages as events (anything else dropped without
  * harm), QoS 1 up-messages that resolve on the broker's acknowledgement, heartbeats only while connected.
  */
-export function brokerLinkContract(
-  name: string,
-  makeSite: () => Promise<BrokerSite>,
-  makeLink: (o: MqttBrokerLinkOptions) => BrokerLink,
-): void {
+export function brokerLinkContract(name: string, makeSite: () => Promise<BrokerSite>): void {
   describe(`broker link contract: ${name}`, () => {
     let site: BrokerSite;
     const links: BrokerLink[] = [];
     const newLink = () => {
-      const link = makeLink({
-        url: site.url,
-        prefix: site.prefix,
-        gatewayId: site.gatewayId,
-        password: site.password,
-        clock: new FakeClock(),
-        log,
-      });
+      const link = site.link(new FakeClock());
       links.push(link);
       return link;
     };
@@ -123,7 +133,7 @@ export function brokerLinkContract(
     });
 
     it("announces itself online (retained) once subscribed, and a command sent then arrives", async () => {
-      const status = await listen(site, "status");
+      const status = await site.cloud.listen("status");
       const link = newLink();
       expect(link.connected).toBe(false);
       const events = await started(link);
@@ -131,9 +141,7 @@ export function brokerLinkContract(
       expect(link.connectedSince).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
       await status.until((got) => got.length > 0);
       expect(status.got.at(-1)).toMatchObject({ gateway_id: site.gatewayId, online: true });
-      await site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, "cmd"), JSON.stringify(COMMAND), {
-        qos: 1,
-      });
+      await site.cloud.send("cmd", JSON.stringify(COMMAND));
       await events.until(() => events.seen.commands.length > 0);
       expect(events.seen.commands).toEqual([COMMAND]);
     });
@@ -141,8 +149,7 @@ export function brokerLinkContract(
     it("passes validated commands, acks and device maps on, and drops what fails validation", async () => {
       const link = newLink();
       const events = await started(link);
-      const send = (channel: Channel, body: string) =>
-        site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, channel), body, { qos: 1 });
+      const send = (channel: DownChannel, body: string) => site.cloud.send(channel, body);
       const map: DeviceMap = {
         gateway_id: site.gatewayId,
         version: "v7",
@@ -179,7 +186,7 @@ export function brokerLinkContract(
     });
 
     it("publishes an up-message with QoS 1: it resolves once the broker has it, and the cloud gets it as sent", async () => {
-      const up = await listen(site, "up");
+      const up = await site.cloud.listen("up");
       const link = newLink();
       await started(link);
       const msg: UpMessage = {
@@ -198,7 +205,7 @@ export function brokerLinkContract(
     });
 
     it("passes this gateway's validated keys messages on, drops the rest, and reports keys only while connected", async () => {
-      const reports = await listen(site, "keys_report");
+      const reports = await site.cloud.listen("keys_report");
       const link = newLink();
       const version: KeysUp = { kind: "version", gateway_id: site.gatewayId, version: 3 };
       expect(link.publishKeysReport(version)).toBe(false);
@@ -228,8 +235,7 @@ export function brokerLinkContract(
         card_id: "04a1b2c3d4",
         grants: [],
       };
-      const send = (body: string) =>
-        site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, "keys"), body, { qos: 1 });
+      const send = (body: string) => site.cloud.send("keys", body);
       await send("{");
       await send(JSON.stringify({ ...delta, base_version: -1 }));
       await send(JSON.stringify({ ...delta, gateway_id: "someone-else" }));
@@ -254,7 +260,7 @@ export function brokerLinkContract(
     });
 
     it("sends heartbeats only while connected", async () => {
-      const hb = await listen(site, "hb");
+      const hb = await site.cloud.listen("hb");
       const link = newLink();
       const beat: Heartbeat = { gateway_id: site.gatewayId, sent_at: at(9), devices: [] };
       expect(link.publishHeartbeat(beat)).toBe(false);
@@ -267,7 +273,7 @@ export function brokerLinkContract(
     });
 
     it("says offline when stopped; its session outlives the connection, so a command sent meanwhile arrives on return", async () => {
-      const status = await listen(site, "status");
+      const status = await site.cloud.listen("status");
       const first = newLink();
       await started(first);
       await first.stop();
@@ -275,9 +281,7 @@ export function brokerLinkContract(
       await status.until((got) => got.some((s) => (s as { online?: boolean }).online === false));
       expect(status.got.at(-1)).toMatchObject({ gateway_id: site.gatewayId, online: false });
 
-      await site.cloud.publishAsync(topicFor(site.prefix, site.gatewayId, "cmd"), JSON.stringify(COMMAND), {
-        qos: 1,
-      });
+      await site.cloud.send("cmd", JSON.stringify(COMMAND));
       const events = record(newLink());
       links.at(-1)?.start();
       await events.until(() => events.seen.commands.length > 0);

@@ -1,0 +1,53 @@
+import type { EventEmitter } from "node:events";
+import { Ack, CommandRequest, DeviceMap, KeysDown } from "../../../shared/wire/messages.ts";
+import type { Channel } from "../../../shared/wire/topics.ts";
+import type { BrokerLinkEvents } from "../../ports.ts";
+
+/**
+ * What the cloud sent on one of this gateway's channels, as the BrokerLink port's events: each payload is
+ * validated with its shared schema, and keys addressed to another gateway are refused. Returns why a message
+ * was dropped, or null once it was passed on (or was on a channel the gateway does not read).
+ */
+export function emitDownMessage(
+  link: EventEmitter<BrokerLinkEvents>,
+  gatewayId: string,
+  channel: Channel,
+  payload: string,
+): { dropped: string; issues?: unknown } | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(payload);
+  } catch {
+    return { dropped: "non-JSON message dropped" };
+  }
+  const invalid = (issues: unknown) => ({ dropped: "invalid message dropped", issues });
+  switch (channel) {
+    case "cmd": {
+      const r = CommandRequest.safeParse(data);
+      if (!r.success) return invalid(r.error.issues);
+      link.emit("command", r.data);
+      return null;
+    }
+    case "ack": {
+      const r = Ack.safeParse(data);
+      if (!r.success) return invalid(r.error.issues);
+      link.emit("ack", r.data.seqs, r.data.resend ?? false, r.data.outbox_id);
+      return null;
+    }
+    case "config": {
+      const r = DeviceMap.safeParse(data);
+      if (!r.success) return invalid(r.error.issues);
+      link.emit("deviceMap", r.data);
+      return null;
+    }
+    case "keys": {
+      const r = KeysDown.safeParse(data);
+      if (!r.success) return invalid(r.error.issues);
+      if (r.data.gateway_id !== gatewayId) return invalid("addressed to another gateway");
+      link.emit("keys", r.data);
+      return null;
+    }
+    default:
+      return null;
+  }
+}
