@@ -101,17 +101,21 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   });
   const tapListeners = createFanOut<[reader: string, card: string]>(log, "a tap listener failed");
   const accessListeners = createFanOut<[decision: AccessDecision]>(log, "an access listener failed");
-  const f = createFeatures(base, hw, broker, deps.camera ?? null, accessListeners.emit);
+  const features = createFeatures(base, hw, broker, deps.camera ?? null, (m) => accessListeners.emit([m]));
   const readers = createCardReaders(cfg.readers, {
-    ...{ openLink, clock, log, outbox: store.outbox, registry },
+    openLink,
+    clock,
+    log,
+    outbox: store.outbox,
+    registry,
     onTap: (reader, alias, card) => {
       metrics.taps.inc({ reader });
-      f.tapDispatch.decide(reader, alias, card);
+      features.tapDispatch.decide(reader, alias, card);
       tapListeners.emit([reader, card], { reader });
     },
   });
 
-  recoverInterrupted(f.taps, f.executor, log);
+  recoverInterrupted(features.taps, features.executor, log);
   await Promise.all(buses.map((b) => b.client.start()));
   for (const b of buses) b.monitor.start();
   await Promise.all(readers.map((r) => r.port.start()));
@@ -119,18 +123,18 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   for (const device of registry.all())
     if (doors.has(device.device_id)) void reconciler.readDevice(device, "startup");
   reconciler.start();
-  f.bookingExpiry.start();
-  f.doorWatch.start();
+  features.bookingExpiry.start();
+  features.doorWatch.start();
 
   broker.on(
     "command",
-    (req) => void f.executor.handle(req).catch((err: unknown) => log.error({ err }, "command failed")),
+    (req) => void features.executor.handle(req).catch((err: unknown) => log.error({ err }, "command failed")),
   );
-  broker.on("deviceMap", f.updateDeviceMap);
-  f.keySync.start();
-  f.cardQueries.start();
-  f.pump.start();
-  f.heartbeat.start();
+  broker.on("deviceMap", features.updateDeviceMap);
+  features.keySync.start();
+  features.cardQueries.start();
+  features.pump.start();
+  features.heartbeat.start();
   broker.start();
 
   const { outbox, keys } = store;
@@ -156,16 +160,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     async stop() {
       await controlServer?.close();
       reconciler.stop();
-      f.bookingExpiry.stop();
-      f.doorWatch.stop();
-      f.heartbeat.stop();
-      f.pump.stop();
-      f.keySync.stop();
-      f.cardQueries.stop();
+      features.bookingExpiry.stop();
+      features.doorWatch.stop();
+      features.heartbeat.stop();
+      features.pump.stop();
+      features.keySync.stop();
+      features.cardQueries.stop();
       for (const b of buses) b.monitor.stop();
       await broker.stop();
       await Promise.all(readers.map((r) => r.port.stop()));
-      await f.tapDispatch.settled();
+      await features.tapDispatch.settled();
       await Promise.all(buses.map((b) => b.client.stop()));
       if (metricsServer) await new Promise<void>((r) => metricsServer.close(() => r()));
       doors.close();
@@ -239,7 +243,7 @@ function createFeatures(
   hw: Hardware,
   broker: BrokerLink,
   camera: Camera | null,
-  accessDecided: (decision: [AccessDecision]) => void,
+  accessDecided: (decision: AccessDecision) => void,
 ) {
   const { store, registry, sensors, sleep, actuator } = hw;
   const { outbox } = store;
@@ -259,11 +263,17 @@ function createFeatures(
   const keySync = createKeySync({ gatewayId, keys: store.keys, broker, clock, log, sweep: cfg.key_sweep });
   const cardQueries = createCardQueries({ gatewayId, broker, clock, timeoutMs: cfg.card_query_timeout_ms });
   const taps = createTapHandler({
-    ...{ store, registry, sensors, actuator, sleep, clock, log },
+    store,
+    registry,
+    sensors,
+    actuator,
+    sleep,
+    clock,
+    log,
     askCloud: cardQueries.askCloud,
     onDecided: (m) => {
       metrics.accessDecisions.inc({ granted: String(m.granted), reason: m.reason, decided_by: m.decided_by });
-      accessDecided([m]);
+      accessDecided(m);
     },
   });
   const pump = createOutboxPump({ outbox, broker, clock, log, resendAfterMs: cfg.outbox_resend_s * 1000 });
@@ -274,12 +284,21 @@ function createFeatures(
   for (const m of monitors)
     for (const e of ["board_back", "board_lost"] as const) m.on(e, () => heartbeat.beat());
   const doorWatch = createDoorWatch({
-    ...{ registry, sensors, outbox, clock, log },
+    registry,
+    sensors,
+    outbox,
+    clock,
+    log,
     heldOpenS: cfg.door_held_open_s,
     everyS: cfg.door_watch_s,
   });
   const updateDeviceMap = createDeviceMapUpdate({
-    ...{ maps: store.deviceMaps, registry, doors: hw.doors, sensors, sleep, log },
+    maps: store.deviceMaps,
+    registry,
+    doors: hw.doors,
+    sensors,
+    sleep,
+    log,
     readAll: hw.reconciler.readAll,
     beat: () => heartbeat.beat(),
   });

@@ -41,6 +41,15 @@ type Performed = Outcome & { commit?: () => void };
 /** Nothing moved and nothing to commit: the command ends ERROR with `reason`. */
 const failed = (reason: string): Performed => ({ ok: false, reason, lockState: null, sensors: null });
 
+/** Done without moving anything: what it writes (`commit`) goes with the SUCCESS. */
+const succeeded = (reason: string, commit: () => void): Performed => ({
+  ok: true,
+  reason,
+  lockState: null,
+  sensors: null,
+  commit,
+});
+
 const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
   lock: "lock",
   "force-lock": "lock",
@@ -162,11 +171,11 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       const at = now.toISOString();
       const commit = () =>
         bookings.put({ device_id: deviceId, holder, until, command_id: req.command_id, booked_at: at });
-      return { ok: true, reason: "", lockState: null, sensors: null, commit };
+      return succeeded("", commit);
     }
     const held = bookings.active(deviceId, now) !== undefined;
     const commit = () => void bookings.clear(deviceId);
-    return { ok: true, reason: held ? "" : "no booking was held", lockState: null, sensors: null, commit };
+    return succeeded(held ? "" : "no booking was held", commit);
   }
 
   async function perform(req: CommandRequest): Promise<Performed> {
@@ -198,13 +207,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       const commit = () => {
         for (const p of parts) outbox.append(p);
       };
-      return {
-        ok: true,
-        reason: `photo taken (${photo.bytes.length} bytes)`,
-        lockState: null,
-        sensors: null,
-        commit,
-      };
+      return succeeded(`photo taken (${photo.bytes.length} bytes)`, commit);
     }
     return failed(`${req.name} is not a hardware command`);
   }
