@@ -1,14 +1,8 @@
 import { readFileSync } from "node:fs";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import { whyUnreadable } from "../../shared/node/unreadable-file.ts";
-import {
-  describePath,
-  findProblems,
-  formatProblem,
-  type ManifestPath,
-  type ManifestProblem,
-  type RawProblem,
-} from "./manifest-problems.ts";
+import { describePath, type ManifestPath, type RawProblem } from "./manifest-paths.ts";
+import { findProblems, formatProblem, type ManifestProblem } from "./manifest-problems.ts";
 import type { SiteManifest } from "./manifest-schema.ts";
 
 type Env = Record<string, string | undefined>;

@@ -15,8 +15,9 @@ import type {
   SleepStates,
 } from "../ports.ts";
 import { compareAliases } from "./alias-order.ts";
-import type { ActuationResult, CardGrantView, ControlApi, DeviceView, DoctorCheck } from "./control-api.ts";
+import type { ActuationResult, CardGrantView, ControlApi, DeviceView } from "./control-api.ts";
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
+import { runDoctor } from "./doctor.ts";
 
 /** One lock bus as the control API sees it. */
 export type ControlBus = {
@@ -36,24 +37,30 @@ export type ControlReader = {
 
 /** Exactly what parkctl's side of the daemon reads and drives; gateway.ts hands each part in. */
 export type ControlDeps = {
-  gatewayId: string;
-  brokerUrl: string;
-  clock: Clock;
-  startedAt: Date;
-  devices: DeviceDirectory;
-  sensors: Pick<SensorReadings, "get" | "record">;
-  actuator: Actuator;
-  /** Reads a device's sensors now; a change it finds goes to the cloud like any other. */
-  readDevice(device: MappedDevice, cause: SensorCause): Promise<void>;
+  /** Who the daemon is, since when, and its link to the cloud. */
+  gateway: {
+    id: string;
+    brokerUrl: string;
+    startedAt: Date;
+    clock: Clock;
+    broker: Pick<BrokerLink, "connected" | "connectedSince">;
+  };
+  /** The devices driven: the map, their sensors and sleep, and how to move and read them. */
+  devices: {
+    directory: DeviceDirectory;
+    sensors: Pick<SensorReadings, "get" | "record">;
+    /** Devices' sleep states (power save). */
+    sleep?: Pick<SleepStates, "get">;
+    actuator: Actuator;
+    /** Reads a device's sensors now; a change it finds goes to the cloud like any other. */
+    read(device: MappedDevice, cause: SensorCause): Promise<void>;
+  };
   store: Pick<
     GatewayStore,
     "outbox" | "commandLog" | "bookings" | "localActions" | "keys" | "checkIntegrity"
   >;
-  broker: Pick<BrokerLink, "connected" | "connectedSince">;
   buses: readonly ControlBus[];
   readers: readonly ControlReader[];
-  /** Devices' sleep states (power save). */
-  sleep?: Pick<SleepStates, "get">;
 };
 
 const ageS = (iso: string | null, now: Date) =>
@@ -61,15 +68,17 @@ const ageS = (iso: string | null, now: Date) =>
 
 /** The daemon's side of parkctl: reads state from the running parts and acts through the same actuator. */
 export function createControlApi(deps: ControlDeps): ControlApi {
-  const now = () => deps.clock.now();
+  const { gateway } = deps;
+  const { directory, sensors: readings, actuator } = deps.devices;
+  const now = () => gateway.clock.now();
   const { outbox, commandLog } = deps.store;
 
   function view(alias: string): DeviceView | null {
-    const device = deps.devices.byAliasName(alias);
+    const device = directory.byAliasName(alias);
     if (!device) return null;
     const bus = device.bus ? deps.buses.find((b) => b.boards.includes(device.bus?.board ?? -1)) : undefined;
     const last = commandLog.lastFor(device.device_id);
-    const live = deps.sensors.get(device.device_id);
+    const live = readings.get(device.device_id);
     const booking = deps.store.bookings.active(device.device_id, now());
     const strategy = device.power_save_strategy ?? "NONE";
     return {
@@ -96,16 +105,16 @@ export function createControlApi(deps: ControlDeps): ControlApi {
       booking: booking ? { holder: booking.holder, until: booking.until } : null,
       ...(strategy === "NONE"
         ? {}
-        : { power_save: { strategy, sleep_state: deps.sleep?.get(device.device_id) ?? null } }),
+        : { power_save: { strategy, sleep_state: deps.devices.sleep?.get(device.device_id) ?? null } }),
     };
   }
 
   async function act(alias: string, action: Action): Promise<ActuationResult & { sensors: Reading | null }> {
-    const device = deps.devices.byAliasName(alias);
+    const device = directory.byAliasName(alias);
     if (!device)
       throw new ControlError(CONTROL_ERROR.deviceNotFound, `no device with alias ${alias} on this gateway`);
     const t0 = performance.now();
-    const o = await deps.actuator.run(device, action);
+    const o = await actuator.run(device, action);
     return {
       ok: o.ok,
       result: o.ok ? "ok" : o.reason,
@@ -122,11 +131,15 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     status() {
       const s = outbox.stats();
       return Promise.resolve({
-        gateway_id: deps.gatewayId,
+        gateway_id: gateway.id,
         version: packageVersion(),
-        uptime_s: Math.round((now().getTime() - deps.startedAt.getTime()) / 1000),
+        uptime_s: Math.round((now().getTime() - gateway.startedAt.getTime()) / 1000),
         now: now().toISOString(),
-        broker: { url: deps.brokerUrl, connected: deps.broker.connected, since: deps.broker.connectedSince },
+        broker: {
+          url: gateway.brokerUrl,
+          connected: gateway.broker.connected,
+          since: gateway.broker.connectedSince,
+        },
         buses: deps.buses.map((b) => ({
           name: b.name,
           path: b.path,
@@ -140,14 +153,14 @@ export function createControlApi(deps: ControlDeps): ControlApi {
           last_seen: r.port.lastSeen,
         })),
         outbox: { pending: s.pending, oldest_age_s: ageS(s.oldest, now()) },
-        devices: deps.devices.all().length,
+        devices: directory.all().length,
         keys: { version: deps.store.keys.version(), grants: deps.store.keys.count() },
       });
     },
 
     devices() {
       const views: DeviceView[] = [];
-      for (const device of deps.devices.all()) {
+      for (const device of directory.all()) {
         const v = view(device.alias);
         if (v) views.push(v);
       }
@@ -155,15 +168,15 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     },
 
     async device(alias) {
-      const device = deps.devices.byAliasName(alias);
+      const device = directory.byAliasName(alias);
       // A fresh reading; a change it finds goes to the cloud like any other.
-      if (device) await deps.readDevice(device, "sweep");
+      if (device) await deps.devices.read(device, "sweep");
       return view(alias);
     },
 
     async actuate(alias, action, who, why) {
       const { sensors, ...result } = await act(alias, action);
-      const device = deps.devices.byAliasName(alias);
+      const device = directory.byAliasName(alias);
       const detail = `${action} by ${who}: ${why} (${result.result})`;
       // Recorded locally and reported to the cloud: a technician's action is part of the site's history,
       // and the device's state there follows what the latch now holds.
@@ -176,7 +189,7 @@ export function createControlApi(deps: ControlDeps): ControlApi {
           event: action === "lock" ? "latch_locked" : "latch_unlocked",
           detail,
         });
-        if (sensors) deps.sensors.record(device, sensors, "technician", { detail, always: true });
+        if (sensors) readings.record(device, sensors, "technician", { detail, always: true });
       }
       return result;
     },
@@ -193,9 +206,9 @@ export function createControlApi(deps: ControlDeps): ControlApi {
       const outcome = steps.every((s) => s.ok) ? "ok" : "failed";
       record(alias, who, "test cycle", "test-cycle", outcome);
       // Where the cycle left the latch is what the cloud must show (it may have stopped half-way).
-      const device = deps.devices.byAliasName(alias);
+      const device = directory.byAliasName(alias);
       if (device && last)
-        deps.sensors.record(device, last, "technician", {
+        readings.record(device, last, "technician", {
           detail: `test-cycle by ${who} (${outcome})`,
           always: true,
         });
@@ -230,7 +243,7 @@ export function createControlApi(deps: ControlDeps): ControlApi {
           expires_at: gr.expires_at,
           is_master_key: gr.is_master_key,
           location_ids: gr.location_ids,
-          devices: gr.device_ids.map((id) => deps.devices.get(id)?.alias ?? id),
+          devices: gr.device_ids.map((id) => directory.get(id)?.alias ?? id),
           state:
             gr.status !== "ACTIVE"
               ? "inactive"
@@ -260,76 +273,8 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     },
 
     doctor() {
-      const checks: DoctorCheck[] = [];
-      const add = (check: string, status: DoctorCheck["status"], detail: string, hint: string) =>
-        checks.push({ check, status, detail, hint });
-      add(
-        "broker",
-        deps.broker.connected ? "pass" : "fail",
-        deps.broker.connected ? `connected to ${deps.brokerUrl}` : `not connected to ${deps.brokerUrl}`,
-        deps.broker.connected ? "" : "check the network, the broker address and the gateway's secret",
-      );
-      // Without a map the gateway drives nothing; the cloud sends it (retained) once the broker link is up.
-      const mapVersion = deps.devices.version;
-      const mapped = deps.devices.all().length;
-      add(
-        "device map",
-        mapVersion === null ? "fail" : mapped === 0 ? "warn" : "pass",
-        mapVersion === null
-          ? "no device map: this gateway has never received one from the cloud"
-          : `version ${mapVersion}, ${mapped} device${mapped === 1 ? "" : "s"}`,
-        mapVersion === null
-          ? "connect the gateway to the broker; the cloud sends its map when it comes online"
-          : mapped === 0
-            ? "the site manifest lists no devices for this gateway: add them and apply it"
-            : "",
-      );
-      const year = now().getUTCFullYear();
-      add(
-        "clock",
-        year >= 2024 ? "pass" : "fail",
-        `system time ${now().toISOString()}`,
-        year >= 2024 ? "" : "the clock is not set: enable NTP (timedatectl set-ntp true)",
-      );
-      for (const b of deps.buses) {
-        const down = b.monitor.health().filter((h) => !h.reachable);
-        const status = !b.client.isOpen ? "fail" : down.length > 0 ? "warn" : "pass";
-        add(
-          `serial ${b.name}`,
-          status,
-          !b.client.isOpen
-            ? `${b.path} is not open`
-            : down.length
-              ? `boards not answering: ${down.map((h) => h.addr).join(", ")}`
-              : `${b.path} open, all boards answer`,
-          status === "pass"
-            ? ""
-            : "check the cable and the board's power; `parkctl serial probe` retries at once",
-        );
-      }
-      for (const r of deps.readers) {
-        add(
-          `reader ${r.id}`,
-          r.port.isOpen ? "pass" : "warn",
-          r.port.isOpen ? `${r.path} open` : `${r.path} missing`,
-          r.port.isOpen ? "" : "check the reader's USB cable",
-        );
-      }
-      const integrity = deps.store.checkIntegrity();
-      add(
-        "database",
-        integrity === "ok" ? "pass" : "fail",
-        `quick_check: ${integrity}`,
-        integrity === "ok" ? "" : "stop the daemon and restore the state directory from backup",
-      );
-      const age = ageS(outbox.stats().oldest, now());
-      add(
-        "outbox",
-        age === null || age < 60 ? "pass" : age < 3600 ? "warn" : "fail",
-        age === null ? "empty" : `oldest unconfirmed event is ${age} s old`,
-        age === null || age < 60 ? "" : "events are waiting for the cloud: check the broker connection",
-      );
-      return Promise.resolve(checks);
+      const { brokerUrl, broker, clock } = gateway;
+      return Promise.resolve(runDoctor({ ...deps, brokerUrl, broker, clock, devices: directory }));
     },
   };
 }

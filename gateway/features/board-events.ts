@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { SleepState } from "../../shared/domain/device-types.ts";
 import type { BoardMessage } from "../../shared/protocol/lock-bus/messages.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
+import type { LockBus } from "../adapters/hardware/lock-buses.ts";
 import type {
   Actuator,
   DeviceDirectory,
@@ -92,4 +93,18 @@ export function doorRelocker(actuator: Actuator, sensors: SensorReadings, log: L
       if (outcome.sensors) sensors.record(device, outcome.sensors, "door_relock");
       if (!outcome.ok) log.warn({ device: device.alias, reason: outcome.reason }, "door did not lock again");
     });
+}
+
+/**
+ * Connects every bus's board events to `handleBoardEvent`; a board that answers again (or before the
+ * start) is read again, since whatever happened to its channels while it was away is unknown.
+ */
+export function watchBoardEvents(
+  buses: readonly LockBus[],
+  deps: Omit<Parameters<typeof handleBoardEvent>[0], "busName">,
+): void {
+  for (const b of buses) {
+    b.client.on("event", (e) => handleBoardEvent({ ...deps, busName: b.cfg.name }, e));
+    b.monitor.on("board_back", (addr) => void deps.readBoard(addr));
+  }
 }

@@ -19,24 +19,36 @@ import { photoParts } from "./photo-upload.ts";
 export type ExecutorDeps = {
   /** The command log, the outbox and the bookings, and the transactions that tie them to a report. */
   store: Pick<GatewayStore, "commandLog" | "outbox" | "bookings" | "atomically">;
-  registry: DeviceDirectory;
-  actuator: Actuator;
-  camera: Camera | null;
-  photos: PhotoStore;
-  sensors: SensorReadings;
+  /** The devices driven: which they are, how to move them, what their sensors and sleep show. */
+  devices: {
+    registry: DeviceDirectory;
+    actuator: Actuator;
+    sensors: SensorReadings;
+    /** Sleep states: a LOCAL_WAKEUP device in deep sleep takes no command (spec: power_save_strategy). */
+    sleep?: Pick<SleepStates, "refusal">;
+  };
+  /** The camera (null when the gateway has none) and where its photos are kept until sent. */
+  photos: { camera: Camera | null; files: PhotoStore };
   clock: Clock;
   log: Logger;
-  onFinished?: (name: string, ok: boolean) => void;
-  /** A booking was recorded or ended (the expiry timer looks again). */
-  onBookingsChanged?: () => void;
-  /** Sleep states: a LOCAL_WAKEUP device in deep sleep takes no command (spec: power_save_strategy). */
-  sleep?: Pick<SleepStates, "refusal">;
+  /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
+  notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
 };
 
 /** An outcome, and what it writes to the store: committed with the report of its success, never without it. */
 type Performed = Outcome & { commit?: () => void };
 
+/** Nothing moved and nothing to commit: the command ends ERROR with `reason`. */
 const failed = (reason: string): Performed => ({ ok: false, reason, lockState: null, sensors: null });
+
+/** Done without moving anything: what it writes (`commit`) goes with the SUCCESS. */
+const succeeded = (reason: string, commit: () => void): Performed => ({
+  ok: true,
+  reason,
+  lockState: null,
+  sensors: null,
+  commit,
+});
 
 const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
   lock: "lock",
@@ -57,6 +69,7 @@ const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
  */
 export function createCommandExecutor(deps: ExecutorDeps) {
   const { commandLog, outbox, bookings } = deps.store;
+  const { registry, actuator, sensors } = deps.devices;
   const inFlight = new Set<string>();
   /** The tail of each device's queue of commands. */
   const queues = new Map<string, Promise<void>>();
@@ -84,12 +97,11 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     deps.store.atomically(() => {
       const at = deps.clock.now().toISOString();
       if (performed.ok && performed.commit) performed.commit();
-      const device = deps.registry.get(req.device_id);
+      const device = registry.get(req.device_id);
       if (device && performed.sensors) {
         // A sync-device reading goes up as a reading; a movement's latch travels in the command's own report.
-        if (req.name === "sync-device")
-          deps.sensors.record(device, performed.sensors, "sync", { always: true });
-        else deps.sensors.note(device, performed.sensors);
+        if (req.name === "sync-device") sensors.record(device, performed.sensors, "sync", { always: true });
+        else sensors.note(device, performed.sensors);
       }
       if (!known)
         commandLog.record({
@@ -159,52 +171,45 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       const at = now.toISOString();
       const commit = () =>
         bookings.put({ device_id: deviceId, holder, until, command_id: req.command_id, booked_at: at });
-      return { ok: true, reason: "", lockState: null, sensors: null, commit };
+      return succeeded("", commit);
     }
     const held = bookings.active(deviceId, now) !== undefined;
     const commit = () => void bookings.clear(deviceId);
-    return { ok: true, reason: held ? "" : "no booking was held", lockState: null, sensors: null, commit };
+    return succeeded(held ? "" : "no booking was held", commit);
   }
 
   async function perform(req: CommandRequest): Promise<Performed> {
-    const device = deps.registry.get(req.device_id);
+    const device = registry.get(req.device_id);
     if (!device)
       return failed(
-        `device ${req.device_id} is not driven by this gateway (device map ${deps.registry.version ?? "none"})`,
+        `device ${req.device_id} is not driven by this gateway (device map ${registry.version ?? "none"})`,
       );
     if (isBookingCommand(req.name)) return performBooking(req);
     // Bookings above need only the gateway; nothing else is sent to a device that cannot hear it.
-    const asleep = deps.sleep?.refusal(device);
+    const asleep = deps.devices.sleep?.refusal(device);
     if (asleep) return failed(asleep);
     const action = ACTION_OF[req.name];
     if (action) {
-      const o = await deps.actuator.run(device, action);
+      const o = await actuator.run(device, action);
       // A device locked is in use: its booking is over (as in the cloud's device machine).
       if (o.ok && action === "lock") return { ...o, commit: () => void bookings.clear(device.device_id) };
       return o;
     }
     if (req.name === "sync-device")
-      return deps.actuator.run(device, req.params.power_cycle ? "power_cycle" : "status");
+      return actuator.run(device, req.params.power_cycle ? "power_cycle" : "status");
     if (req.name === "take-photo") {
-      if (!deps.camera || !device.has_camera)
-        return { ok: false, reason: "no camera on this device", lockState: null, sensors: null };
-      const photo = await deps.camera.capture();
+      if (!deps.photos.camera || !device.has_camera) return failed("no camera on this device");
+      const photo = await deps.photos.camera.capture();
       const parts = photoParts(req, photo);
       if ("refused" in parts) return failed(parts.refused);
-      deps.photos.save(req.command_id, photo);
+      deps.photos.files.save(req.command_id, photo);
       // The photo goes up with the SUCCESS, in the same transaction: acknowledged means on its way.
       const commit = () => {
         for (const p of parts) outbox.append(p);
       };
-      return {
-        ok: true,
-        reason: `photo taken (${photo.bytes.length} bytes)`,
-        lockState: null,
-        sensors: null,
-        commit,
-      };
+      return succeeded(`photo taken (${photo.bytes.length} bytes)`, commit);
     }
-    return { ok: false, reason: `${req.name} is not a hardware command`, lockState: null, sensors: null };
+    return failed(`${req.name} is not a hardware command`);
   }
 
   /** Waits for the device's earlier commands, then runs this one unless it was superseded meanwhile. */
@@ -217,8 +222,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     try {
       await before;
       const by = superseded.get(req.command_id);
-      if (by)
-        return { ok: false, reason: `superseded by ${by}; not executed`, lockState: null, sensors: null };
+      if (by) return failed(`superseded by ${by}; not executed`);
       started.add(req.command_id);
       return await perform(req);
     } finally {
@@ -243,16 +247,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       }
       if (deps.clock.now().getTime() >= Date.parse(req.expires_at)) {
         deps.log.warn({ command_id: req.command_id, expires_at: req.expires_at }, "stale command refused");
-        finish(
-          req,
-          {
-            ok: false,
-            reason: "the command arrived after its deadline and was not executed",
-            lockState: null,
-            sensors: null,
-          },
-          false,
-        );
+        finish(req, failed("the command arrived after its deadline and was not executed"), false);
         return;
       }
       inFlight.add(req.command_id);
@@ -263,16 +258,11 @@ export function createCommandExecutor(deps: ExecutorDeps) {
         try {
           outcome = await runInTurn(req);
         } catch (err) {
-          outcome = {
-            ok: false,
-            reason: `gateway error: ${(err as Error).message}`,
-            lockState: null,
-            sensors: null,
-          };
+          outcome = failed(`gateway error: ${(err as Error).message}`);
         }
         finish(req, outcome, true);
-        if (outcome.ok && outcome.commit) deps.onBookingsChanged?.();
-        deps.onFinished?.(req.name, outcome.ok);
+        if (outcome.ok && outcome.commit) deps.notify?.bookingsChanged?.();
+        deps.notify?.finished?.(req.name, outcome.ok);
         deps.log.info(
           { command_id: req.command_id, name: req.name, ok: outcome.ok, reason: outcome.reason },
           "command executed",
@@ -289,16 +279,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     recoverInterrupted(): number {
       const open = commandLog.unfinished();
       for (const c of open) {
-        finish(
-          c,
-          {
-            ok: false,
-            reason: "interrupted by a gateway restart; the result is unknown",
-            lockState: null,
-            sensors: null,
-          },
-          true,
-        );
+        finish(c, failed("interrupted by a gateway restart; the result is unknown"), true);
       }
       return open.length;
     },

@@ -59,16 +59,15 @@ function api(map: DeviceMap | null) {
   const sensors = new OutboxSensorReadings(store.outbox, clock);
   const actuator = new ObedientActuator();
   const control = createControlApi({
-    gatewayId: GW,
-    brokerUrl: "mqtt://127.0.0.1:1883",
-    clock,
-    startedAt: clock.now(),
-    devices,
-    sensors,
-    actuator,
-    readDevice: () => Promise.resolve(),
+    gateway: {
+      id: GW,
+      brokerUrl: "mqtt://127.0.0.1:1883",
+      startedAt: clock.now(),
+      clock,
+      broker: { connected: true, connectedSince: clock.now().toISOString() },
+    },
+    devices: { directory: devices, sensors, actuator, read: () => Promise.resolve() },
     store,
-    broker: { connected: true, connectedSince: clock.now().toISOString() },
     buses: [],
     readers: [],
   });

@@ -92,14 +92,11 @@ async function rig(opts: RigOptions = {}) {
   const finished: [string, boolean][] = [];
   const executor = createCommandExecutor({
     store,
-    registry,
-    actuator,
-    camera: site.camera,
-    photos: createPhotoFiles(path.join(stateDir, "photos")),
-    sensors,
+    devices: { registry, actuator, sensors },
+    photos: { camera: site.camera, files: createPhotoFiles(path.join(stateDir, "photos")) },
     clock,
     log,
-    onFinished: (name, ok) => finished.push([name, ok]),
+    notify: { finished: (name, ok) => finished.push([name, ok]) },
   });
   cleanup.push(async () => {
     await bus.stop();

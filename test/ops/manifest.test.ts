@@ -4,30 +4,23 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { applyManifest, checkManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { loadManifest, readManifest } from "../../cloud/manifest/load-manifest.ts";
 import { formatProblem } from "../../cloud/manifest/manifest-problems.ts";
+import { manifestRepository } from "../../cloud/manifest/manifest-repository.ts";
 import { manifestJsonSchema, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { fixtureSecretHash } from "../support/cloud-harness.ts";
+import { fixtureSecretHash, startCloudHarness } from "../support/cloud-harness.ts";
 import { FakeClock } from "../support/fake-clock.ts";
-import { fixtureManifest, fx, OP_A } from "../support/fixture-site.ts";
+import { CLIENTS, fixtureManifest, fx, OP_A } from "../support/fixture-site.ts";
 import { openTestDb, type TestDb } from "../support/test-db.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const DEMO = path.join(root, "manifests/demo-site.yaml");
 const env = { DEMO_CLIENT_SECRET: "demo-secret-1", DEMO_GATEWAY_SECRET: "demo-gateway-secret" };
 
-async function snapshot(store: TestDb) {
-  const db = store.db;
-  return {
-    operators: await db.selectFrom("operators").selectAll().orderBy("id").execute(),
-    clients: await db.selectFrom("api_clients").selectAll().orderBy("client_id").execute(),
-    locations: await db.selectFrom("locations").selectAll().orderBy("id").execute(),
-    gateways: await db.selectFrom("gateways").selectAll().orderBy("id").execute(),
-    devices: await db.selectFrom("devices").selectAll().orderBy("id").execute(),
-    areas: await db.selectFrom("public_area_locations").selectAll().orderBy("location_id").execute(),
-  };
-}
+/** Everything the manifest's entity kinds hold, as stored. */
+const snapshot = (store: TestDb) => manifestRepository(store.db).stored();
 
 describe("the site manifest", () => {
   let store: TestDb;
@@ -40,20 +33,17 @@ describe("the site manifest", () => {
   it("applies the demo site with every location type and a public area", async () => {
     const summary = await applyManifest(store.db, loadManifest(DEMO), clock, env);
     expect(summary.created).toBeGreaterThan(20);
-    const types = (await store.db.selectFrom("locations").select("type").execute()).map((r) => r.type).sort();
+    const types = (await snapshot(store)).locations.map((r) => r.type).sort();
     expect(types).toEqual(["BIKE_DOCKS", "BIKE_HOUSE", "BIKE_HOUSE_DOCKLESS", "BIKE_LOCKERS"]);
-    const area = await store.db
-      .selectFrom("public_area_locations")
-      .selectAll()
-      .where("public_area_id", "=", "demo-city")
-      .execute();
+    const area = await manifestRepository(store.db).publicAreaLocations("demo-city");
     expect(area).toHaveLength(4);
   });
 
   it("stores secrets only as hashes", async () => {
     await applyManifest(store.db, loadManifest(DEMO), clock, env);
-    const clients = await store.db.selectFrom("api_clients").select("secret_hash").execute();
-    const gateways = await store.db.selectFrom("gateways").select("secret_hash").execute();
+    const { clients, gateways } = await snapshot(store);
+    expect(clients.length).toBeGreaterThan(0);
+    expect(gateways.length).toBeGreaterThan(0);
     for (const row of [...clients, ...gateways]) {
       expect(row.secret_hash).toMatch(/^scrypt\$/);
       expect(row.secret_hash).not.toContain("demo-secret-1");
@@ -96,10 +86,7 @@ describe("the site manifest", () => {
       ],
     });
     await applyManifest(store.db, manifest, clock);
-    const devices = await store.db
-      .selectFrom("devices")
-      .select(["id", "location_id", "operator_id"])
-      .execute();
+    const { devices } = await snapshot(store);
     expect(devices.map((d) => d.id).sort()).toEqual(
       [ids.device.toLowerCase(), ids.guard.toLowerCase()].sort(),
     );
@@ -123,46 +110,36 @@ describe("the site manifest", () => {
     const m = SiteManifest.parse(fixtureManifest(await fixtureSecretHash()));
     await applyManifest(store.db, m, clock);
     const id = fx.device("L1", "1");
-    await store.db
-      .updateTable("devices")
-      .set({ state_value: "LOCKED", user_id: "u1" })
-      .where("id", "=", id)
-      .execute();
+    const devices = deviceRepository(store.db);
+    const device = await devices.find(id);
+    if (!device) throw new Error("the manifest did not create the device");
+    const changes = { state: { ...device.state, value: "LOCKED" as const }, user_id: "u1" };
+    expect(await devices.compareAndSet(device, changes, clock.now())).not.toBeNull();
     await applyManifest(store.db, m, clock);
-    const row = await store.db
-      .selectFrom("devices")
-      .selectAll()
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ state_value: "LOCKED", user_id: "u1" });
+    const row = await devices.find(id);
+    expect(row).toMatchObject({ state: { value: "LOCKED" }, user_id: "u1" });
   });
 
   it("leaves location fields the manifest does not mention as they were", async () => {
-    const m = SiteManifest.parse(fixtureManifest(await fixtureSecretHash()));
-    await applyManifest(store.db, m, clock);
-    const id = fx.location("L1");
-    const row = await store.db
-      .selectFrom("locations")
-      .select("attrs")
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
-    const patched = { ...JSON.parse(row.attrs), city: "Patched City" };
-    await store.db
-      .updateTable("locations")
-      .set({ attrs: JSON.stringify(patched) })
-      .where("id", "=", id)
-      .execute();
-    await applyManifest(store.db, m, clock);
-    const after = await store.db
-      .selectFrom("locations")
-      .select("attrs")
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
-    expect(JSON.parse(after.attrs)).toMatchObject({
-      city: "Patched City",
-      address: "Street 1",
-      operator_id: OP_A,
-    });
+    // The harness applies the fixture manifest; a client then sets a field the manifest does not name.
+    const h = await startCloudHarness({ store, clock });
+    try {
+      const id = fx.location("L1");
+      const patched = await h.call(CLIENTS.basic, {
+        method: "PATCH",
+        url: `/location/v1/locations/${id}`,
+        payload: { city: "Patched City" },
+      });
+      expect(patched.statusCode, patched.body).toBe(204);
+      await applyManifest(store.db, SiteManifest.parse(fixtureManifest(await fixtureSecretHash())), clock);
+      expect(await manifestRepository(store.db).locationAttrs(id)).toMatchObject({
+        city: "Patched City",
+        address: "Street 1",
+        operator_id: OP_A,
+      });
+    } finally {
+      await h.app.close();
+    }
   });
 
   it("derives stable ids from operator, code and alias", () => {
@@ -195,7 +172,7 @@ describe("the site manifest", () => {
       'operator "Operator A" › public area city-a: locations[2]: no location with code NOPE in this operator',
     );
     await expect(applyManifest(store.db, m, clock)).rejects.toThrow(/duplicate location code "L1"/);
-    expect(await store.db.selectFrom("locations").selectAll().execute()).toHaveLength(0);
+    expect((await snapshot(store)).locations).toHaveLength(0);
   });
 
   it("fails when a secret_env variable is missing, naming it", async () => {
