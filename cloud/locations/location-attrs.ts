@@ -46,7 +46,7 @@ export type LocationAttrs = z.infer<typeof LocationAttrs>;
 
 /**
  * Fields the API shows that are derived, not set: a manifest that sets one is refused with this reason
- * (cloud/manifest/manifest-problems.ts) rather than have it silently ignored.
+ * (cloud/manifest/manifest-key-problems.ts) rather than have it silently ignored.
  */
 export const DERIVED_LOCATION_FIELDS: Readonly<Record<string, string>> = {
   allowlisted:

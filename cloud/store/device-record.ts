@@ -10,8 +10,8 @@ type SeenColumns = "seen_at" | "reachable";
 
 /**
  * A device as the services see it: the machine's state in one piece, the attributes parsed, the 0/1
- * columns as booleans and when it was last seen. Only the device repository
- * (cloud/devices/device-repository.ts) reads or writes the `devices` table's columns.
+ * columns as booleans and when it was last seen. The device repository (cloud/devices/device-repository.ts)
+ * reads and writes the `devices` table's columns; the manifest repository only declares devices.
  */
 export type DeviceRecord = Omit<DevicesTable, StateColumns | FlagColumns | SeenColumns | "attrs"> & {
   last_seen_at: string | null;
