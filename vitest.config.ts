@@ -1,10 +1,27 @@
 import { defineConfig } from "vitest/config";
 
-// HTTP-level suites run twice: once on SQLite, once on PostgreSQL (test/support/test-db.ts reads TEST_DB).
+/**
+ * The suites by what they exercise, each runnable alone (`npx vitest run --project gateway`); `npm test` runs
+ * them all. The HTTP suites run twice: on SQLite and on PostgreSQL (test/support/test-db.ts reads TEST_DB).
+ * Suites that cross processes, sockets and brokers reuse one worker (`isolate: false`, docs/decisions/tooling.md).
+ */
+const crossing = (name: string, include: string[], env: Record<string, string> = { TEST_DB: "sqlite" }) => ({
+  extends: true as const,
+  test: { name, isolate: false, include, env },
+});
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    coverage: {
+      provider: "v8",
+      // The pure core every decision rests on: the state machines, the rules and the hardware protocol.
+      include: ["shared/domain/**/*.ts", "shared/protocol/**/*.ts"],
+      exclude: ["**/*.test.ts"],
+      reporter: ["text-summary"],
+      thresholds: { statements: 98, branches: 96, functions: 95, lines: 98 },
+    },
     projects: [
       {
         extends: true,
@@ -18,34 +35,20 @@ export default defineConfig({
           ],
         },
       },
-      {
-        extends: true,
-        test: {
-          name: "api-sqlite",
-          isolate: false,
-          include: ["test/api/**/*.test.ts"],
-          env: { TEST_DB: "sqlite" },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: "api-postgres",
-          isolate: false,
-          include: ["test/api/**/*.test.ts"],
-          env: { TEST_DB: "postgres" },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: "integration",
-          isolate: false,
-          // Port contract suites (test/contracts) cross real sockets and processes too.
-          include: ["test/integration/**/*.test.ts", "test/contracts/**/*.test.ts"],
-          env: { TEST_DB: "sqlite" },
-        },
-      },
+      crossing("api-sqlite", ["test/api/**/*.test.ts"], { TEST_DB: "sqlite" }),
+      crossing("api-postgres", ["test/api/**/*.test.ts"], { TEST_DB: "postgres" }),
+      // Each port's contract, run on every implementation and on the doubles that stand in for one.
+      crossing("contracts", ["test/contracts/**/*.test.ts"]),
+      // The daemon's parts on the simulator, over their ports.
+      crossing("gateway", ["test/gateway/**/*.test.ts"]),
+      // The simulated hardware speaks what real hardware speaks.
+      crossing("simulator", ["test/simulator/**/*.test.ts"]),
+      // The cloud against real brokers and stores: the gateway link, broker limits, replicas, migrations.
+      crossing("cloud", ["test/cloud/**/*.test.ts"]),
+      // Whole sites and the demo: cloud, broker, gateway and simulator together.
+      crossing("e2e", ["test/e2e/**/*.test.ts"]),
+      // What operators and technicians run: the CLIs, the build, the entry points, the units, the logs.
+      crossing("ops", ["test/ops/**/*.test.ts"]),
     ],
   },
 });

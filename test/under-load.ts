@@ -1,10 +1,13 @@
 /**
- * Runs the integration suites several times in a row beside busy CPU hogs, the way a loaded CI machine
- * runs them: `npm run test:load -- [--runs 5] [--hogs 2] [-- extra vitest args]`. A suite that only passes
- * on a quiet machine fails here. Exits non-zero when any run fails.
+ * Runs the suites that cross processes, sockets and brokers (contracts, gateway, simulator, cloud, e2e, ops)
+ * several times in a row beside busy CPU hogs, the way a loaded CI machine runs them:
+ * `npm run test:load -- [--runs 5] [--hogs 2] [-- extra vitest args]`. A suite that only passes on a quiet
+ * machine fails here. Exits non-zero when any run fails.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { parseArgs } from "node:util";
+
+const CROSSING = ["contracts", "gateway", "simulator", "cloud", "e2e", "ops"];
 
 const { values, positionals } = parseArgs({
   options: { runs: { type: "string", default: "5" }, hogs: { type: "string", default: "2" } },
@@ -28,7 +31,8 @@ process.on("SIGINT", () => process.exit(130));
 
 function vitest(): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn("npx", ["vitest", "run", "--project", "integration", ...positionals], {
+    const projects = CROSSING.flatMap((p) => ["--project", p]);
+    const child = spawn("npx", ["vitest", "run", ...projects, ...positionals], {
       stdio: "inherit",
     });
     child.on("exit", (code) => resolve(code ?? 1));

@@ -5,7 +5,7 @@ import { fx } from "./fixture-site.ts";
 
 /**
  * What gateway A's MQTT credentials (gw-a1, operator A, location L1) come to, attempt by attempt: the
- * authorization table of a gateway, as data. test/integration/gateway-authorization.test.ts runs every
+ * authorization table of a gateway, as data. test/cloud/gateway-authorization.test.ts runs every
  * row against the embedded broker and against Mosquitto with the exported ACL and configuration, each
  * with the cloud's real link in front of its store. Also named: gw-a2 (operator A, D1), gw-b1
  * (operator B, B1, given a camera here).
