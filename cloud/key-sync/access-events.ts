@@ -5,6 +5,7 @@ import { deviceRepository } from "../devices/device-repository.ts";
 import { readingSource, setLater } from "../devices/reading-order.ts";
 import { openCardSession } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
+import { accessEventRepository } from "./access-event-repository.ts";
 
 /**
  * Keeps a tap as the gateway decided it (ARCHITECTURE flow 2), in the transaction that applies the outbox
@@ -24,11 +25,8 @@ export async function applyAccessDecision(
   },
 ): Promise<void> {
   const { gatewayId, msg } = o;
-  const gw = await trx
-    .selectFrom("gateways")
-    .select(["operator_id", "location_id"])
-    .where("id", "=", gatewayId)
-    .executeTakeFirst();
+  const events = accessEventRepository(trx);
+  const gw = await events.placeOf(gatewayId);
   if (!gw) return;
   let deviceId = msg.device_id;
   if (deviceId && !(await deviceRepository(trx).isDrivenBy(gatewayId, deviceId))) {
@@ -36,28 +34,24 @@ export async function applyAccessDecision(
     o.refuse?.("foreign_device");
     deviceId = null;
   }
-  await trx
-    .insertInto("access_events")
-    .values({
-      gateway_id: gatewayId,
-      outbox_id: msg.outbox_id ?? "",
-      seq: msg.seq,
-      operator_id: gw.operator_id,
-      location_id: gw.location_id,
-      device_id: deviceId,
-      reader: msg.reader,
-      card_id: msg.card_id,
-      granted: msg.granted ? 1 : 0,
-      action: msg.action,
-      reason: msg.reason,
-      whitelist_id: msg.whitelist_id,
-      decided_by: msg.decided_by,
-      actuated: msg.actuated === null ? null : msg.actuated ? 1 : 0,
-      observed_at: msg.observed_at,
-      received_at: o.now.toISOString(),
-    })
-    .onConflict((oc) => oc.columns(["gateway_id", "outbox_id", "seq"]).doNothing())
-    .execute();
+  await events.record({
+    gateway_id: gatewayId,
+    outbox_id: msg.outbox_id ?? "",
+    seq: msg.seq,
+    operator_id: gw.operator_id,
+    location_id: gw.location_id,
+    device_id: deviceId,
+    reader: msg.reader,
+    card_id: msg.card_id,
+    granted: msg.granted ? 1 : 0,
+    action: msg.action,
+    reason: msg.reason,
+    whitelist_id: msg.whitelist_id,
+    decided_by: msg.decided_by,
+    actuated: msg.actuated === null ? null : msg.actuated ? 1 : 0,
+    observed_at: msg.observed_at,
+    received_at: o.now.toISOString(),
+  });
   // An rfid_parking lock the hardware did: the card's session (the unlock ends it through the sensors).
   if (msg.granted && msg.actuated && msg.action === "lock" && msg.reason === "parked" && deviceId) {
     const device = await deviceRepository(trx).find(deviceId);

@@ -9,7 +9,7 @@ import {
 } from "../../shared/wire/messages.ts";
 import { type CloudMetrics, createCloudMetrics } from "../metrics.ts";
 import type { Db } from "../store/db.ts";
-import { fromJson } from "../store/json-column.ts";
+import { keySyncRepository } from "./key-sync-repository.ts";
 import { cardGrantsAt } from "./key-view.ts";
 
 export type KeySync = {
@@ -74,6 +74,7 @@ export function createKeySync(deps: {
   metrics?: CloudMetrics;
 }): KeySync {
   const { db, clock, log } = deps;
+  const keys = keySyncRepository(db);
   const reportEveryMs = deps.reportEveryMs ?? REPORT_EVERY_MS;
   const snapshotEveryMs = deps.snapshotEveryMs ?? SNAPSHOT_EVERY_MS;
   const metrics = deps.metrics ?? createCloudMetrics();
@@ -112,17 +113,8 @@ export function createKeySync(deps: {
     return next;
   }
 
-  async function currentVersion(gatewayId: string) {
-    const row = await db
-      .selectFrom("gateway_key_versions")
-      .select(["version", "confirmed_version"])
-      .where("gateway_id", "=", gatewayId)
-      .executeTakeFirst();
-    return { version: row?.version ?? 0, confirmed: row?.confirmed_version ?? null };
-  }
-
   async function sync(gatewayId: string, from: number | null) {
-    const { version, confirmed } = await currentVersion(gatewayId);
+    const { version, confirmed } = await keys.versionsOf(gatewayId);
     const base = from ?? sentUpTo.get(gatewayId) ?? confirmed;
     if (base === version) return;
     if (base !== null && base < version && version - base <= MAX_DELTA_VERSIONS) {
@@ -191,19 +183,12 @@ export function createKeySync(deps: {
   }
 
   async function deltaBetween(gatewayId: string, base: number, version: number): Promise<KeysDown | null> {
-    const rows = await db
-      .selectFrom("gateway_key_changes")
-      .select(["version", "changes"])
-      .where("gateway_id", "=", gatewayId)
-      .where("version", ">", base)
-      .where("version", "<=", version)
-      .orderBy("version")
-      .execute();
+    const rows = await keys.changesBetween(gatewayId, base, version);
     if (rows.length !== version - base) return null;
     // Later versions win: one entry per (whitelist, card), an upsert or a removal.
     const merged = new Map<string, { upsert: Grant } | { removal: GrantKey }>();
     for (const r of rows) {
-      const c = fromJson(r.changes);
+      const c = r.changes;
       for (const k of c.removals) merged.set(`${k.whitelist_id}/${k.card_id}`, { removal: k });
       for (const g of c.upserts) merged.set(`${g.whitelist_id}/${g.card_id}`, { upsert: g });
     }
@@ -217,16 +202,9 @@ export function createKeySync(deps: {
   /** The whole view in parts; read again if a change committed meanwhile, so the parts are one version. */
   async function sendSnapshot(gatewayId: string): Promise<number> {
     for (;;) {
-      const { version } = await currentVersion(gatewayId);
-      const rows = await db
-        .selectFrom("gateway_grants")
-        .select("grant")
-        .where("gateway_id", "=", gatewayId)
-        .orderBy("whitelist_id")
-        .orderBy("card_id")
-        .execute();
-      if ((await currentVersion(gatewayId)).version !== version) continue;
-      const grants = rows.map((r) => fromJson(r.grant));
+      const { version } = await keys.versionsOf(gatewayId);
+      const grants = await keys.grantsOf(gatewayId);
+      if ((await keys.versionsOf(gatewayId)).version !== version) continue;
       const parts = Math.max(1, Math.ceil(grants.length / SNAPSHOT_PART_SIZE));
       for (let i = 0; i < parts; i++)
         await deps.publish(gatewayId, {
@@ -242,33 +220,16 @@ export function createKeySync(deps: {
     }
   }
 
-  async function confirm(gatewayId: string, held: number) {
-    const now = clock.now().toISOString();
-    await db
-      .insertInto("gateway_key_versions")
-      .values({
-        gateway_id: gatewayId,
-        version: 0,
-        confirmed_version: held,
-        confirmed_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.column("gateway_id").doUpdateSet({ confirmed_version: held, confirmed_at: now }))
-      .execute();
+  function confirm(gatewayId: string, held: number) {
+    return keys.confirm(gatewayId, held, clock.now().toISOString());
   }
 
   async function sweep() {
-    const lagging = await db
-      .selectFrom("gateways as g")
-      .leftJoin("gateway_key_versions as k", "k.gateway_id", "g.id")
-      .select(["g.id", "k.version", "k.confirmed_version"])
-      .where("g.online", "=", 1)
-      .execute();
-    for (const g of lagging) {
-      const version = g.version ?? 0;
+    for (const g of await keys.onlineVersions()) {
+      const { confirmed } = g;
       // A gateway that never confirmed anything has said nothing yet: it reports on connect.
-      if (g.confirmed_version === null || g.confirmed_version === version) continue;
-      void enqueue(g.id, () => sync(g.id, g.confirmed_version));
+      if (confirmed === null || confirmed === (g.version ?? 0)) continue;
+      void enqueue(g.id, () => sync(g.id, confirmed));
     }
   }
 

@@ -1,4 +1,4 @@
-import type { Executor } from "../store/db.ts";
+import { type WhitelistExecutor, whitelistRepository } from "./whitelist-repository.ts";
 
 /**
  * What the location and device records show of whitelists (spec: `allowlisted`, `allowlist_ids`,
@@ -10,27 +10,11 @@ import type { Executor } from "../store/db.ts";
 
 /** Each location's active whitelist ids, sorted; a location with none is absent from the map. */
 export async function allowlistIdsAt(
-  db: Executor,
+  db: WhitelistExecutor,
   locationIds: readonly string[],
 ): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  if (locationIds.length === 0) return out;
-  const [direct, viaDevices] = await Promise.all([
-    db
-      .selectFrom("whitelist_targets")
-      .select(["target_id as location_id", "whitelist_id"])
-      .where("target_type", "=", "location")
-      .where("target_id", "in", locationIds)
-      .execute(),
-    db
-      .selectFrom("whitelist_targets as t")
-      .innerJoin("devices as d", "d.id", "t.target_id")
-      .select(["d.location_id", "t.whitelist_id"])
-      .where("t.target_type", "=", "device")
-      .where("d.location_id", "in", locationIds)
-      .execute(),
-  ]);
-  for (const { location_id, whitelist_id } of [...direct, ...viaDevices]) {
+  for (const { location_id, whitelist_id } of await whitelistRepository(db).allowlistsAt(locationIds)) {
     const ids = out.get(location_id) ?? [];
     if (!ids.includes(whitelist_id)) ids.push(whitelist_id);
     out.set(location_id, ids);
@@ -41,29 +25,15 @@ export async function allowlistIdsAt(
 
 /** The ids of those devices that a whitelist targets, directly or through their location. */
 export async function devicesWithAllowlist(
-  db: Executor,
+  db: WhitelistExecutor,
   devices: readonly { id: string; location_id: string }[],
 ): Promise<Set<string>> {
   if (devices.length === 0) return new Set();
   const locationIds = [...new Set(devices.map((device) => device.location_id))];
-  const targeted = await db
-    .selectFrom("whitelist_targets")
-    .select(["target_type", "target_id"])
-    .where((eb) =>
-      eb.or([
-        eb.and([
-          eb("target_type", "=", "device"),
-          eb(
-            "target_id",
-            "in",
-            devices.map((device) => device.id),
-          ),
-        ]),
-        eb.and([eb("target_type", "=", "location"), eb("target_id", "in", locationIds)]),
-      ]),
-    )
-    .distinct()
-    .execute();
+  const targeted = await whitelistRepository(db).targetedAmong(
+    devices.map((device) => device.id),
+    locationIds,
+  );
   const ids = new Set(targeted.filter((t) => t.target_type === "device").map((t) => t.target_id));
   const locations = new Set(targeted.filter((t) => t.target_type === "location").map((t) => t.target_id));
   return new Set(

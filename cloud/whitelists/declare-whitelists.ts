@@ -2,6 +2,7 @@ import type { TargetType } from "../../shared/domain/whitelist-entity.ts";
 import { whitelistChanged } from "../key-sync/whitelist-changed.ts";
 import type { Db } from "../store/db.ts";
 import type { ManifestWhitelist } from "./whitelist-manifest.ts";
+import { whitelistRepository } from "./whitelist-repository.ts";
 
 type Count = { created: number; updated: number };
 
@@ -37,19 +38,17 @@ async function upsertWhitelist(
   l: ManifestWhitelist,
   count: Count,
 ) {
-  const existing = await trx.selectFrom("whitelists").selectAll().where("id", "=", l.id).executeTakeFirst();
+  const lists = whitelistRepository(trx);
+  const existing = await lists.find(l.id);
   if (!existing) {
-    await trx
-      .insertInto("whitelists")
-      .values({
-        id: l.id,
-        operator_id: at.operatorId,
-        name: l.name,
-        description: l.description,
-        created_at: at.ts,
-        updated_at: at.ts,
-      })
-      .execute();
+    await lists.insert({
+      id: l.id,
+      operator_id: at.operatorId,
+      name: l.name,
+      description: l.description,
+      created_at: at.ts,
+      updated_at: at.ts,
+    });
     count.created++;
     return;
   }
@@ -57,11 +56,7 @@ async function upsertWhitelist(
   if (existing.operator_id !== at.operatorId)
     throw new Error(`whitelist ${l.id}: the id belongs to another operator's whitelist`);
   if (existing.name === l.name && existing.description === l.description) return;
-  await trx
-    .updateTable("whitelists")
-    .set({ name: l.name, description: l.description, updated_at: at.ts })
-    .where("id", "=", l.id)
-    .execute();
+  await lists.describe(l.id, { name: l.name, description: l.description, updated_at: at.ts });
   count.updated++;
 }
 
@@ -72,51 +67,27 @@ async function upsertTarget(
   t: ManifestWhitelist["targets"][number],
   count: Count,
 ) {
+  const lists = whitelistRepository(trx);
   const locationId = at.locationIds.get(t.location);
   if (!locationId) throw new Error(`whitelist ${l.id}: no location with code ${t.location}`);
   let type: TargetType = "location";
   let id = locationId;
   if (t.device !== undefined) {
-    const device = await trx
-      .selectFrom("devices")
-      .select("id")
-      .where("location_id", "=", locationId)
-      .where("alias", "=", t.device)
-      .executeTakeFirst();
-    if (!device) throw new Error(`whitelist ${l.id}: no device ${t.device} at location ${t.location}`);
+    const deviceId = await lists.deviceIdByAlias(locationId, t.device);
+    if (!deviceId) throw new Error(`whitelist ${l.id}: no device ${t.device} at location ${t.location}`);
     type = "device";
-    id = device.id;
+    id = deviceId;
   }
   const keysOnly = l.keys_only ? 1 : 0;
-  const existing = await trx
-    .selectFrom("whitelist_targets")
-    .select("keys_only")
-    .where("whitelist_id", "=", l.id)
-    .where("target_type", "=", type)
-    .where("target_id", "=", id)
-    .executeTakeFirst();
+  const key = { whitelistId: l.id, type, id };
+  const existing = await lists.findTarget(key);
   if (!existing) {
-    await trx
-      .insertInto("whitelist_targets")
-      .values({
-        whitelist_id: l.id,
-        target_type: type,
-        target_id: id,
-        keys_only: keysOnly,
-        created_at: at.ts,
-      })
-      .execute();
+    await lists.insertTarget(key, keysOnly, at.ts);
     count.created++;
     return;
   }
   if (existing.keys_only === keysOnly) return;
-  await trx
-    .updateTable("whitelist_targets")
-    .set({ keys_only: keysOnly })
-    .where("whitelist_id", "=", l.id)
-    .where("target_type", "=", type)
-    .where("target_id", "=", id)
-    .execute();
+  await lists.setKeysOnly(key, keysOnly);
   count.updated++;
 }
 
@@ -127,33 +98,27 @@ async function upsertEntity(
   e: ManifestWhitelist["entities"][number],
   count: Count,
 ) {
+  const lists = whitelistRepository(trx);
   const record = {
     status: e.status,
     expires_at: e.expires_at ? new Date(e.expires_at).toISOString() : null,
     is_master_key: e.is_master_key ? 1 : 0,
     comment: e.comment,
   };
-  const existing = await trx
-    .selectFrom("whitelist_entities")
-    .select(["status", "expires_at", "is_master_key", "comment"])
-    .where("whitelist_id", "=", whitelistId)
-    .where("card_id", "=", e.id)
-    .executeTakeFirst();
+  const existing = await lists.findEntity(whitelistId, e.id);
   if (!existing) {
-    await trx
-      .insertInto("whitelist_entities")
-      .values({ whitelist_id: whitelistId, card_id: e.id, ...record, created_at: ts, updated_at: ts })
-      .execute();
+    await lists.insertEntity({
+      whitelist_id: whitelistId,
+      card_id: e.id,
+      ...record,
+      created_at: ts,
+      updated_at: ts,
+    });
     count.created++;
     return;
   }
   const same = (Object.keys(record) as (keyof typeof record)[]).every((k) => existing[k] === record[k]);
   if (same) return;
-  await trx
-    .updateTable("whitelist_entities")
-    .set({ ...record, updated_at: ts })
-    .where("whitelist_id", "=", whitelistId)
-    .where("card_id", "=", e.id)
-    .execute();
+  await lists.updateEntity(whitelistId, e.id, { ...record, updated_at: ts });
   count.updated++;
 }

@@ -1,6 +1,7 @@
 import { AddEntityItem, RemoveEntityItem } from "../../shared/api/whitelist.ts";
 import { whitelistChanged } from "../key-sync/whitelist-changed.ts";
 import type { BatchSteps } from "./run-batch.ts";
+import { whitelistRepository } from "./whitelist-repository.ts";
 
 /**
  * Entity modification (spec: Whitelist), one item at a time; each change is recorded for key sync in the
@@ -25,11 +26,7 @@ export function addEntity(whitelistId: string, now: Date): BatchSteps<AddEntityI
         comment: e.comment ?? "",
         updated_at: at,
       };
-      await trx
-        .insertInto("whitelist_entities")
-        .values({ whitelist_id: whitelistId, card_id: e.id, created_at: at, ...record })
-        .onConflict((oc) => oc.columns(["whitelist_id", "card_id"]).doUpdateSet(record))
-        .execute();
+      await whitelistRepository(trx).putEntity(whitelistId, e.id, record, at);
       return whitelistChanged(trx, { whitelistId, cardIds: [e.id] }, now);
     },
   };
@@ -44,12 +41,7 @@ export function removeEntity(whitelistId: string, now: Date): BatchSteps<{ id: s
     schema: RemoveEntityItem,
     invalidCode,
     async apply(trx, e) {
-      const { numDeletedRows } = await trx
-        .deleteFrom("whitelist_entities")
-        .where("whitelist_id", "=", whitelistId)
-        .where("card_id", "=", e.id)
-        .executeTakeFirst();
-      if (Number(numDeletedRows) === 0) return [];
+      if (!(await whitelistRepository(trx).removeEntity(whitelistId, e.id))) return [];
       return whitelistChanged(trx, { whitelistId, cardIds: [e.id] }, now);
     },
   };

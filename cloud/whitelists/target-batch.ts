@@ -1,10 +1,10 @@
-import { sql } from "kysely";
 import { AppError } from "../../shared/api/errors.ts";
 import { AddTargetItem, RemoveTargetItem } from "../../shared/api/whitelist.ts";
 import type { TargetType } from "../../shared/domain/whitelist-entity.ts";
 import { whitelistChanged } from "../key-sync/whitelist-changed.ts";
 import type { Db } from "../store/db.ts";
 import type { BatchSteps } from "./run-batch.ts";
+import { whitelistRepository } from "./whitelist-repository.ts";
 
 /**
  * Target modification (spec: Whitelist), one item at a time. A target change can move every card of the
@@ -15,33 +15,21 @@ const invalidCode: BatchSteps<unknown>["invalidCode"] = () => "ERRORS.VALIDATION
 
 /** The target must be the operator's own; another operator's answers like a missing one. */
 async function assertOwned(trx: Db, operatorId: string, type: TargetType, id: string) {
-  const table = type === "device" ? "devices" : "locations";
-  const row = await trx
-    .selectFrom(table)
-    .select("id")
-    .where("id", "=", id)
-    .where("operator_id", "=", operatorId)
-    .executeTakeFirst();
-  if (!row) throw new AppError("ERRORS.UNKNOWN_TARGET", `id: no ${type} of this operator has this id`);
+  if (!(await whitelistRepository(trx).isOperatorsTarget(operatorId, type, id)))
+    throw new AppError("ERRORS.UNKNOWN_TARGET", `id: no ${type} of this operator has this id`);
 }
 
 /**
- * The whitelists targeting the device directly, checked with the device's row locked (a no-op write), so
- * two lists added at once on PostgreSQL cannot both take the last place. Location targets do not count
+ * The whitelists targeting the device directly, checked with the device's row locked, so two lists added
+ * at once on PostgreSQL cannot both take the last place. Location targets do not count
  * (docs/decisions/whitelists.md).
  */
 async function assertRoomOnDevice(trx: Db, deviceId: string, max: number) {
-  await trx.updateTable("devices").set({ id: sql<string>`id` }).where("id", "=", deviceId).execute();
-  const { n } = await trx
-    .selectFrom("whitelist_targets")
-    .select((eb) => eb.fn.countAll<number | string>().as("n"))
-    .where("target_type", "=", "device")
-    .where("target_id", "=", deviceId)
-    .executeTakeFirstOrThrow();
-  if (Number(n) >= max)
+  const n = await whitelistRepository(trx).holdDeviceCountingLists(deviceId);
+  if (n >= max)
     throw new AppError(
       "ERRORS.WHITELIST_LIMIT_REACHED",
-      `id: the device already has ${Number(n)} whitelists, the most a device can have (${max}); remove one first`,
+      `id: the device already has ${n} whitelists, the most a device can have (${max}); remove one first`,
       { limit: max },
     );
 }
@@ -60,29 +48,14 @@ export function addTarget(
       const type = (t.type ?? t.id_type) as TargetType;
       const keysOnly = t.keys_only === false ? 0 : 1;
       await assertOwned(trx, operatorId, type, t.id);
-      const key = { whitelist_id: whitelistId, target_type: type, target_id: t.id };
-      const existing = await trx
-        .selectFrom("whitelist_targets")
-        .select("keys_only")
-        .where("whitelist_id", "=", whitelistId)
-        .where("target_type", "=", type)
-        .where("target_id", "=", t.id)
-        .executeTakeFirst();
+      const lists = whitelistRepository(trx);
+      const key = { whitelistId, type, id: t.id };
+      const existing = await lists.findTarget(key);
       if (existing?.keys_only === keysOnly) return [];
-      if (existing) {
-        await trx
-          .updateTable("whitelist_targets")
-          .set({ keys_only: keysOnly })
-          .where("whitelist_id", "=", whitelistId)
-          .where("target_type", "=", type)
-          .where("target_id", "=", t.id)
-          .execute();
-      } else {
+      if (existing) await lists.setKeysOnly(key, keysOnly);
+      else {
         if (type === "device") await assertRoomOnDevice(trx, t.id, maxPerDevice);
-        await trx
-          .insertInto("whitelist_targets")
-          .values({ ...key, keys_only: keysOnly, created_at: now.toISOString() })
-          .execute();
+        await lists.insertTarget(key, keysOnly, now.toISOString());
       }
       return whitelistChanged(trx, { whitelistId, cardIds: "all" }, now);
     },
@@ -95,13 +68,8 @@ export function removeTarget(whitelistId: string, now: Date): BatchSteps<RemoveT
     schema: RemoveTargetItem,
     invalidCode,
     async apply(trx, t) {
-      const { numDeletedRows } = await trx
-        .deleteFrom("whitelist_targets")
-        .where("whitelist_id", "=", whitelistId)
-        .where("target_type", "=", (t.type ?? t.id_type) as TargetType)
-        .where("target_id", "=", t.id)
-        .executeTakeFirst();
-      if (Number(numDeletedRows) === 0) return [];
+      const key = { whitelistId, type: (t.type ?? t.id_type) as TargetType, id: t.id };
+      if (!(await whitelistRepository(trx).removeTarget(key))) return [];
       return whitelistChanged(trx, { whitelistId, cardIds: "all" }, now);
     },
   };

@@ -20,6 +20,7 @@ import { presentEntity, presentTarget, presentWhitelist, whitelistUri } from "./
 import { withDeadline } from "./read-deadline.ts";
 import { type ItemFailure, runBatch } from "./run-batch.ts";
 import { addTarget, removeTarget } from "./target-batch.ts";
+import { whitelistRepository } from "./whitelist-repository.ts";
 
 export type WhitelistOptions = {
   /** Entity and target reads answer 504 after this long (default 5 s, on the injected clock). */
@@ -45,16 +46,12 @@ export function createWhitelistService(deps: {
   const { db, clock, log, gateways } = deps;
   const readTimeoutMs = deps.options?.readTimeoutMs ?? DEFAULT_WHITELIST_READ_TIMEOUT_MS;
   const maxPerDevice = deps.options?.maxPerDevice ?? DEFAULT_MAX_WHITELISTS_PER_DEVICE;
+  const lists = whitelistRepository(db);
 
   /** Another operator's whitelist answers exactly like a missing one. */
   async function findWhitelist(principal: Principal, id: string): Promise<WhitelistsTable> {
     const client = requireClient(principal, "Whitelist management");
-    const row = await db
-      .selectFrom("whitelists")
-      .selectAll()
-      .where("id", "=", id)
-      .where("operator_id", "=", client.operatorId)
-      .executeTakeFirst();
+    const row = await lists.findForOperator(client.operatorId, id);
     if (!row) throw new AppError("ERRORS.NOT_FOUND", `Whitelist ${id} not found`);
     return row;
   }
@@ -79,13 +76,7 @@ export function createWhitelistService(deps: {
   return {
     async list(principal: Principal): Promise<WhitelistList> {
       const client = requireClient(principal, "Whitelist management");
-      const rows = await db
-        .selectFrom("whitelists")
-        .selectAll()
-        .where("operator_id", "=", client.operatorId)
-        .orderBy("name")
-        .orderBy("id")
-        .execute();
+      const rows = await lists.listForOperator(client.operatorId);
       return { data: rows.map(presentWhitelist), uri: "/whitelist/v1/whitelists" };
     },
 
@@ -95,34 +86,7 @@ export function createWhitelistService(deps: {
      */
     async atLocation(principal: Principal, locationId: string): Promise<WhitelistList> {
       const client = requireClient(principal, "Whitelist management");
-      const rows = await db
-        .selectFrom("whitelists as w")
-        .selectAll("w")
-        .where("w.operator_id", "=", client.operatorId)
-        .where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom("whitelist_targets as t")
-              .select("t.whitelist_id")
-              .whereRef("t.whitelist_id", "=", "w.id")
-              .where((t) =>
-                t.or([
-                  t.and([t("t.target_type", "=", "location"), t("t.target_id", "=", locationId)]),
-                  t.and([
-                    t("t.target_type", "=", "device"),
-                    t(
-                      "t.target_id",
-                      "in",
-                      t.selectFrom("devices").select("id").where("location_id", "=", locationId),
-                    ),
-                  ]),
-                ]),
-              ),
-          ),
-        )
-        .orderBy("w.name")
-        .orderBy("w.id")
-        .execute();
+      const rows = await lists.atLocation(client.operatorId, locationId);
       return {
         data: rows.map(presentWhitelist),
         uri: `/whitelist/v1/locations/${locationId}/whitelists`,
@@ -136,12 +100,7 @@ export function createWhitelistService(deps: {
     entities(principal: Principal, id: string): Promise<WhitelistEntityList> {
       return withDeadline(clock, readTimeoutMs, async () => {
         const list = await findWhitelist(principal, id);
-        const rows = await db
-          .selectFrom("whitelist_entities")
-          .selectAll()
-          .where("whitelist_id", "=", list.id)
-          .orderBy("card_id")
-          .execute();
+        const rows = await lists.entities(list.id);
         const now = clock.now();
         return { data: rows.map((r) => presentEntity(r, now)), uri: `${whitelistUri(list.id)}/entities` };
       });
@@ -150,9 +109,7 @@ export function createWhitelistService(deps: {
     targets(principal: Principal, id: string, query: TargetQuery): Promise<WhitelistTargetList> {
       return withDeadline(clock, readTimeoutMs, async () => {
         const list = await findWhitelist(principal, id);
-        let q = db.selectFrom("whitelist_targets").selectAll().where("whitelist_id", "=", list.id);
-        if (query.type) q = q.where("target_type", "=", query.type);
-        const rows = await q.orderBy("target_type").orderBy("target_id").execute();
+        const rows = await lists.targets(list.id, query.type);
         return { data: rows.map(presentTarget), uri: `${whitelistUri(list.id)}/targets` };
       });
     },

@@ -1,11 +1,13 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { applyStatus } from "../../cloud/gateway-link/gateway-reports.ts";
 import {
   createKeySync,
   type KeySync,
   REPORT_EVERY_MS,
   SNAPSHOT_EVERY_MS,
 } from "../../cloud/key-sync/key-sync.ts";
+import { keySyncRepository } from "../../cloud/key-sync/key-sync-repository.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { type CloudMetrics, counterValue, createCloudMetrics } from "../../cloud/metrics.ts";
@@ -46,9 +48,8 @@ async function declare(
   await applyManifest(h.db, manifest, h.clock);
 }
 
-const versionOf = async (h: CloudHarness) =>
-  (await h.db.selectFrom("gateway_key_versions").selectAll().where("gateway_id", "=", GW).executeTakeFirst())
-    ?.version ?? 0;
+const versionsOf = (h: CloudHarness) => keySyncRepository(h.db).versionsOf(GW);
+const versionOf = async (h: CloudHarness) => (await versionsOf(h)).version;
 
 const addCards = (h: CloudHarness, entities: object[], operation = "ADD") =>
   h.call(CLIENTS.admin, {
@@ -85,18 +86,16 @@ describe("whitelist sync, cloud side", () => {
   it("keeps a versioned view per gateway of the keys_only cards targeting its location", async () => {
     await declare(h);
     expect(await versionOf(h)).toBe(1);
-    const grants = await h.db.selectFrom("gateway_grants").selectAll().where("gateway_id", "=", GW).execute();
+    const grants = await keySyncRepository(h.db).grantsOf(GW);
     expect(grants.map((g) => g.card_id).sort()).toEqual(["04a1b2c3d4", "0a0b"]);
-    expect(JSON.parse(grants[0]?.grant ?? "{}")).toMatchObject({
+    expect(grants[0]).toMatchObject({
       whitelist_id: WL,
       status: "ACTIVE",
       location_ids: [fx.location("L1")],
       device_ids: [],
     });
     // gw-b1 (operator B) and gw-a1's neighbours at other locations hold nothing.
-    expect(await h.db.selectFrom("gateway_grants").select("gateway_id").distinct().execute()).toEqual([
-      { gateway_id: GW },
-    ]);
+    expect(await keySyncRepository(h.db).holdersOf(WL)).toEqual([GW]);
     // Applying the same manifest again changes nothing: no new version.
     await declare(h);
     expect(await versionOf(h)).toBe(1);
@@ -144,7 +143,7 @@ describe("whitelist sync, cloud side", () => {
     expect(sent.at(-1)).toMatchObject({ kind: "delta", base_version: 1, version: 3 });
     expect(sent.at(-1)?.kind === "delta" && sent.at(-1)).toMatchObject({ upserts: [{}, {}] });
     // A fresh gateway (version 0 with no change set stored for it): a snapshot of everything.
-    await h.db.deleteFrom("gateway_key_changes").where("version", "=", 1).execute();
+    await keySyncRepository(h.db).dropChangesUpTo(GW, 1);
     await sync.onReport(GW, { kind: "version", gateway_id: GW, version: 0 });
     const snap = sent.at(-1);
     expect(snap).toMatchObject({ kind: "snapshot", version: 3, part: 1, parts: 1 });
@@ -158,8 +157,7 @@ describe("whitelist sync, cloud side", () => {
     await sync.onReport(GW, { kind: "version", gateway_id: GW, version: 9 });
     expect(sent.at(-1)).toMatchObject({ kind: "snapshot", version: 3 });
     // The confirmed version is recorded.
-    const row = await h.db.selectFrom("gateway_key_versions").selectAll().executeTakeFirstOrThrow();
-    expect(row.confirmed_version).toBe(9);
+    expect((await versionsOf(h)).confirmed).toBe(9);
   });
 
   it("sends a large view as a snapshot in parts of one version", async () => {
@@ -175,9 +173,9 @@ describe("whitelist sync, cloud side", () => {
 
   it("a device target reaches only the gateway that drives the device, with the device's id", async () => {
     await declare(h, { device: "2" });
-    const grants = await h.db.selectFrom("gateway_grants").selectAll().execute();
-    expect(grants.every((g) => g.gateway_id === GW)).toBe(true);
-    expect(JSON.parse(grants[0]?.grant ?? "{}")).toMatchObject({
+    expect(await keySyncRepository(h.db).holdersOf(WL)).toEqual([GW]);
+    const grants = await keySyncRepository(h.db).grantsOf(GW);
+    expect(grants[0]).toMatchObject({
       location_ids: [],
       device_ids: [fx.device("L1", "2")],
     });
@@ -211,7 +209,7 @@ describe("whitelist sync, cloud side", () => {
     await sync.onReport(GW, { kind: "version", gateway_id: GW, version: 1 });
     await addCards(h, [{ id: "0c0d", id_type: "rfid" }]);
     // The delta was "lost": nobody told the sync; the gateway is online.
-    await h.db.updateTable("gateways").set({ online: 1 }).where("id", "=", GW).execute();
+    await applyStatus(h.db, { gateway_id: GW, online: true, at: h.clock.now().toISOString() }, h.clock.now());
     sync.start();
     h.clock.advance(30_000);
     await eventually(() => expect(sent.at(-1)).toMatchObject({ kind: "delta", base_version: 1, version: 2 }));
@@ -270,8 +268,7 @@ describe("whitelist sync, pacing one gateway's reports", () => {
     h.clock.advance(REPORT_EVERY_MS);
     await Promise.all(second);
     // Answered as the latest (version 0: a snapshot), which is put off to the end of the snapshot interval.
-    const row = await h.db.selectFrom("gateway_key_versions").selectAll().executeTakeFirstOrThrow();
-    expect(row.confirmed_version).toBe(0);
+    expect((await versionsOf(h)).confirmed).toBe(0);
     expect(snapshots()).toHaveLength(1);
     expect(await counterValue(metrics.keySnapshotsDeferred)).toBe(1);
     h.clock.advance(SNAPSHOT_EVERY_MS - REPORT_EVERY_MS);
@@ -323,8 +320,7 @@ describe("whitelist sync, pacing one gateway's reports", () => {
     const current = await versionOf(h);
     await eventually(async () => {
       expect(held).toBe(current);
-      const row = await h.db.selectFrom("gateway_key_versions").selectAll().executeTakeFirstOrThrow();
-      expect(row.confirmed_version).toBe(current);
+      expect((await versionsOf(h)).confirmed).toBe(current);
     });
     expect(snapshots().length).toBeLessThanOrEqual(2);
   });

@@ -5,6 +5,7 @@ import { createTokenIssuer } from "../../cloud/auth/tokens.ts";
 import { applyManifest, checkManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { findProblems } from "../../cloud/manifest/manifest-problems.ts";
 import { type ManifestInput, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { whitelistRepository } from "../../cloud/whitelists/whitelist-repository.ts";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import {
   MAX_BATCH_ITEMS,
@@ -262,13 +263,17 @@ function shape(res: LightMyRequestResponse, ids: Record<string, string>) {
   return { status: res.statusCode, headers, body: parsed };
 }
 
-/** Every whitelist row, to show a refused request changed nothing. */
+/** Every whitelist of both operators with its cards and targets, to show a refused request changed nothing. */
 async function rows() {
-  const out: Record<string, string[]> = {};
-  for (const t of ["whitelists", "whitelist_entities", "whitelist_targets"] as const) {
-    const all = await h.db.selectFrom(t).selectAll().execute();
-    out[t] = all.map((r) => JSON.stringify(r)).sort();
-  }
+  const repo = whitelistRepository(h.db);
+  const out = { whitelists: [] as string[], entities: [] as string[], targets: [] as string[] };
+  for (const operatorId of [OP_A, OP_B])
+    for (const list of await repo.listForOperator(operatorId)) {
+      out.whitelists.push(JSON.stringify(list));
+      for (const e of await repo.entities(list.id)) out.entities.push(JSON.stringify(e));
+      for (const t of await repo.targets(list.id)) out.targets.push(JSON.stringify(t));
+    }
+  for (const all of Object.values(out)) all.sort();
   return out;
 }
 
@@ -429,11 +434,7 @@ describe("entities", () => {
     expect((await entity(STAFF, ANN)).status).toBe("EXPIRED");
     expect((await entity(STAFF, BOB)).status).toBe("INACTIVE");
     // Stored as written: EXPIRED is never stored.
-    const stored = await h.db
-      .selectFrom("whitelist_entities")
-      .select("status")
-      .where("whitelist_id", "=", STAFF)
-      .execute();
+    const stored = await whitelistRepository(h.db).entities(STAFF);
     expect(stored.map((r) => r.status).sort()).toEqual(["ACTIVE", "INACTIVE"]);
     // A new expiry in the future makes the card ACTIVE again.
     await ok(postEntities(STAFF, "ADD", [card(ANN, { expires_at: later(HOUR) })]));

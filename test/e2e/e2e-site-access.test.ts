@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { accessEventRepository } from "../../cloud/key-sync/access-event-repository.ts";
+import { keySyncRepository } from "../../cloud/key-sync/key-sync-repository.ts";
 import type { ManifestInput } from "../../cloud/manifest/manifest-schema.ts";
+import { SessionV2List } from "../../shared/api/session.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { eventually } from "../support/eventually.ts";
 import { fx } from "../support/fixture-site.ts";
@@ -72,12 +75,7 @@ describe("offline-first site access (aedes, in-memory serial)", () => {
     return s;
   }
 
-  const cloudKeyVersion = async (s: Site) =>
-    (await s.db
-      .selectFrom("gateway_key_versions")
-      .select(["version", "confirmed_version"])
-      .where("gateway_id", "=", "gw-a1")
-      .executeTakeFirst()) ?? { version: 0, confirmed_version: null };
+  const cloudKeyVersion = (s: Site) => keySyncRepository(s.db).versionsOf("gw-a1");
 
   /** The gateway holds the cloud's key version, and the cloud knows it does. */
   async function inSync(s: Site) {
@@ -85,8 +83,15 @@ describe("offline-first site access (aedes, in-memory serial)", () => {
       const cloud = await cloudKeyVersion(s);
       expect(cloud.version).toBeGreaterThan(0);
       expect((await s.status()).keys.version).toBe(cloud.version);
-      expect(cloud.confirmed_version).toBe(cloud.version);
+      expect(cloud.confirmed).toBe(cloud.version);
     }, 20_000);
+  }
+
+  /** The locker's sessions as the operator's admin lists them. */
+  async function lockerSessions(s: Site) {
+    const res = await s.api("GET", "/session/v2/sessions");
+    expect(res.statusCode, res.body).toBe(200);
+    return SessionV2List.parse(res.json()).data.filter((x) => x.storage.device.id === LOCKER);
   }
 
   /** Taps a card and waits for the gateway's decision. */
@@ -122,7 +127,7 @@ describe("offline-first site access (aedes, in-memory serial)", () => {
     // Both decisions reach the cloud once the broker is back, through the outbox.
     await s.brokerUp();
     await eventually(async () => {
-      const rows = await s.db.selectFrom("access_events").selectAll().where("device_id", "=", DOOR).execute();
+      const rows = await accessEventRepository(s.db).atDevice(DOOR);
       expect(rows.map((r) => [r.card_id, r.granted, r.reason]).sort()).toEqual([
         [MEMBER, 1, "whitelisted"],
         ["ffee", 0, "offline_unknown"],
@@ -157,7 +162,7 @@ describe("offline-first site access (aedes, in-memory serial)", () => {
     await eventually(async () => {
       const d = (await s.api("GET", `/device/v1/devices/${LOCKER}`)).json();
       expect(d.state.value).toBe("LOCKED");
-      const rows = await s.db.selectFrom("sessions").selectAll().where("device_id", "=", LOCKER).execute();
+      const rows = await lockerSessions(s);
       expect(rows.map((r) => [r.access_key_id, r.status])).toEqual([[MEMBER, "active"]]);
     }, 20_000);
     // Another card may not take it out; the card that parked it may.
@@ -165,14 +170,9 @@ describe("offline-first site access (aedes, in-memory serial)", () => {
     const back = await tap(s, "reader-1", MEMBER);
     expect(back).toMatchObject({ granted: true, action: "unlock", reason: "retrieved" });
     await eventually(async () => {
-      const rows = await s.db.selectFrom("sessions").selectAll().where("device_id", "=", LOCKER).execute();
+      const rows = await lockerSessions(s);
       expect(rows.map((r) => r.status)).toEqual(["ended"]);
-      const payment = await s.db
-        .selectFrom("payments")
-        .selectAll()
-        .where("session_id", "=", rows[0]?.id ?? "")
-        .execute();
-      expect(payment.map((p) => p.status)).toEqual(["NOT_CHARGED"]);
+      expect(rows.map((r) => r.payment?.status)).toEqual(["NOT_CHARGED"]);
     }, 20_000);
     // Locked by the API this time: a master key opens the occupied locker.
     const post = await s.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
