@@ -1,5 +1,7 @@
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
+import { manifestRepository } from "../../cloud/manifest/manifest-repository.ts";
+import { whitelistRepository } from "../../cloud/whitelists/whitelist-repository.ts";
 import type { CloudHarness } from "../support/cloud-harness.ts";
 import { SECRET } from "../support/fixture-site.ts";
 import { rawExchange } from "../support/raw-http.ts";
@@ -73,17 +75,21 @@ export async function startFuzzTarget(h: CloudHarness, opts: { socketShare: numb
   const doc = docRes.json() as OpenApiDocument;
   const operations = readOperations(doc);
 
-  const clients = (await h.db
-    .selectFrom("api_clients")
-    .select(["client_id", "operator_id", "permissions"])
-    .orderBy("client_id")
-    .execute()) as ClientRow[];
-  const ids = async (table: "locations" | "devices" | "public_areas" | "whitelists") =>
-    (await h.db.selectFrom(table).select("id").orderBy("id").execute()).map((r) => r.id);
-  const locations = await ids("locations");
-  const devices = await ids("devices");
-  const areas = await ids("public_areas");
-  const whitelists = await ids("whitelists");
+  // The fixture's ids of both tenants, as the store holds them after the manifest (whitelists per operator).
+  const stored = await manifestRepository(h.db).stored();
+  const clients: ClientRow[] = stored.clients.map(({ client_id, operator_id, permissions }) => ({
+    client_id,
+    operator_id,
+    permissions,
+  }));
+  const idsOf = (rows: { id: string }[]) => rows.map((r) => r.id);
+  const locations = idsOf(stored.locations);
+  const devices = idsOf(stored.devices);
+  const areas = idsOf(stored.publicAreas);
+  const lists = whitelistRepository(h.db);
+  const whitelists = idsOf(
+    (await Promise.all(stored.operators.map((o) => lists.listForOperator(o.id)))).flat(),
+  ).sort();
 
   let port = 0;
   if (opts.socketShare > 0) {
