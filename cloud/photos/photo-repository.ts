@@ -10,6 +10,10 @@ const CHUNK = 500;
 /** Take-photo photos and the parts of those still being assembled: only this repository reads or writes them. */
 export function photoRepository(db: Executor) {
   return {
+    find(commandId: string): Promise<PhotoRecord | undefined> {
+      return db.selectFrom("photos").selectAll().where("command_id", "=", commandId).executeTakeFirst();
+    },
+
     /** Whether the command's photo is whole (assembled, pruned or not). */
     async isAssembled(commandId: string): Promise<boolean> {
       const row = await db

@@ -107,6 +107,8 @@ describe("photo repository", () => {
     await repo.insert(photo(1));
     await repo.insert(photo(9, { operator_id: OP_B, device_id: B_DEVICE }));
     expect(await repo.isAssembled(cmd(1))).toBe(true);
+    expect(await repo.find(cmd(1))).toEqual(photo(1));
+    expect(await repo.find(cmd(2))).toBeUndefined();
     expect(await repo.findForOperator(OP_A, cmd(1))).toEqual({
       mime: "image/jpeg",
       bytes: photo(1).bytes,
@@ -139,6 +141,7 @@ describe("photo repository", () => {
       pruned_at: iso(30),
     });
     expect(await repo.isAssembled(cmd(1))).toBe(true);
+    expect(await repo.find(cmd(1))).toEqual(photo(1, { bytes: "", pruned_at: iso(30) }));
     expect(await repo.keptOf(CAMERA)).toEqual([cmd(3)]);
     expect(await repo.keptReceivedBy(iso(10))).toEqual([cmd(3)]);
     expect(await repo.devicesKeepingMoreThan(1)).toEqual([]);
