@@ -46,7 +46,7 @@ export function idempotencyRepository(db: Executor) {
       return (inserted.numInsertedOrUpdatedRows ?? 0n) > 0n;
     },
 
-    /** Writes the reservation over the key's row if `holder` still holds it; false when another came first. */
+    /** Writes the reservation over the key's row if `holder` still holds it; false when another was first. */
     async takeOver(scope: KeyScope, holder: string, r: KeyReservation): Promise<boolean> {
       const taken = await db
         .updateTable("idempotency_keys")

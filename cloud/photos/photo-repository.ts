@@ -7,7 +7,7 @@ export type PhotoPartRecord = PhotoPartsTable;
 /** Photos named per statement: well inside both stores' bound-parameter limits. */
 const CHUNK = 500;
 
-/** Take-photo photos and the parts of those still being assembled: only this repository reads or writes them. */
+/** Take-photo photos and the parts of those still arriving: only this repository reads or writes them. */
 export function photoRepository(db: Executor) {
   return {
     find(commandId: string): Promise<PhotoRecord | undefined> {
