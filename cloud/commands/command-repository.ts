@@ -153,6 +153,18 @@ export function commandRepository(db: Executor) {
       return rows.flatMap((r) => (r.wire_request === null ? [] : [fromJson(r.wire_request)]));
     },
 
+    /** The operator's commands, in the order they were made. */
+    async ofOperator(operatorId: string): Promise<CommandRecord[]> {
+      const rows = await db
+        .selectFrom("commands")
+        .selectAll()
+        .where("operator_id", "=", operatorId)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute();
+      return rows.map(toRecord);
+    },
+
     /** Commands still under way whose state's deadline has passed. */
     pastDeadline(at: string, limit: number): Promise<Pick<CommandRecord, "id" | "device_id">[]> {
       return db

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/db.ts";
-import type { IdempotencyKeysTable } from "../store/schema.ts";
+import {
+  idempotencyRepository,
+  type KeyRecord,
+  type KeyReservation,
+  type KeyScope,
+  type StoredResponse,
+} from "./idempotency-repository.ts";
 
 /**
  * How long a key answers with its first result, how long a request may hold a key before it counts as
@@ -24,10 +30,7 @@ export const IDEMPOTENCY_POLICY: IdempotencyPolicy = {
   maxLiveKeys: { client: 100_000, user: 1_000 },
 };
 
-/** A key belongs to one API client of one operator and one route: nobody else's keys can meet it. */
-export type KeyScope = { operatorId: string; clientId: string; method: string; route: string; key: string };
-
-export type StoredResponse = { status: number; headers: Record<string, string>; body: string };
+export type { KeyScope, StoredResponse } from "./idempotency-repository.ts";
 
 export type Reservation =
   /** The key is ours: run the request, then complete or release it with `holder`. */
@@ -47,7 +50,7 @@ type Verdict = Exclude<Reservation, { kind: "reserved" | "limit" }> | { kind: "t
  * What an existing row means for a new request with the same key (pure). An expired key behaves as new;
  * an in-progress one whose lease ran out was abandoned (its process died) and may be taken over.
  */
-export function judgeExisting(row: IdempotencyKeysTable, requestHash: string, now: Date): Verdict {
+export function judgeExisting(row: KeyRecord, requestHash: string, now: Date): Verdict {
   const t = now.toISOString();
   if (row.expires_at <= t) return { kind: "take_over" };
   if (row.request_hash !== requestHash) return { kind: "reused" };
@@ -65,20 +68,10 @@ export function judgeExisting(row: IdempotencyKeysTable, requestHash: string, no
   return { kind: "in_use" };
 }
 
-const KEY_COLUMNS = ["operator_id", "client_id", "method", "route", "idempotency_key"] as const;
-
-function keyOf(s: KeyScope) {
-  return {
-    operator_id: s.operatorId,
-    client_id: s.clientId,
-    method: s.method,
-    route: s.route,
-    idempotency_key: s.key,
-  };
-}
-
 export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMPOTENCY_POLICY) {
-  function freshReservation(requestHash: string, now: Date) {
+  const keys = idempotencyRepository(db);
+
+  function freshReservation(requestHash: string, now: Date): KeyReservation {
     return {
       request_hash: requestHash,
       state: "in_progress",
@@ -92,20 +85,6 @@ export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMP
     };
   }
 
-  /** The caller's rows; counted from the primary key's index alone. */
-  const callerRows = (scope: KeyScope) =>
-    db
-      .selectFrom("idempotency_keys")
-      .where("operator_id", "=", scope.operatorId)
-      .where("client_id", "=", scope.clientId);
-
-  async function countRows(scope: KeyScope): Promise<number> {
-    const { n } = await callerRows(scope)
-      .select((eb) => eb.fn.countAll<number | string>().as("n"))
-      .executeTakeFirstOrThrow();
-    return Number(n);
-  }
-
   /**
    * Whether a fresh reservation takes the caller past `maxLiveKeys`; if so it is given back. Counted after
    * the reservation, so two racing for the last place cannot both take it (both may be refused). Expired
@@ -117,24 +96,13 @@ export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMP
     now: Date,
     maxLiveKeys: number,
   ): Promise<{ retryAfterMs: number } | null> {
-    if ((await countRows(scope)) <= maxLiveKeys) return null;
-    const t = now.toISOString();
-    await db
-      .deleteFrom("idempotency_keys")
-      .where("operator_id", "=", scope.operatorId)
-      .where("client_id", "=", scope.clientId)
-      .where("expires_at", "<=", t)
-      .execute();
-    if ((await countRows(scope)) <= maxLiveKeys) return null;
-    await db
-      .deleteFrom("idempotency_keys")
-      .where((eb) => eb.and(keyOf(scope)))
-      .where("holder", "=", holder)
-      .execute();
-    const oldest = await callerRows(scope)
-      .select((eb) => eb.fn.min("expires_at").as("at"))
-      .executeTakeFirst();
-    const at = oldest?.at ? Date.parse(oldest.at) : now.getTime() + policy.ttlMs;
+    const { operatorId, clientId } = scope;
+    if ((await keys.countOf(operatorId, clientId)) <= maxLiveKeys) return null;
+    await keys.purgeExpired(now.toISOString(), { operatorId, clientId });
+    if ((await keys.countOf(operatorId, clientId)) <= maxLiveKeys) return null;
+    await keys.deleteHeld(scope, holder, { anyState: true });
+    const oldest = await keys.firstExpiryOf(operatorId, clientId);
+    const at = oldest ? Date.parse(oldest) : now.getTime() + policy.ttlMs;
     return { retryAfterMs: Math.max(0, at - now.getTime()) };
   }
 
@@ -156,69 +124,27 @@ export function createIdempotencyStore(db: Db, policy: IdempotencyPolicy = IDEMP
       };
       for (let attempt = 0; attempt < 3; attempt++) {
         const fresh = freshReservation(requestHash, now);
-        const inserted = await db
-          .insertInto("idempotency_keys")
-          .values({ ...keyOf(scope), ...fresh })
-          .onConflict((oc) => oc.columns(KEY_COLUMNS).doNothing())
-          .executeTakeFirst();
-        if ((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n) return claimed(fresh.holder);
-        const row = await db
-          .selectFrom("idempotency_keys")
-          .selectAll()
-          .where((eb) => eb.and(keyOf(scope)))
-          .executeTakeFirst();
+        if (await keys.insertIfAbsent(scope, fresh)) return claimed(fresh.holder);
+        const row = await keys.find(scope);
         if (!row) continue; // purged between the insert and the read: try the insert again
         const verdict = judgeExisting(row, requestHash, now);
         if (verdict.kind !== "take_over") return verdict;
-        const taken = await db
-          .updateTable("idempotency_keys")
-          .set(fresh)
-          .where((eb) => eb.and(keyOf(scope)))
-          .where("holder", "=", row.holder)
-          .executeTakeFirst();
         // Taking over an expired key adds a live one; an abandoned one was counted already.
-        if (taken.numUpdatedRows > 0n) return claimed(fresh.holder);
+        if (await keys.takeOver(scope, row.holder, fresh)) return claimed(fresh.holder);
       }
       // Every attempt lost to another request with this key: it is the one running.
       return { kind: "in_use" };
     },
 
     /** Keeps the response for replays. False if the reservation was taken over meanwhile (lease ran out). */
-    async complete(scope: KeyScope, holder: string, response: StoredResponse): Promise<boolean> {
-      const res = await db
-        .updateTable("idempotency_keys")
-        .set({
-          state: "completed",
-          lease_until: null,
-          response_status: response.status,
-          response_headers: JSON.stringify(response.headers),
-          response_body: response.body,
-        })
-        .where((eb) => eb.and(keyOf(scope)))
-        .where("holder", "=", holder)
-        .where("state", "=", "in_progress")
-        .executeTakeFirst();
-      return res.numUpdatedRows > 0n;
-    },
+    complete: (scope: KeyScope, holder: string, response: StoredResponse): Promise<boolean> =>
+      keys.complete(scope, holder, response),
 
     /** Gives the key back: the request changed nothing (or its outcome is unknown), so a retry runs again. */
-    async release(scope: KeyScope, holder: string): Promise<void> {
-      await db
-        .deleteFrom("idempotency_keys")
-        .where((eb) => eb.and(keyOf(scope)))
-        .where("holder", "=", holder)
-        .where("state", "=", "in_progress")
-        .execute();
-    },
+    release: (scope: KeyScope, holder: string): Promise<void> => keys.deleteHeld(scope, holder),
 
     /** Deletes expired keys; they already behave as new, this only keeps the table small. */
-    async purgeExpired(now: Date): Promise<number> {
-      const res = await db
-        .deleteFrom("idempotency_keys")
-        .where("expires_at", "<=", now.toISOString())
-        .executeTakeFirst();
-      return Number(res.numDeletedRows);
-    },
+    purgeExpired: (now: Date): Promise<number> => keys.purgeExpired(now.toISOString()),
   };
 }
 

@@ -1,10 +1,9 @@
 import type { Logger } from "pino";
 import type { PhotoPart } from "../../shared/wire/messages.ts";
 import { commandRepository } from "../commands/command-repository.ts";
-import type { Db, Executor } from "../store/db.ts";
+import type { Executor } from "../store/db.ts";
+import { photoRepository } from "./photo-repository.ts";
 import { keepNewestPhotos } from "./photo-retention.ts";
-
-type Tx = Executor & Pick<Db, "deleteFrom">;
 
 /**
  * Keeps one part of a take-photo photo, in the transaction that applies the outbox message (once per
@@ -14,7 +13,7 @@ type Tx = Executor & Pick<Db, "deleteFrom">;
  * Returns whether the part was kept.
  */
 export async function applyPhotoPart(
-  trx: Tx,
+  trx: Executor,
   o: {
     gatewayId: string;
     msg: PhotoPart;
@@ -44,34 +43,23 @@ export async function applyPhotoPart(
   // Two replicas applying the last two parts at once would each miss the other's part: the second
   // waits for the first to commit, then counts both.
   await commands.hold(msg.command_id);
-  const whole = await trx
-    .selectFrom("photos")
-    .select("command_id")
-    .where("command_id", "=", msg.command_id)
-    .executeTakeFirst();
-  if (whole) return false; // assembled already: this part is a repeat
-  const kept = await trx
-    .selectFrom("photo_parts")
-    .select(["part", "parts", "mime"])
-    .where("command_id", "=", msg.command_id)
-    .execute();
+  const photos = photoRepository(trx);
+  if (await photos.isAssembled(msg.command_id)) return false; // assembled already: this part is a repeat
+  const kept = await photos.partsOf(msg.command_id);
   if (kept.some((k) => k.parts !== msg.parts || k.mime !== msg.mime)) {
     log.warn({ ...where, parts: msg.parts }, "photo part disagrees with the parts kept: dropped");
     o.refuse?.("invalid");
     return false;
   }
   if (!kept.some((k) => k.part === msg.part)) {
-    await trx
-      .insertInto("photo_parts")
-      .values({
-        command_id: msg.command_id,
-        part: msg.part,
-        parts: msg.parts,
-        mime: msg.mime,
-        data: msg.data,
-        received_at: o.now.toISOString(),
-      })
-      .execute();
+    await photos.addPart({
+      command_id: msg.command_id,
+      part: msg.part,
+      parts: msg.parts,
+      mime: msg.mime,
+      data: msg.data,
+      received_at: o.now.toISOString(),
+    });
     kept.push({ part: msg.part, parts: msg.parts, mime: msg.mime });
   }
   if (kept.length === msg.parts) await assemble(trx, { ...o, operatorId: found.command.operator_id });
@@ -79,31 +67,24 @@ export async function applyPhotoPart(
 }
 
 /** Joins the parts into the photo and drops them. */
-async function assemble(trx: Tx, o: { msg: PhotoPart; operatorId: string; now: Date; log: Logger }) {
+async function assemble(trx: Executor, o: { msg: PhotoPart; operatorId: string; now: Date; log: Logger }) {
   const { msg } = o;
-  const parts = await trx
-    .selectFrom("photo_parts")
-    .select("data")
-    .where("command_id", "=", msg.command_id)
-    .orderBy("part")
-    .execute();
+  const photos = photoRepository(trx);
+  const parts = await photos.partData(msg.command_id);
   // Each part is base64 of its own bytes: decode them one by one, then encode the whole once.
-  const bytes = Buffer.concat(parts.map((p) => Buffer.from(p.data, "base64")));
-  await trx
-    .insertInto("photos")
-    .values({
-      command_id: msg.command_id,
-      device_id: msg.device_id,
-      operator_id: o.operatorId,
-      mime: msg.mime,
-      bytes: bytes.toString("base64"),
-      size: bytes.length,
-      taken_at: msg.observed_at,
-      received_at: o.now.toISOString(),
-      pruned_at: null,
-    })
-    .execute();
-  await trx.deleteFrom("photo_parts").where("command_id", "=", msg.command_id).execute();
+  const bytes = Buffer.concat(parts.map((data) => Buffer.from(data, "base64")));
+  await photos.insert({
+    command_id: msg.command_id,
+    device_id: msg.device_id,
+    operator_id: o.operatorId,
+    mime: msg.mime,
+    bytes: bytes.toString("base64"),
+    size: bytes.length,
+    taken_at: msg.observed_at,
+    received_at: o.now.toISOString(),
+    pruned_at: null,
+  });
+  await photos.dropParts(msg.command_id);
   // The device's oldest photos past its cap go now, not at the next retention round.
   await keepNewestPhotos(trx, msg.device_id, o.now);
   o.log.info({ command_id: msg.command_id, size: bytes.length, parts: msg.parts }, "photo assembled");

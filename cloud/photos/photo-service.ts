@@ -3,6 +3,7 @@ import { type Principal, requireClient } from "../auth/principal.ts";
 import { commandRepository } from "../commands/command-repository.ts";
 import type { Db } from "../store/db.ts";
 import type { PhotosTable } from "../store/tables/photo-tables.ts";
+import { photoRepository } from "./photo-repository.ts";
 import { PHOTO_RETENTION } from "./photo-retention.ts";
 
 export type ServedPhoto = { mime: PhotosTable["mime"]; bytes: Buffer };
@@ -17,6 +18,7 @@ const RETRY_AFTER_S = "2";
  */
 export function createPhotoService(deps: { db: Db }) {
   const commands = commandRepository(deps.db);
+  const photos = photoRepository(deps.db);
 
   return {
     async get(principal: Principal, commandId: string): Promise<ServedPhoto> {
@@ -28,12 +30,7 @@ export function createPhotoService(deps: { db: Db }) {
           "ERRORS.NOT_FOUND",
           `Command ${commandId} is a ${command.name}: it takes no photo`,
         );
-      const photo = await deps.db
-        .selectFrom("photos")
-        .select(["mime", "bytes", "pruned_at"])
-        .where("command_id", "=", commandId)
-        .where("operator_id", "=", client.operatorId)
-        .executeTakeFirst();
+      const photo = await photos.findForOperator(client.operatorId, commandId);
       if (photo?.pruned_at)
         throw new AppError(
           "ERRORS.NOT_FOUND",

@@ -22,7 +22,7 @@ export type Db = Kysely<Database>;
 export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /** The store or one of its transactions: what a repository needs to read and write. */
-export type Executor = Pick<Db, "selectFrom" | "updateTable" | "insertInto">;
+export type Executor = Pick<Db, "selectFrom" | "updateTable" | "insertInto" | "deleteFrom">;
 
 export type StoreConfig =
   | { kind: "sqlite"; file: string }

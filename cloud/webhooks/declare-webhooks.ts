@@ -1,7 +1,6 @@
-import type { WebhookType } from "../../shared/api/webhook.ts";
 import type { Executor } from "../store/db.ts";
-import { toJson } from "../store/json-column.ts";
 import { signingSecrets } from "./signing-secrets.ts";
+import { type EndpointSettings, webhookEndpointRepository } from "./webhook-endpoint-repository.ts";
 import type { ManifestWebhook } from "./webhook-manifest.ts";
 
 type Declared = { created: number; updated: number };
@@ -23,55 +22,42 @@ export async function declareWebhooks(
 ): Promise<Declared> {
   const out: Declared = { created: 0, updated: 0 };
   const { operatorId, ts } = ctx;
+  const endpoints = webhookEndpointRepository(trx);
   const declared = new Set<string>();
   for (const w of webhooks) {
     declared.add(w.id);
-    const row = {
+    const settings: EndpointSettings = {
       url: w.url,
-      secrets: toJson(signingSecrets(w, ctx.env, `webhook ${w.id}`)),
-      types: toJson<WebhookType[]>([...new Set(w.types)]),
+      secrets: signingSecrets(w, ctx.env, `webhook ${w.id}`),
+      types: [...new Set(w.types)],
       delivery: w.delivery,
-      allow_private: w.allow_private ? 1 : 0,
-      enabled: 1,
-      disabled_reason: null,
+      allowPrivate: w.allow_private,
+      enabled: true,
+      disabledReason: null,
     };
-    const stored = await trx
-      .selectFrom("webhook_endpoints")
-      .selectAll()
-      .where("id", "=", w.id)
-      .executeTakeFirst();
+    const stored = await endpoints.find(w.id);
     if (!stored) {
-      await trx
-        .insertInto("webhook_endpoints")
-        .values({ id: w.id, operator_id: operatorId, ...row, created_at: ts, updated_at: ts })
-        .execute();
+      await endpoints.insert({ id: w.id, operatorId, ...settings, createdAt: ts, updatedAt: ts });
       out.created++;
       continue;
     }
-    if (stored.operator_id !== operatorId)
+    if (stored.operatorId !== operatorId)
       throw new Error(`webhook ${w.id}: the id belongs to an endpoint of another operator`);
-    if (Object.entries(row).some(([k, v]) => stored[k as keyof typeof row] !== v)) {
-      await trx
-        .updateTable("webhook_endpoints")
-        .set({ ...row, updated_at: ts })
-        .where("id", "=", w.id)
-        .execute();
+    if (differs(stored, settings)) {
+      await endpoints.update(w.id, settings, ts);
       out.updated++;
     }
   }
-  const leftOut = await trx
-    .selectFrom("webhook_endpoints")
-    .select("id")
-    .where("operator_id", "=", operatorId)
-    .where("enabled", "=", 1)
-    .execute();
-  for (const { id } of leftOut.filter((e) => !declared.has(e.id))) {
-    await trx
-      .updateTable("webhook_endpoints")
-      .set({ enabled: 0, disabled_reason: NOT_DECLARED, updated_at: ts })
-      .where("id", "=", id)
-      .execute();
+  for (const id of (await endpoints.enabledIds(operatorId)).filter((id) => !declared.has(id))) {
+    await endpoints.disable(id, NOT_DECLARED, ts);
     out.updated++;
   }
   return out;
+}
+
+/** Whether the stored endpoint has any setting other than the declared one (lists compared in order). */
+function differs(stored: EndpointSettings, declared: EndpointSettings): boolean {
+  return (Object.keys(declared) as (keyof EndpointSettings)[]).some(
+    (k) => JSON.stringify(stored[k]) !== JSON.stringify(declared[k]),
+  );
 }

@@ -5,8 +5,9 @@ import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
-import { fromJson } from "../store/json-column.ts";
 import type { WebhookDelivery, WebhookMessageStatus } from "../store/tables/webhook-tables.ts";
+import { webhookDeliveryRepository } from "./webhook-delivery-repository.ts";
+import { webhookEndpointRepository } from "./webhook-endpoint-repository.ts";
 
 type WithStore = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 
@@ -27,38 +28,24 @@ export type EndpointSummary = {
 
 /** Every webhook endpoint with its queue: pending, delivered and dead messages. */
 export async function listWebhookEndpoints(db: Db): Promise<EndpointSummary[]> {
-  const endpoints = await db
-    .selectFrom("webhook_endpoints")
-    .selectAll()
-    .orderBy("operator_id")
-    .orderBy("id")
-    .execute();
-  const counts = await db
-    .selectFrom("webhook_messages")
-    .select([
-      "endpoint_id",
-      "status",
-      (eb) => eb.fn.countAll().as("n"),
-      (eb) => eb.fn.min("queued_at").as("oldest"),
-    ])
-    .groupBy(["endpoint_id", "status"])
-    .execute();
+  const endpoints = await webhookEndpointRepository(db).all();
+  const counts = await webhookDeliveryRepository(db).queueCounts();
   return endpoints.map((e) => {
     const queue: Record<WebhookMessageStatus, number> = { pending: 0, delivered: 0, dead: 0 };
     let oldestPendingAt: string | null = null;
-    for (const c of counts.filter((x) => x.endpoint_id === e.id)) {
-      queue[c.status] = Number(c.n);
-      if (c.status === "pending") oldestPendingAt = c.oldest === null ? null : String(c.oldest);
+    for (const c of counts.filter((x) => x.endpointId === e.id)) {
+      queue[c.status] = c.n;
+      if (c.status === "pending") oldestPendingAt = c.oldestQueuedAt;
     }
     return {
       id: e.id,
-      operatorId: e.operator_id,
+      operatorId: e.operatorId,
       url: e.url,
       delivery: e.delivery,
-      types: fromJson(e.types),
-      enabled: e.enabled === 1,
-      disabledReason: e.disabled_reason,
-      secrets: fromJson(e.secrets).length,
+      types: e.types,
+      enabled: e.enabled,
+      disabledReason: e.disabledReason,
+      secrets: e.secrets.length,
       queue,
       oldestPendingAt,
     };
@@ -66,17 +53,8 @@ export async function listWebhookEndpoints(db: Db): Promise<EndpointSummary[]> {
 }
 
 /** Events buffered for aggregation, per operator and type (not yet messages). */
-export async function bufferedEvents(
-  db: Db,
-): Promise<{ operatorId: string; type: WebhookType; n: number }[]> {
-  const rows = await db
-    .selectFrom("webhook_pending_events")
-    .select(["operator_id", "type", (eb) => eb.fn.countAll().as("n")])
-    .groupBy(["operator_id", "type"])
-    .orderBy("operator_id")
-    .orderBy("type")
-    .execute();
-  return rows.map((r) => ({ operatorId: r.operator_id, type: r.type, n: Number(r.n) }));
+export function bufferedEvents(db: Db): Promise<{ operatorId: string; type: WebhookType; n: number }[]> {
+  return webhookDeliveryRepository(db).bufferedCounts();
 }
 
 export type LoggedMessage = {
@@ -100,42 +78,30 @@ export async function webhookLog(
   db: Db,
   o: { endpointId?: string; limit: number },
 ): Promise<LoggedMessage[]> {
-  let q = db.selectFrom("webhook_messages").selectAll();
-  if (o.endpointId) q = q.where("endpoint_id", "=", o.endpointId);
-  const messages = await q.orderBy("queued_at", "desc").orderBy("id", "desc").limit(o.limit).execute();
-  if (messages.length === 0) return [];
-  const attempts = await db
-    .selectFrom("webhook_attempts")
-    .selectAll()
-    .where(
-      "message_id",
-      "in",
-      messages.map((m) => m.id),
-    )
-    .orderBy("at")
-    .orderBy("attempt")
-    .execute();
+  const queue = webhookDeliveryRepository(db);
+  const messages = await queue.recent(o);
+  const attempts = await queue.attemptsOf(messages.map((m) => m.id));
   return messages.map((m) => ({
     id: m.id,
-    endpointId: m.endpoint_id,
+    endpointId: m.endpointId,
     type: m.type,
-    events: m.event_count,
+    events: m.eventCount,
     status: m.status,
     attempts: m.attempts,
-    createdAt: m.created_at,
-    queuedAt: m.queued_at,
-    nextAttemptAt: m.status === "pending" ? m.next_attempt_at : null,
-    deliveredAt: m.delivered_at,
-    deadAt: m.dead_at,
-    lastError: m.last_error,
+    createdAt: m.createdAt,
+    queuedAt: m.queuedAt,
+    nextAttemptAt: m.status === "pending" ? m.nextAttemptAt : null,
+    deliveredAt: m.deliveredAt,
+    deadAt: m.deadAt,
+    lastError: m.lastError,
     log: attempts
-      .filter((a) => a.message_id === m.id)
+      .filter((a) => a.messageId === m.id)
       .map((a) => ({
         attempt: a.attempt,
         at: a.at,
-        statusCode: a.status_code,
+        statusCode: a.statusCode,
         error: a.error,
-        durationMs: a.duration_ms,
+        durationMs: a.durationMs,
       })),
   }));
 }
@@ -149,36 +115,18 @@ export async function replayWebhookMessage(
   messageId: string,
   now: Date,
 ): Promise<{ id: string; endpointId: string; from: WebhookMessageStatus; endpointEnabled: boolean }> {
-  const m = await db
-    .selectFrom("webhook_messages as m")
-    .innerJoin("webhook_endpoints as e", "e.id", "m.endpoint_id")
-    .select(["m.id", "m.status", "m.endpoint_id", "e.enabled"])
-    .where("m.id", "=", messageId)
-    .executeTakeFirst();
-  if (!m) throw new CliExit(EXIT.notFound, `webhook message ${messageId} not found`);
+  const queue = webhookDeliveryRepository(db);
+  const found = await queue.findWithEndpoint(messageId);
+  if (!found) throw new CliExit(EXIT.notFound, `webhook message ${messageId} not found`);
+  const { message: m, endpointEnabled } = found;
   if (m.status === "pending")
     throw new CliExit(
       EXIT.checkFailed,
       `webhook message ${messageId} is still pending: it will be sent anyway`,
     );
-  const ts = now.toISOString();
-  const r = await db
-    .updateTable("webhook_messages")
-    .set({
-      status: "pending",
-      attempts: 0,
-      next_attempt_at: ts,
-      queued_at: ts,
-      delivered_at: null,
-      dead_at: null,
-      last_error: null,
-    })
-    .where("id", "=", m.id)
-    .where("status", "=", m.status)
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1)
+  if (!(await queue.requeue(m.id, m.status, now.toISOString())))
     throw new CliExit(EXIT.checkFailed, `webhook message ${messageId} changed meanwhile; look again`);
-  return { id: m.id, endpointId: m.endpoint_id, from: m.status, endpointEnabled: m.enabled === 1 };
+  return { id: m.id, endpointId: m.endpointId, from: m.status, endpointEnabled };
 }
 
 const countOf = (q: Record<WebhookMessageStatus, number>) =>

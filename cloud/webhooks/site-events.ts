@@ -1,5 +1,6 @@
 import type { Executor } from "../store/db.ts";
-import { fromJson, toJson } from "../store/json-column.ts";
+import { webhookDeliveryRepository } from "./webhook-delivery-repository.ts";
+import { webhookEndpointRepository } from "./webhook-endpoint-repository.ts";
 import { newEventId, type SiteEvent, webhookEvent } from "./webhook-payload.ts";
 import { enqueueMessage } from "./webhook-queue.ts";
 
@@ -14,14 +15,7 @@ export type { SiteEvent } from "./webhook-payload.ts";
  * day to live); it defaults to `e.at`.
  */
 export async function recordSiteEvent(db: Executor, e: SiteEvent, now: Date = e.at): Promise<void> {
-  const endpoints = await db
-    .selectFrom("webhook_endpoints")
-    .select(["id", "types", "delivery"])
-    .where("operator_id", "=", e.operatorId)
-    .where("enabled", "=", 1)
-    .orderBy("id")
-    .execute();
-  const subscribed = endpoints.filter((ep) => fromJson(ep.types).includes(e.type));
+  const subscribed = await webhookEndpointRepository(db).subscribed(e.operatorId, e.type);
   if (subscribed.length === 0) return;
   const event = webhookEvent(e, newEventId());
   for (const ep of subscribed)
@@ -34,14 +28,5 @@ export async function recordSiteEvent(db: Executor, e: SiteEvent, now: Date = e.
         now,
       });
   if (subscribed.some((ep) => ep.delivery === "aggregated"))
-    await db
-      .insertInto("webhook_pending_events")
-      .values({
-        id: event.id,
-        operator_id: e.operatorId,
-        type: e.type,
-        event: toJson(event),
-        created_at: now.toISOString(),
-      })
-      .execute();
+    await webhookDeliveryRepository(db).bufferEvent(e.operatorId, event, now.toISOString());
 }

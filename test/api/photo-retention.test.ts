@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { photoRepository } from "../../cloud/photos/photo-repository.ts";
 import {
   applyPhotoRetention,
   createPhotoPruner,
@@ -27,8 +28,13 @@ beforeEach(async () => {
 });
 afterEach(() => h.close());
 
-/** A take-photo on the camera GUARD whose photo (of `size` bytes) then arrives, all `parts` or the first only. */
-async function photo(opts: { size?: number; onlyFirstPart?: boolean } = {}): Promise<Command> {
+/**
+ * A take-photo on the camera GUARD whose photo (of `size` bytes) then arrives, all `parts` or the first only,
+ * observed at `observedAt` on the gateway's clock (default the cloud's now).
+ */
+async function photo(
+  opts: { size?: number; onlyFirstPart?: boolean; observedAt?: string } = {},
+): Promise<Command> {
   const res = await h.call(CLIENTS.admin, {
     method: "POST",
     url: `/device/v1/devices/${GUARD}/commands`,
@@ -46,7 +52,7 @@ async function photo(opts: { size?: number; onlyFirstPart?: boolean } = {}): Pro
       ...part,
       gateway_id: "gw-a1",
       seq: gateway.nextSeq(),
-      observed_at: h.clock.now().toISOString(),
+      observed_at: opts.observedAt ?? h.clock.now().toISOString(),
     });
   return cmd;
 }
@@ -71,15 +77,11 @@ async function expectDeleted(id: string) {
   });
 }
 
-const keptPhotos = async () =>
-  (
-    await h.db
-      .selectFrom("photos")
-      .select("command_id")
-      .where("pruned_at", "is", null)
-      .orderBy("received_at")
-      .execute()
-  ).map((p) => p.command_id);
+/** The camera's photos still kept, oldest arrival first. */
+const keptPhotos = async () => (await photoRepository(h.db).keptOf(GUARD)).reverse();
+
+/** The parts kept of a photo still being assembled. */
+const keptParts = (id: string) => photoRepository(h.db).partsOf(id);
 
 describe("photo retention", () => {
   it("keeps a device's newest 50 photos: the 51st deletes the oldest at once", async () => {
@@ -93,20 +95,17 @@ describe("photo retention", () => {
     expect((await getPhoto(second.id)).statusCode).toBe(200);
     expect(await keptPhotos()).toEqual(taken.slice(1).map((c) => c.id));
     // The deleted one keeps its row, without its bytes.
-    const row = await h.db
-      .selectFrom("photos")
-      .select(["bytes", "pruned_at"])
-      .where("command_id", "=", oldest.id)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ bytes: "", pruned_at: expect.any(String) });
+    expect(await photoRepository(h.db).find(oldest.id)).toMatchObject({
+      bytes: "",
+      pruned_at: expect.any(String),
+    });
   });
 
   it("deletes a photo 30 days after it arrived, and parts of a photo that never became whole", async () => {
     const kept = await photo();
     const half = await photo({ size: PHOTO_PART_BYTES + 10, onlyFirstPart: true });
-    expect(await h.db.selectFrom("photo_parts").select("command_id").execute()).toEqual([
-      { command_id: half.id },
-    ]);
+    expect(await keptParts(kept.id)).toEqual([]);
+    expect(await keptParts(half.id)).toEqual([{ part: 1, parts: 2, mime: "image/jpeg" }]);
     h.clock.advance(MAX_AGE_MS - 1);
     expect(await applyPhotoRetention(h.db, h.clock.now())).toEqual({ pruned: 0, parts: 0 });
     expect((await getPhoto(kept.id)).statusCode).toBe(200);
@@ -114,7 +113,7 @@ describe("photo retention", () => {
     h.clock.advance(1);
     expect(await applyPhotoRetention(h.db, h.clock.now())).toEqual({ pruned: 1, parts: 1 });
     await expectDeleted(kept.id);
-    expect(await h.db.selectFrom("photo_parts").selectAll().execute()).toEqual([]);
+    expect(await keptParts(half.id)).toEqual([]);
     // A second round finds nothing more; a late copy of a deleted photo's part does not bring it back.
     expect(await applyPhotoRetention(h.db, h.clock.now())).toEqual({ pruned: 0, parts: 0 });
   });
@@ -135,7 +134,7 @@ describe("photo retention", () => {
         seq: gateway.nextSeq(),
         observed_at: h.clock.now().toISOString(),
       });
-    expect(await h.db.selectFrom("photo_parts").selectAll().execute()).toEqual([]);
+    expect(await keptParts(cmd.id)).toEqual([]);
     await expectDeleted(cmd.id);
   });
 
@@ -170,12 +169,9 @@ describe("photo retention", () => {
 
   it("takes the days from received_at, not from the gateway's clock", async () => {
     // A gateway whose clock is a year behind: its photo is as new as when it arrived.
-    const cmd = await photo();
-    await h.db
-      .updateTable("photos")
-      .set({ taken_at: new Date(h.clock.now().getTime() - 365 * DAY_MS).toISOString() })
-      .where("command_id", "=", cmd.id)
-      .execute();
+    const yearAgo = new Date(h.clock.now().getTime() - 365 * DAY_MS).toISOString();
+    const cmd = await photo({ observedAt: yearAgo });
+    expect(await photoRepository(h.db).find(cmd.id)).toMatchObject({ taken_at: yearAgo });
     expect(await applyPhotoRetention(h.db, h.clock.now())).toEqual({ pruned: 0, parts: 0 });
     expect((await getPhoto(cmd.id)).statusCode).toBe(200);
   });

@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyPhotoPart } from "../../cloud/photos/apply-photo-part.ts";
+import { photoRepository } from "../../cloud/photos/photo-repository.ts";
 import { photoParts } from "../../gateway/features/photo-upload.ts";
 import { Command } from "../../shared/api/command.ts";
 import { PHOTO_PART_BYTES, PhotoPart, UpMessage } from "../../shared/wire/messages.ts";
@@ -75,9 +76,7 @@ const getPhoto = (id: string, as: string | null = CLIENTS.admin) =>
   h.call(as, { method: "GET", url: photoUrl(id) });
 
 const keptParts = async (id: string) =>
-  (
-    await h.db.selectFrom("photo_parts").select("part").where("command_id", "=", id).orderBy("part").execute()
-  ).map((r) => r.part);
+  (await photoRepository(h.db).partsOf(id)).map((r) => r.part).sort((a, b) => a - b);
 
 /** Sessions of this database waiting for a lock to hold a command's row (applyPhotoPart). */
 async function waitingOnTheCommand(): Promise<number> {
@@ -171,12 +170,10 @@ describe("a take-photo's photo", () => {
     expect(await send(p1)).toBe("applied");
     expect(await keptParts(cmd.id)).toEqual([]);
     expect((await getPhoto(cmd.id)).rawPayload.equals(bytes)).toBe(true);
-    const rows = await h.db
-      .selectFrom("photos")
-      .select(["size", "mime"])
-      .where("command_id", "=", cmd.id)
-      .execute();
-    expect(rows).toEqual([{ size: bytes.length, mime: "image/jpeg" }]);
+    expect(await photoRepository(h.db).find(cmd.id)).toMatchObject({
+      size: bytes.length,
+      mime: "image/jpeg",
+    });
   });
 
   // Row locks only exist on PostgreSQL (SQLite has one writer): the case is defined for that store alone.
@@ -244,9 +241,7 @@ describe("a take-photo's photo", () => {
     expect(await send({ ...p2, mime: "image/png" })).toBe("applied");
     expect(await keptParts(cmd.id)).toEqual([1]);
     expectError(await getPhoto(cmd.id), 404, "ERRORS.NOT_FOUND");
-    expect(
-      await h.db.selectFrom("photos").select("command_id").where("command_id", "=", lock.id).execute(),
-    ).toEqual([]);
+    expect(await photoRepository(h.db).find(lock.id)).toBeUndefined();
   });
 
   it("never gets past the wire schema with a type the cloud would not serve, or a part over its size", () => {

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
 import pino from "pino";
 import { Webhook } from "standardwebhooks";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { findProblems } from "../../cloud/manifest/manifest-problems.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { NOT_DECLARED } from "../../cloud/webhooks/declare-webhooks.ts";
 import {
+  bufferedEvents,
   listWebhookEndpoints,
   replayWebhookMessage,
   webhookLog,
@@ -14,6 +15,7 @@ import {
 import { DEAD_AFTER_MS } from "../../cloud/webhooks/retry-schedule.ts";
 import { recordSiteEvent, type SiteEvent } from "../../cloud/webhooks/site-events.ts";
 import { startWebhookDelivery, type WebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
+import { webhookDeliveryRepository } from "../../cloud/webhooks/webhook-delivery-repository.ts";
 import type { ManifestWebhook } from "../../cloud/webhooks/webhook-manifest.ts";
 import { WEBHOOK_TYPES, type WebhookPayload, webhookPayloadSchema } from "../../shared/api/webhook.ts";
 import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
@@ -58,19 +60,8 @@ describe("outbound webhooks", () => {
   let receiver2: WebhookReceiver;
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
-  beforeAll(async () => {
-    h = await startCloudHarness();
-  });
-  afterAll(() => h.close());
-
   beforeEach(async () => {
-    for (const table of [
-      "webhook_attempts",
-      "webhook_messages",
-      "webhook_pending_events",
-      "webhook_endpoints",
-    ] as const)
-      await h.db.deleteFrom(table).execute();
+    h = await startCloudHarness();
     receiver = await new WebhookReceiver(() => h.clock.now()).start();
     receiver2 = await new WebhookReceiver(() => h.clock.now()).start();
     worker = startWebhookDelivery({ db: h.db, clock: h.clock, log });
@@ -79,6 +70,7 @@ describe("outbound webhooks", () => {
     await worker.stop();
     await receiver.stop();
     await receiver2.stop();
+    await h.close();
   });
 
   /** Applies operator A's `webhooks` (test receivers are on loopback: allow_private unless said). */
@@ -112,8 +104,8 @@ describe("outbound webhooks", () => {
     });
   }
 
-  const messages = () =>
-    h.db.selectFrom("webhook_messages").selectAll().orderBy("queued_at").orderBy("id").execute();
+  /** Every message, oldest queueing first, as the operator CLI's webhook-log shows them. */
+  const messages = async () => (await webhookLog(h.db, { limit: 1000 })).reverse();
 
   /** Moves the clock in steps, letting the worker tick at each. */
   async function run(totalMs: number, stepMs: number) {
@@ -153,7 +145,7 @@ describe("outbound webhooks", () => {
     });
     expect(body.id).toMatch(/^msg_[0-9a-f]{32}$/);
     const [m] = await messages();
-    expect(m).toMatchObject({ id: body.id, status: "delivered", attempts: 1, event_count: 1 });
+    expect(m).toMatchObject({ id: body.id, status: "delivered", attempts: 1, events: 1 });
     const [entry] = await webhookLog(h.db, { limit: 10 });
     expect(entry?.log).toEqual([
       { attempt: 1, at: "2026-01-15T10:00:00.500Z", statusCode: 200, error: null, durationMs: 0 },
@@ -206,7 +198,7 @@ describe("outbound webhooks", () => {
       ["status", 1],
     ]);
     for (const r of receiver.delivered) expect(() => verify(r, SECRET)).not.toThrow();
-    expect(await h.db.selectFrom("webhook_pending_events").selectAll().execute()).toEqual([]);
+    expect(await bufferedEvents(h.db)).toEqual([]);
   });
 
   it("signs with both secrets during a rotation, each verifying with the standardwebhooks library", async () => {
@@ -286,14 +278,14 @@ describe("outbound webhooks", () => {
     await event("alarm", { n: 2 });
     for (;;) {
       const [head] = await messages();
-      if (head?.status !== "pending") break;
-      h.clock.advance(Math.max(0, Date.parse(head.next_attempt_at) - h.clock.now().getTime()));
+      if (head?.status !== "pending" || head.nextAttemptAt === null) break;
+      h.clock.advance(Math.max(0, Date.parse(head.nextAttemptAt) - h.clock.now().getTime()));
       await worker.tick();
     }
     const [first, second] = await messages();
-    expect(first).toMatchObject({ status: "dead", dead_at: new Date(start + DEAD_AFTER_MS).toISOString() });
+    expect(first).toMatchObject({ status: "dead", deadAt: new Date(start + DEAD_AFTER_MS).toISOString() });
     expect(first?.attempts).toBeGreaterThan(25);
-    expect(first?.last_error).toBe("HTTP 503");
+    expect(first?.lastError).toBe("HTTP 503");
     // The second message was queued a minute later; it now heads the queue and has been tried.
     expect(second).toMatchObject({ status: "pending" });
     expect(second?.attempts).toBeGreaterThanOrEqual(1);
@@ -318,7 +310,7 @@ describe("outbound webhooks", () => {
       endpointEnabled: true,
     });
     const replayed = (await messages())[0];
-    expect(replayed).toMatchObject({ status: "pending", attempts: 0, delivered_at: null });
+    expect(replayed).toMatchObject({ status: "pending", attempts: 0, deliveredAt: null });
     const again = replayWebhookMessage(h.db, m.id, h.clock.now());
     await expect(again).rejects.toBeInstanceOf(CliExit);
     await expect(again).rejects.toMatchObject({ code: EXIT.checkFailed });
@@ -344,11 +336,10 @@ describe("outbound webhooks", () => {
     expect((await messages()).map((m) => m.id)).toEqual([delivered?.id, waiting?.id]);
     await run(2 * HOUR, HOUR);
     expect((await messages()).map((m) => [m.id, m.status])).toEqual([[waiting?.id, "pending"]]);
-    const attempts = await h.db
-      .selectFrom("webhook_attempts")
-      .select(["message_id", "status_code"])
-      .execute();
-    expect(attempts).toEqual([{ message_id: waiting?.id, status_code: 410 }]);
+    // The delivered message's attempt went with it.
+    const ids = [delivered?.id, waiting?.id].filter((id) => id !== undefined);
+    const attempts = await webhookDeliveryRepository(h.db).attemptsOf(ids);
+    expect(attempts.map((a) => [a.messageId, a.statusCode])).toEqual([[waiting?.id, 410]]);
   });
 
   it("refuses loopback and private addresses without allow_private: in the manifest and at delivery (S26)", async () => {
@@ -398,7 +389,7 @@ describe("outbound webhooks", () => {
     expect(receiver.received).toEqual([]);
     const [m] = await messages();
     expect(m).toMatchObject({ status: "pending", attempts: 1 });
-    expect(m?.last_error).toBe(
+    expect(m?.lastError).toBe(
       "address refused: hooks.example.test resolves to 127.0.0.1, which is not a public address",
     );
   });
@@ -465,11 +456,11 @@ describe("outbound webhooks", () => {
     await eventually(() => expect(receiver.received).toHaveLength(1));
     await eventually(() => expect(receiver2.delivered).toHaveLength(1));
     h.clock.advance(9_999);
-    expect((await messages()).find((m) => m.endpoint_id === EP_1)?.last_error).toBeNull();
+    expect((await messages()).find((m) => m.endpointId === EP_1)?.lastError).toBeNull();
     h.clock.advance(1);
     await ticking;
-    const hung = (await messages()).find((m) => m.endpoint_id === EP_1);
-    expect(hung).toMatchObject({ status: "pending", attempts: 1, last_error: "no answer in time" });
+    const hung = (await messages()).find((m) => m.endpointId === EP_1);
+    expect(hung).toMatchObject({ status: "pending", attempts: 1, lastError: "no answer in time" });
     receiver.answer = () => 200;
     await run(5_000, 1_000);
     expect(receiver.delivered.map((r) => r.headers["webhook-id"])).toEqual([hung?.id]);
@@ -505,12 +496,12 @@ describe("outbound webhooks", () => {
       }),
     ).rejects.toBe(rollback);
     expect(await messages()).toEqual([]);
-    expect(await h.db.selectFrom("webhook_pending_events").selectAll().execute()).toEqual([]);
+    expect(await bufferedEvents(h.db)).toEqual([]);
     await h.db.transaction().execute(async (trx) => {
       await recordSiteEvent(trx, { operatorId: OP_A, type: "alarm", data: {}, at: h.clock.now() });
     });
     expect(await messages()).toHaveLength(1);
-    expect(await h.db.selectFrom("webhook_pending_events").selectAll().execute()).toHaveLength(1);
+    expect(await bufferedEvents(h.db)).toEqual([{ operatorId: OP_A, type: "alarm", n: 1 }]);
   });
 
   it("declares endpoints idempotently; one left out is disabled, another operator's id is refused", async () => {
