@@ -4,7 +4,7 @@ import type { Resolve } from "../outbound/callback-address.ts";
 import type { Db } from "../store/db.ts";
 import { closedWindows } from "./aggregation-windows.ts";
 import { afterFailure } from "./retry-schedule.ts";
-import type { DueMessage } from "./webhook-delivery-repository.ts";
+import type { DueMessage } from "./webhook-messages.ts";
 import { type Settlement, webhookQueue } from "./webhook-queue.ts";
 import {
   createWebhookSender,

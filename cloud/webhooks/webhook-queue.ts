@@ -1,8 +1,9 @@
 import type { WebhookEvent, WebhookType } from "../../shared/api/webhook.ts";
 import type { Db, Executor } from "../store/db.ts";
 import type { BufferedGroup } from "./aggregation-windows.ts";
-import { type DueMessage, webhookDeliveryRepository } from "./webhook-delivery-repository.ts";
+import { webhookDeliveryRepository } from "./webhook-delivery-repository.ts";
 import { webhookEndpointRepository } from "./webhook-endpoint-repository.ts";
+import type { DueMessage } from "./webhook-messages.ts";
 import { newMessageId, webhookPayload } from "./webhook-payload.ts";
 
 /** At most this many events in one aggregated message; a larger backlog goes out in several. */

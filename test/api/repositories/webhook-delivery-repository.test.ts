@@ -1,11 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyManifest } from "../../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../../cloud/manifest/manifest-schema.ts";
-import {
-  type NewMessage,
-  webhookDeliveryRepository,
-} from "../../../cloud/webhooks/webhook-delivery-repository.ts";
+import { webhookDeliveryRepository } from "../../../cloud/webhooks/webhook-delivery-repository.ts";
 import { webhookEndpointRepository } from "../../../cloud/webhooks/webhook-endpoint-repository.ts";
+import type { NewMessage } from "../../../cloud/webhooks/webhook-messages.ts";
 import { webhookEvent, webhookPayload } from "../../../cloud/webhooks/webhook-payload.ts";
 import type { WebhookType } from "../../../shared/api/webhook.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
