@@ -79,6 +79,29 @@ export function accessListRepository(db: Store) {
       return Number((await retire.executeTakeFirst()).numUpdatedRows);
     },
 
+    /** The operator's user with this service_user_id, as stored: only they may be added to its lists. */
+    async operatorsUserId(operatorId: string, userId: string): Promise<string | undefined> {
+      const row = await db
+        .selectFrom("external_users")
+        .select("id")
+        .where("id", "=", userId)
+        .where("operator_id", "=", operatorId)
+        .executeTakeFirst();
+      return row?.id;
+    },
+
+    /** The operator's users with this phone number, by id (sign-in records it: docs/decisions/external-users.md). */
+    async userIdsWithPhone(operatorId: string, phone: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom("external_users")
+        .select("id")
+        .where("operator_id", "=", operatorId)
+        .where("phone_number", "=", phone)
+        .orderBy("id")
+        .execute();
+      return rows.map((r) => r.id);
+    },
+
     /** The list's members, in the order they joined (ties by user id). */
     members(listId: string): Promise<MemberRecord[]> {
       return db

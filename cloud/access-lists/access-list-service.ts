@@ -9,7 +9,6 @@ import { inviteExpiry, inviteStatus, removeMembership } from "../../shared/domai
 import type { Clock } from "../../shared/time/clock.ts";
 import { type Principal, requireClient } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
-import { userRepository } from "../users/user-repository.ts";
 import {
   type AccessListRecord,
   type AccessListRepository,
@@ -111,19 +110,17 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
       };
       await db.transaction().execute(async (trx) => {
         const lists = accessListRepository(trx);
-        const users = userRepository(trx);
         if (body.user_id !== undefined) {
-          const user = await users.find(list.operator_id, body.user_id);
-          if (!user)
+          const userId = await lists.operatorsUserId(list.operator_id, body.user_id);
+          if (userId === undefined)
             throw new AppError("ERRORS.UNKNOWN_USER", "user_id: no user of this operator has this id", {
               field: "user_id",
             });
-          await joinList(lists, list, user.id, asked, now, "renew");
+          await joinList(lists, list, userId, asked, now, "renew");
           return;
         }
         const phone = body.phone_number as string;
-        // The operator's users with this phone number (sign-in records it: docs/decisions/external-users.md).
-        const userIds = await users.idsWithPhone(list.operator_id, phone);
+        const userIds = await lists.userIdsWithPhone(list.operator_id, phone);
         if (userIds.length === 0) return invite(lists, list, phone, asked, now);
         for (const id of userIds) await joinList(lists, list, id, asked, now, "renew");
       });
@@ -142,7 +139,7 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
         const userIds =
           body.user_id !== undefined
             ? [body.user_id]
-            : await userRepository(trx).idsWithPhone(list.operator_id, body.phone_number as string);
+            : await lists.userIdsWithPhone(list.operator_id, body.phone_number as string);
         const members = await lists.membersAmong(list.id, userIds);
         const cancelled =
           body.phone_number === undefined ? 0 : await lists.dropInvite(list.id, body.phone_number);

@@ -101,18 +101,6 @@ export function userRepository(db: Executor) {
       return row !== undefined;
     },
 
-    /** The service_user_ids of the operator's users with this phone number, in id order. */
-    async idsWithPhone(operatorId: string, phoneNumber: string): Promise<string[]> {
-      const rows = await db
-        .selectFrom("external_users")
-        .select("id")
-        .where("operator_id", "=", operatorId)
-        .where("phone_number", "=", phoneNumber)
-        .orderBy("id")
-        .execute();
-      return rows.map((r) => r.id);
-    },
-
     /** Fails when the id, or the operator's user_id, is taken. */
     async insert(user: ExternalUser, createdAt: string): Promise<void> {
       await db.insertInto("external_users").values(userColumns(user, createdAt)).execute();

@@ -6,11 +6,11 @@ import { ErrorBody } from "../../../shared/api/common.ts";
 import type { ErrorCode } from "../../../shared/api/errors.ts";
 import { TokenError, TokenRequest, TokenResponse } from "../../../shared/api/oauth.ts";
 import type { Clock } from "../../../shared/time/clock.ts";
-import { apiClientRepository } from "../../auth/api-client-repository.ts";
 import { createFailureLimiter, type FailurePolicy } from "../../auth/failure-limiter.ts";
 import { verifySecret } from "../../auth/secrets.ts";
 import { ACCESS_TOKEN_TTL_S, type TokenIssuer } from "../../auth/tokens.ts";
 import type { Db } from "../../store/db.ts";
+import { apiClientRepository } from "../api-client-repository.ts";
 import { ANY_ROUTE_ERRORS } from "../error-responses.ts";
 
 type OAuthError = "invalid_request" | "invalid_client" | "unsupported_grant_type";

@@ -96,6 +96,22 @@ describe("accessListRepository: lists", () => {
 });
 
 describe("accessListRepository: members", () => {
+  it("operatorsUserId finds the operator's user only; userIdsWithPhone lists its users with the number, by id", async () => {
+    expect(await lists.operatorsUserId(OP_A, U1)).toBe(U1);
+    expect(await lists.operatorsUserId(OP_A, UB)).toBeUndefined();
+    expect(await lists.operatorsUserId(OP_B, UB)).toBe(UB);
+    const users = userRepository(store.db);
+    for (const [id, operatorId] of [
+      [U2, OP_A],
+      [U1, OP_A],
+      [UB, OP_B],
+    ] as const)
+      await users.setPhoneNumber({ id, operatorId, userId: id, phoneNumber: null }, PHONE);
+    expect(await lists.userIdsWithPhone(OP_A, PHONE)).toEqual([U1, U2]);
+    expect(await lists.userIdsWithPhone(OP_B, PHONE)).toEqual([UB]);
+    expect(await lists.userIdsWithPhone(OP_A, "+3725550009")).toEqual([]);
+  });
+
   it("adds a member once, reads it back, and lists members in join order", async () => {
     const list = { id: CLOSED, operator_id: OP_A };
     await lists.addMemberUnlessPresent(

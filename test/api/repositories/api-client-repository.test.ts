@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { apiClientRepository } from "../../../cloud/auth/api-client-repository.ts";
+import { apiClientRepository } from "../../../cloud/http/api-client-repository.ts";
 import { applyManifest } from "../../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../../cloud/manifest/manifest-schema.ts";
 import { FakeClock } from "../../support/fake-clock.ts";

@@ -7,7 +7,6 @@ import { openTestDb, type TestDb } from "../../support/test-db.ts";
 const AT = "2026-02-01T00:00:00.000Z";
 const ID_1 = "11111111-0000-4000-8000-000000000001";
 const ID_2 = "11111111-0000-4000-8000-000000000002";
-const ID_3 = "11111111-0000-4000-8000-000000000003";
 
 let store: TestDb;
 let users: ReturnType<typeof userRepository>;
@@ -75,16 +74,6 @@ describe("userRepository: external users", () => {
     expect(await users.idTaken(ID_1)).toBe(false);
     await users.insert({ id: ID_1, operatorId: OP_B, userId: "u-1", phoneNumber: null }, AT);
     expect(await users.idTaken(ID_1)).toBe(true);
-  });
-
-  it("idsWithPhone lists the operator's users with the number, in id order", async () => {
-    const phone = "+3725550001";
-    await users.insert({ id: ID_3, operatorId: OP_A, userId: "u-3", phoneNumber: phone }, AT);
-    await users.insert({ id: ID_1, operatorId: OP_A, userId: "u-1", phoneNumber: phone }, AT);
-    await users.insert({ id: ID_2, operatorId: OP_B, userId: "u-2", phoneNumber: phone }, AT);
-    expect(await users.idsWithPhone(OP_A, phone)).toEqual([ID_1, ID_3]);
-    expect(await users.idsWithPhone(OP_B, phone)).toEqual([ID_2]);
-    expect(await users.idsWithPhone(OP_A, "+3725550009")).toEqual([]);
   });
 
   it("setPhoneNumber changes the user's number, not when the user names another operator", async () => {
