@@ -8,7 +8,7 @@ import { pickLocations } from "../../cloud/locations/location-service.ts";
 import { presentLocation } from "../../cloud/locations/present-location.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { HARDWARE_STATES } from "../../shared/api/device.ts";
+import { HARDWARE_STATES, type HardwareState } from "../../shared/api/device.ts";
 import { LocationList } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
 import { DEAD_AFTER_MS, LONG_DEAD_AFTER_MS, UNHEALTHY_AFTER_MS } from "../../shared/domain/health.ts";
@@ -247,11 +247,10 @@ describe("location list views", () => {
         return;
       }
       case "elsewhere":
-        await elsewhere.db
-          .updateTable("devices")
-          .set({ hardware_state: HARDWARE_STATES[a.hardware] })
-          .where("id", "=", LOCKERS[a.locker] as string)
-          .execute();
+        await deviceRepository(elsewhere.db).setHardwareState(
+          LOCKERS[a.locker] as string,
+          HARDWARE_STATES[a.hardware] as HardwareState,
+        );
         return;
       case "target": {
         const list = LISTS[a.list] as string;

@@ -550,11 +550,7 @@ describe("location aggregates over the API", () => {
       h.clock.now(),
     );
     expect(locked).not.toBeNull();
-    await h.db
-      .updateTable("devices")
-      .set({ hardware_state: "ERROR" })
-      .where("id", "=", fx.device("L1", "3"))
-      .execute();
+    await devices.setHardwareState(fx.device("L1", "3"), "ERROR");
     expect((await get("L1")).devices).toMatchObject({ total: 5, online: 5, available: 3 });
   });
 
