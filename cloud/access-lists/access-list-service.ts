@@ -9,13 +9,15 @@ import { inviteExpiry, inviteStatus, removeMembership } from "../../shared/domai
 import type { Clock } from "../../shared/time/clock.ts";
 import { type Principal, requireClient } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
-import type {
-  AccessListInvitesTable,
-  AccessListMembersTable,
-  AccessListsTable,
-} from "../store/tables/access-list-tables.ts";
+import {
+  type AccessListRecord,
+  type AccessListRepository,
+  accessListRepository,
+  type InviteRecord,
+  type MemberRecord,
+} from "./access-list-repository.ts";
 import { type JoinAsked, joinList, type ListRef } from "./join-list.ts";
-import { membershipColumns, membershipOf, termsFor } from "./membership-rows.ts";
+import { membershipOf, termsFor } from "./membership-rows.ts";
 import { presentInvite, presentMember } from "./present-member.ts";
 
 export const membersUri = (listId: string) => `/access-control/v1/mgmt/access-lists/${listId}/users`;
@@ -24,39 +26,25 @@ export const membersUri = (listId: string) => `/access-control/v1/mgmt/access-li
 export function createAccessListService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
+  const repo = accessListRepository(db);
+
   /** Another operator's list, and one the manifest no longer declares, answer as a missing one. */
-  async function findList(principal: Principal, id: string): Promise<AccessListsTable> {
+  async function findList(principal: Principal, id: string): Promise<AccessListRecord> {
     const client = requireClient(principal, "Access-list management");
-    const list = await db
-      .selectFrom("access_lists")
-      .selectAll()
-      .where("id", "=", id)
-      .where("operator_id", "=", client.operatorId)
-      .where("retired_at", "is", null)
-      .executeTakeFirst();
+    const list = await repo.findLive(client.operatorId, id);
     if (!list) throw new AppError("ERRORS.NOT_FOUND", `Access list ${id} not found`);
     return list;
   }
 
-  /** The operator's users with this phone number (sign-in records it: docs/decisions/external-users.md). */
-  function usersWithPhone(trx: Db, operatorId: string, phone: string) {
-    return trx
-      .selectFrom("external_users")
-      .select("id")
-      .where("operator_id", "=", operatorId)
-      .where("phone_number", "=", phone)
-      .orderBy("id")
-      .execute();
-  }
-
   /** A phone number no user has yet: an invite, renewed (expiry, comment, terms) when asked again. */
-  async function invite(trx: Db, list: ListRef, phone: string, asked: JoinAsked, now: Date) {
-    const existing = await trx
-      .selectFrom("access_list_invites")
-      .selectAll()
-      .where("access_list_id", "=", list.id)
-      .where("phone_number", "=", phone)
-      .executeTakeFirst();
+  async function invite(
+    lists: AccessListRepository,
+    list: ListRef,
+    phone: string,
+    asked: JoinAsked,
+    now: Date,
+  ) {
+    const existing = await lists.invite(list.id, phone);
     const live = existing && inviteStatus(existing.expires_at, now) === "invited";
     if (live && asked.external_id !== undefined && asked.external_id !== existing.external_id) {
       throw new AppError(
@@ -65,7 +53,10 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
         { field: "external_id" },
       );
     }
-    const row: Omit<AccessListInvitesTable, "access_list_id" | "phone_number" | "operator_id"> = {
+    const row: InviteRecord = {
+      access_list_id: list.id,
+      phone_number: phone,
+      operator_id: list.operator_id,
       payment_period: asked.terms.period ?? (live ? existing.payment_period : null),
       recurring_payment:
         asked.terms.recurring !== undefined
@@ -78,58 +69,26 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
       created_at: live ? existing.created_at : now.toISOString(),
       expires_at: inviteExpiry(now),
     };
-    if (existing) {
-      await trx
-        .updateTable("access_list_invites")
-        .set(row)
-        .where("access_list_id", "=", list.id)
-        .where("phone_number", "=", phone)
-        .execute();
-      return;
-    }
-    await trx
-      .insertInto("access_list_invites")
-      .values({ ...row, access_list_id: list.id, phone_number: phone, operator_id: list.operator_id })
-      .onConflict((oc) => oc.columns(["access_list_id", "phone_number"]).doNothing())
-      .execute();
+    if (existing) await lists.updateInvite(row);
+    else await lists.addInviteUnlessPresent(row);
   }
 
   async function endMembership(
-    trx: Db,
-    list: AccessListsTable,
-    row: AccessListMembersTable,
+    lists: AccessListRepository,
+    list: AccessListRecord,
+    row: MemberRecord,
     now: Date,
     removeNow: boolean,
   ) {
     const m = removeMembership(membershipOf(row), list.kind, removeNow, now);
-    await trx
-      .updateTable("access_list_members")
-      .set({ ...membershipColumns(m), updated_at: now.toISOString() })
-      .where("access_list_id", "=", list.id)
-      .where("user_id", "=", row.user_id)
-      .execute();
+    await lists.setMembership(list.id, row.user_id, m, {}, now.toISOString());
   }
 
   return {
     async members(principal: Principal, listId: string): Promise<AccessListMemberList> {
       const list = await findList(principal, listId);
       const now = clock.now();
-      const [members, invites] = await Promise.all([
-        db
-          .selectFrom("access_list_members")
-          .selectAll()
-          .where("access_list_id", "=", list.id)
-          .orderBy("joined_at")
-          .orderBy("user_id")
-          .execute(),
-        db
-          .selectFrom("access_list_invites")
-          .selectAll()
-          .where("access_list_id", "=", list.id)
-          .orderBy("created_at")
-          .orderBy("phone_number")
-          .execute(),
-      ]);
+      const [members, invites] = await Promise.all([repo.members(list.id), repo.invites(list.id)]);
       const data: AccessListMember[] = [
         ...members.map((m) => presentMember(m, list.kind, now)),
         ...invites.map((i) => presentInvite(i, list.kind, now)),
@@ -150,24 +109,20 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
         external_id: body.external_id,
       };
       await db.transaction().execute(async (trx) => {
+        const lists = accessListRepository(trx);
         if (body.user_id !== undefined) {
-          const user = await trx
-            .selectFrom("external_users")
-            .select("id")
-            .where("id", "=", body.user_id)
-            .where("operator_id", "=", list.operator_id)
-            .executeTakeFirst();
-          if (!user)
+          const userId = await lists.operatorsUserId(list.operator_id, body.user_id);
+          if (userId === undefined)
             throw new AppError("ERRORS.UNKNOWN_USER", "user_id: no user of this operator has this id", {
               field: "user_id",
             });
-          await joinList(trx, list, user.id, asked, now, "renew");
+          await joinList(lists, list, userId, asked, now, "renew");
           return;
         }
         const phone = body.phone_number as string;
-        const users = await usersWithPhone(trx, list.operator_id, phone);
-        if (users.length === 0) return invite(trx, list, phone, asked, now);
-        for (const u of users) await joinList(trx, list, u.id, asked, now, "renew");
+        const userIds = await lists.userIdsWithPhone(list.operator_id, phone);
+        if (userIds.length === 0) return invite(lists, list, phone, asked, now);
+        for (const id of userIds) await joinList(lists, list, id, asked, now, "renew");
       });
     },
 
@@ -180,38 +135,21 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
       const now = clock.now();
       const removeNow = body.remove_now ?? false;
       await db.transaction().execute(async (trx) => {
+        const lists = accessListRepository(trx);
         const userIds =
           body.user_id !== undefined
             ? [body.user_id]
-            : (await usersWithPhone(trx, list.operator_id, body.phone_number as string)).map((u) => u.id);
-        const members =
-          userIds.length === 0
-            ? []
-            : await trx
-                .selectFrom("access_list_members")
-                .selectAll()
-                .where("access_list_id", "=", list.id)
-                .where("user_id", "in", userIds)
-                .execute();
+            : await lists.userIdsWithPhone(list.operator_id, body.phone_number as string);
+        const members = await lists.membersAmong(list.id, userIds);
         const cancelled =
-          body.phone_number === undefined
-            ? 0
-            : Number(
-                (
-                  await trx
-                    .deleteFrom("access_list_invites")
-                    .where("access_list_id", "=", list.id)
-                    .where("phone_number", "=", body.phone_number)
-                    .executeTakeFirst()
-                ).numDeletedRows,
-              );
+          body.phone_number === undefined ? 0 : await lists.dropInvite(list.id, body.phone_number);
         if (members.length === 0 && cancelled === 0) {
           const who = body.user_id !== undefined ? "user_id" : "phone_number";
           throw new AppError("ERRORS.NOT_A_MEMBER", `${who}: not a member of this list nor invited to it`, {
             field: who,
           });
         }
-        for (const m of members) await endMembership(trx, list, m, now, removeNow);
+        for (const m of members) await endMembership(lists, list, m, now, removeNow);
       });
     },
   };

@@ -1,5 +1,6 @@
 import type { AccessListKind } from "../../shared/domain/membership.ts";
 import type { Db } from "../store/db.ts";
+import { accessListRepository } from "./access-list-repository.ts";
 
 export type DeclaredAccessList = { id: string; kind: AccessListKind; name: string };
 
@@ -16,26 +17,20 @@ export async function declareAccessLists(
 ): Promise<{ created: number; updated: number }> {
   const { operatorId, locationId, ts } = at;
   const count = { created: 0, updated: 0 };
+  const repo = accessListRepository(trx);
   for (const l of lists) {
-    const existing = await trx
-      .selectFrom("access_lists")
-      .selectAll()
-      .where("id", "=", l.id)
-      .executeTakeFirst();
+    const existing = await repo.find(l.id);
     if (!existing) {
-      await trx
-        .insertInto("access_lists")
-        .values({
-          id: l.id,
-          operator_id: operatorId,
-          location_id: locationId,
-          kind: l.kind,
-          name: l.name,
-          retired_at: null,
-          created_at: ts,
-          updated_at: ts,
-        })
-        .execute();
+      await repo.insert({
+        id: l.id,
+        operator_id: operatorId,
+        location_id: locationId,
+        kind: l.kind,
+        name: l.name,
+        retired_at: null,
+        created_at: ts,
+        updated_at: ts,
+      });
       count.created++;
       continue;
     }
@@ -47,24 +42,13 @@ export async function declareAccessLists(
       existing.name === l.name &&
       existing.retired_at === null;
     if (same) continue;
-    await trx
-      .updateTable("access_lists")
-      .set({ location_id: locationId, kind: l.kind, name: l.name, retired_at: null, updated_at: ts })
-      .where("id", "=", l.id)
-      .execute();
+    await repo.redeclare(l.id, { location_id: locationId, kind: l.kind, name: l.name }, ts);
     count.updated++;
   }
-  let retire = trx
-    .updateTable("access_lists")
-    .set({ retired_at: ts, updated_at: ts })
-    .where("location_id", "=", locationId)
-    .where("retired_at", "is", null);
-  if (lists.length > 0)
-    retire = retire.where(
-      "id",
-      "not in",
-      lists.map((l) => l.id),
-    );
-  count.updated += Number((await retire.executeTakeFirst()).numUpdatedRows);
+  count.updated += await repo.retireAtExcept(
+    locationId,
+    lists.map((l) => l.id),
+    ts,
+  );
   return count;
 }

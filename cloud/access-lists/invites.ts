@@ -1,6 +1,7 @@
 import { toE164 } from "../../shared/api/phone-number.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
+import { accessListRepository } from "./access-list-repository.ts";
 import { joinList } from "./join-list.ts";
 
 /**
@@ -17,26 +18,9 @@ export async function applyPendingInvites(
   const phone = user.phoneNumber === null ? null : toE164(user.phoneNumber);
   if (phone === null) return;
   const now = deps.clock.now();
-  const ts = now.toISOString();
   await deps.db.transaction().execute(async (trx) => {
-    const invites = await trx
-      .selectFrom("access_list_invites as i")
-      .innerJoin("access_lists as l", "l.id", "i.access_list_id")
-      .select([
-        "i.access_list_id",
-        "i.payment_period",
-        "i.recurring_payment",
-        "i.comment",
-        "i.external_id",
-        "l.kind",
-      ])
-      .where("i.operator_id", "=", user.operatorId)
-      .where("l.operator_id", "=", user.operatorId)
-      .where("i.phone_number", "=", phone)
-      .where("i.expires_at", ">", ts)
-      .where("l.retired_at", "is", null)
-      .orderBy("i.access_list_id")
-      .execute();
+    const lists = accessListRepository(trx);
+    const invites = await lists.pendingInvitesOf(user.operatorId, phone, now);
     for (const inv of invites) {
       const list = { id: inv.access_list_id, operator_id: user.operatorId, kind: inv.kind };
       const terms =
@@ -47,18 +31,14 @@ export async function applyPendingInvites(
             }
           : {};
       await joinList(
-        trx,
+        lists,
         list,
         user.id,
         { terms, comment: inv.comment, external_id: inv.external_id ?? undefined },
         now,
         "keep",
       );
-      await trx
-        .deleteFrom("access_list_invites")
-        .where("access_list_id", "=", inv.access_list_id)
-        .where("phone_number", "=", phone)
-        .execute();
+      await lists.dropInvite(inv.access_list_id, phone);
     }
   });
 }

@@ -7,8 +7,8 @@ import {
   renewMembership,
   type TermsAsked,
 } from "../../shared/domain/membership.ts";
-import type { Db } from "../store/db.ts";
-import { membershipColumns, membershipOf } from "./membership-rows.ts";
+import type { AccessListRepository } from "./access-list-repository.ts";
+import { membershipOf } from "./membership-rows.ts";
 
 export type ListRef = { id: string; operator_id: string; kind: AccessListKind };
 
@@ -21,7 +21,7 @@ export type JoinAsked = { terms: TermsAsked; comment?: string; external_id?: str
  * changes. Anyone else, including a removed or expired member, starts a new membership.
  */
 export async function joinList(
-  trx: Db,
+  lists: AccessListRepository,
   list: ListRef,
   userId: string,
   asked: JoinAsked,
@@ -29,12 +29,7 @@ export async function joinList(
   onCurrent: "renew" | "keep",
 ): Promise<void> {
   const ts = now.toISOString();
-  const existing = await trx
-    .selectFrom("access_list_members")
-    .selectAll()
-    .where("access_list_id", "=", list.id)
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
+  const existing = await lists.member(list.id, userId);
   if (existing && grantsAccess(membershipStatus(membershipOf(existing), now))) {
     if (onCurrent === "keep") return;
     if (asked.external_id !== undefined && asked.external_id !== existing.external_id) {
@@ -47,33 +42,15 @@ export async function joinList(
       );
     }
     const m = renewMembership(membershipOf(existing), list.kind, asked.terms, now);
-    await trx
-      .updateTable("access_list_members")
-      .set({ ...membershipColumns(m), comment: asked.comment ?? existing.comment, updated_at: ts })
-      .where("access_list_id", "=", list.id)
-      .where("user_id", "=", userId)
-      .execute();
+    await lists.setMembership(list.id, userId, m, { comment: asked.comment ?? existing.comment }, ts);
     return;
   }
-  const row = {
-    ...membershipColumns(newMembership(list.kind, asked.terms, now)),
-    comment: asked.comment ?? "",
-    external_id: asked.external_id ?? null,
-    updated_at: ts,
-  };
+  const m = newMembership(list.kind, asked.terms, now);
+  const about = { comment: asked.comment ?? "", external_id: asked.external_id ?? null };
   if (existing) {
-    await trx
-      .updateTable("access_list_members")
-      .set(row)
-      .where("access_list_id", "=", list.id)
-      .where("user_id", "=", userId)
-      .execute();
+    await lists.setMembership(list.id, userId, m, about, ts);
     return;
   }
   // Two adds racing for one user: the first one's membership stands, the second finds it done.
-  await trx
-    .insertInto("access_list_members")
-    .values({ ...row, access_list_id: list.id, user_id: userId, operator_id: list.operator_id })
-    .onConflict((oc) => oc.columns(["access_list_id", "user_id"]).doNothing())
-    .execute();
+  await lists.addMemberUnlessPresent(list, userId, m, about, ts);
 }

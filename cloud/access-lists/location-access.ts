@@ -1,5 +1,6 @@
 import { grantsAccess, membershipStatus } from "../../shared/domain/membership.ts";
 import type { Db } from "../store/db.ts";
+import { accessListRepository } from "./access-list-repository.ts";
 import { membershipOf } from "./membership-rows.ts";
 
 /**
@@ -10,23 +11,9 @@ export async function hasLocationAccess(
   db: Db,
   at: { operatorId: string; locationId: string; userId: string; now: Date },
 ): Promise<boolean> {
-  const lists = await db
-    .selectFrom("access_lists")
-    .select("id")
-    .where("location_id", "=", at.locationId)
-    .where("operator_id", "=", at.operatorId)
-    .where("retired_at", "is", null)
-    .execute();
+  const repo = accessListRepository(db);
+  const lists = await repo.liveIdsAt(at.operatorId, at.locationId);
   if (lists.length === 0) return true;
-  const memberships = await db
-    .selectFrom("access_list_members")
-    .selectAll()
-    .where("user_id", "=", at.userId)
-    .where(
-      "access_list_id",
-      "in",
-      lists.map((l) => l.id),
-    )
-    .execute();
+  const memberships = await repo.membershipsOf(at.userId, lists);
   return memberships.some((m) => grantsAccess(membershipStatus(membershipOf(m), at.now)));
 }

@@ -3,7 +3,7 @@ import { hasLocationAccess } from "../access-lists/location-access.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
-import { userStore } from "../users/user-store.ts";
+import { userRepository } from "../users/user-repository.ts";
 import type { CallerFacts } from "./command-rules.ts";
 import { actorOf } from "./device-holding.ts";
 
@@ -23,7 +23,7 @@ export async function readCallerFacts(
   const onBehalfKnown =
     named === undefined ||
     (principal.kind === "user" && named === principal.id) ||
-    (await userStore(db).find(principal.operatorId, named)) !== undefined;
+    (await userRepository(db).find(principal.operatorId, named)) !== undefined;
   const actor = actorOf(principal, body);
   const hasAccess =
     !actor || actor.operator || !onBehalfKnown

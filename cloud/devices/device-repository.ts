@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import type { HardwareState } from "../../shared/api/device.ts";
 import type { DeviceType } from "../../shared/domain/device-types.ts";
 import type { Executor } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
@@ -230,6 +231,11 @@ export function deviceRepository(db: Executor) {
     /** The gateway went offline at `at`, and every device it drives with it. */
     async markOffline(gatewayId: string, at: string): Promise<void> {
       await db.updateTable("devices").set({ offline_at: at }).where("gateway_id", "=", gatewayId).execute();
+    },
+
+    /** The device's hardware condition: anything but NORMAL makes it unavailable. */
+    async setHardwareState(id: string, state: HardwareState): Promise<void> {
+      await db.updateTable("devices").set({ hardware_state: state }).where("id", "=", id).execute();
     },
 
     /** Devices whose state ran out with no command driving them: bookings and door releases. */

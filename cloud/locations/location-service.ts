@@ -6,11 +6,16 @@ import type { Clock } from "../../shared/time/clock.ts";
 import { can, type Principal, requireClient } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
-import type { LocationsTable } from "../store/schema.ts";
 import { allowlistIdsAt } from "../whitelists/allowlists.ts";
 import { aggregate } from "./aggregates.ts";
 import { parseLocationAttrs } from "./location-attrs.ts";
-import { createLocationViews, type ListBody, type LocationHead } from "./location-views.ts";
+import {
+  type LocationChange,
+  type LocationHead,
+  type LocationRecord,
+  locationRepository,
+} from "./location-repository.ts";
+import { createLocationViews, type ListBody } from "./location-views.ts";
 import { locationName, presentLocationDetail } from "./present-location.ts";
 
 export type LocationQuery = {
@@ -53,13 +58,8 @@ export function pickLocations<H extends Pick<LocationHead, "tags" | "latitude" |
 }
 
 /** The caller's location; another operator's answers exactly as a missing one (BOLA: S12). */
-export async function findOwnedLocation(db: Db, principal: Principal, id: string): Promise<LocationsTable> {
-  const row = await db
-    .selectFrom("locations")
-    .selectAll()
-    .where("id", "=", id)
-    .where("operator_id", "=", principal.operatorId)
-    .executeTakeFirst();
+export async function findOwnedLocation(db: Db, principal: Principal, id: string): Promise<LocationRecord> {
+  const row = await locationRepository(db).findOwned(principal.operatorId, id);
   if (!row) throw new AppError("ERRORS.NOT_FOUND", `Location ${id} not found`);
   return row;
 }
@@ -67,6 +67,7 @@ export async function findOwnedLocation(db: Db, principal: Principal, id: string
 export function createLocationService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   const devices = deviceRepository(db);
+  const locations = locationRepository(db);
   const views = createLocationViews({ db, clock });
 
   /** A new type must fit the devices the location holds: a location of lockers cannot become BIKE_DOCKS. */
@@ -124,7 +125,7 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
         if (patch.type !== undefined && patch.type !== row.type) await assertHoldsFit(row.id, patch.type);
         const attrs = parseLocationAttrs(row.attrs);
         let tags = JSON.parse(row.tags) as string[];
-        const columns: Partial<LocationsTable> = {};
+        const columns: Omit<LocationChange, "tags" | "attrs"> = {};
         for (const [field, value] of Object.entries(patch)) {
           if (value === undefined) continue;
           switch (field) {
@@ -145,20 +146,8 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
               Object.assign(attrs, { [field]: value });
           }
         }
-        const res = await db
-          .updateTable("locations")
-          .set({
-            ...columns,
-            tags: JSON.stringify(tags),
-            attrs: JSON.stringify(attrs),
-            updated_at: clock.now().toISOString(),
-          })
-          .where("id", "=", row.id)
-          .where("operator_id", "=", principal.operatorId)
-          .where("tags", "=", row.tags)
-          .where("attrs", "=", row.attrs)
-          .executeTakeFirst();
-        if (res.numUpdatedRows > 0n) return;
+        const change = { ...columns, tags: JSON.stringify(tags), attrs: JSON.stringify(attrs) };
+        if (await locations.updateIfUnchanged(row, change, clock.now().toISOString())) return;
       }
       throw new AppError(
         "ERRORS.SERVICE_UNAVAILABLE",
@@ -169,12 +158,7 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
     },
 
     async listPublicAreas(principal: Principal) {
-      const rows = await db
-        .selectFrom("public_areas")
-        .select(["id", "name"])
-        .where("operator_id", "=", principal.operatorId)
-        .orderBy("id")
-        .execute();
+      const rows = await locations.publicAreasOf(principal.operatorId);
       return rows.map((r) => ({
         id: r.id,
         name: r.name,
@@ -184,19 +168,9 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
 
     /** The public map (no auth): only public fields, GeoJSON coordinates are [longitude, latitude]. */
     async publicAreaGeoJson(publicAreaId: string) {
-      const area = await db
-        .selectFrom("public_areas")
-        .select("id")
-        .where("id", "=", publicAreaId)
-        .executeTakeFirst();
-      if (!area) throw new AppError("ERRORS.NOT_FOUND", `Public area ${publicAreaId} not found`);
-      const rows = await db
-        .selectFrom("locations")
-        .innerJoin("public_area_locations", "public_area_locations.location_id", "locations.id")
-        .selectAll("locations")
-        .where("public_area_locations.public_area_id", "=", area.id)
-        .orderBy("locations.code")
-        .execute();
+      if (!(await locations.publicAreaExists(publicAreaId)))
+        throw new AppError("ERRORS.NOT_FOUND", `Public area ${publicAreaId} not found`);
+      const rows = await locations.inPublicArea(publicAreaId);
       const summaries = await devices.summariesAt(rows.map((r) => r.id));
       const now = clock.now();
       return {

@@ -1,28 +1,14 @@
 import { createHash } from "node:crypto";
-import { type SelectQueryBuilder, sql } from "kysely";
 import { nextHealthChange } from "../../shared/domain/health.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "../auth/lru-map.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
-import type { Database } from "../store/schema.ts";
 import { allowlistIdsAt } from "../whitelists/allowlists.ts";
 import { aggregate } from "./aggregates.ts";
+import { type LocationHead, locationRepository } from "./location-repository.ts";
 import { presentLocation } from "./present-location.ts";
-
-/** What a list reads of every location first: enough to filter and order it and to check its view. */
-export type LocationHead = {
-  id: string;
-  created_at: string;
-  data_version: string;
-  /** Heartbeats its gateways have sent: they move last_seen_at, and so health, without a data version. */
-  heartbeats: string;
-  /** Read only for a filtered list. */
-  tags: string;
-  latitude: number;
-  longitude: number;
-};
 
 /** One location as a list shows it to one kind of caller, serialised, and how long it stays true. */
 type View = {
@@ -58,6 +44,7 @@ const REFRESH_CHUNK = 500;
 export function createLocationViews(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   const devices = deviceRepository(db);
+  const locations = locationRepository(db);
   const viewSets = new LruMap<string, Map<string, View>>(VIEW_SETS);
   const bodies = new LruMap<string, { key: string; list: ListBody }>(BODIES);
   let serials = 0;
@@ -85,12 +72,7 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
       // A device write or heartbeat after this read moves the version or count past the one recorded
       // here, so the view it misses is refreshed on the next request; reading devices first could record
       // a stale view as new.
-      const rows = await withHeartbeats(db.selectFrom("locations"))
-        .selectAll("locations")
-        .select(sql<string>`cast(data_version as text)`.as("data_version"))
-        .where("locations.id", "in", chunk)
-        .where("operator_id", "=", principal.operatorId)
-        .execute();
+      const rows = await locations.versioned(principal.operatorId, chunk);
       const summaries = await devices.summariesAt(chunk, principal.operatorId);
       const allowlists = await allowlistIdsAt(db, chunk);
       const now = clock.now();
@@ -132,14 +114,7 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
      * columns a filter reads only when asked for (`filtered`): a row costs more than its SQL.
      */
     heads(principal: Principal, filtered: boolean): Promise<LocationHead[]> {
-      const q = withHeartbeats(db.selectFrom("locations"))
-        .select(["locations.id", "created_at"])
-        .select(sql<string>`cast(data_version as text)`.as("data_version"))
-        .where("operator_id", "=", principal.operatorId)
-        .orderBy("code")
-        .orderBy("locations.id");
-      if (filtered) return q.select(["code", "tags", "latitude", "longitude"]).execute();
-      return q.execute() as Promise<LocationHead[]>;
+      return locations.heads(principal.operatorId, filtered);
     },
 
     /**
@@ -178,13 +153,6 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
       return list;
     },
   };
-}
-
-/** Each location's heartbeat count (none yet: 0) as `heartbeats`, text as the version is. */
-function withHeartbeats(q: SelectQueryBuilder<Database, "locations", object>) {
-  return q
-    .leftJoin("location_heartbeats as hb", "hb.location_id", "locations.id")
-    .select(sql<string>`cast(coalesce(hb.beats, 0) as text)`.as("heartbeats"));
 }
 
 export type LocationViews = ReturnType<typeof createLocationViews>;

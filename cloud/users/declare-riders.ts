@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { Executor } from "../store/db.ts";
-import { toJson } from "../store/json-column.ts";
 import { signingSecrets } from "../webhooks/signing-secrets.ts";
 import type { ExternalUsers, Rider } from "./rider-manifest.ts";
+import { type OperatorCallbacks, userRepository } from "./user-repository.ts";
 
 type Declared = { created: number; updated: number };
 
@@ -30,72 +30,55 @@ export async function declareRiders(
 ): Promise<Declared> {
   const out: Declared = { created: 0, updated: 0 };
   const { operatorId, ts } = ctx;
+  const users = userRepository(trx);
   const cb = op.external_users;
   if (cb) {
-    const row = {
-      sign_up_url: cb.sign_up_url,
-      sign_in_url: cb.sign_in_url,
-      allow_private_addresses: cb.allow_private_addresses ? 1 : 0,
+    const declared: OperatorCallbacks = {
+      operatorId,
+      signUpUrl: cb.sign_up_url,
+      signInUrl: cb.sign_in_url,
+      allowPrivateAddresses: cb.allow_private_addresses,
       // Symmetric, so stored as given, like webhook secrets (docs/decisions/webhooks.md).
-      secrets: toJson(signingSecrets(cb, ctx.env, `operator ${operatorId}: external_users`)),
+      secrets: signingSecrets(cb, ctx.env, `operator ${operatorId}: external_users`),
     };
-    const stored = await trx
-      .selectFrom("external_user_callbacks")
-      .selectAll()
-      .where("operator_id", "=", operatorId)
-      .executeTakeFirst();
+    const stored = await users.callbacksOf(operatorId);
     if (!stored) {
-      await trx
-        .insertInto("external_user_callbacks")
-        .values({ operator_id: operatorId, ...row, updated_at: ts })
-        .execute();
+      await users.insertCallbacks(declared, ts);
       out.created++;
-    } else if (Object.entries(row).some(([k, v]) => stored[k as keyof typeof row] !== v)) {
-      await trx
-        .updateTable("external_user_callbacks")
-        .set({ ...row, updated_at: ts })
-        .where("operator_id", "=", operatorId)
-        .execute();
+    } else if (!sameCallbacks(stored, declared)) {
+      await users.updateCallbacks(declared, ts);
       out.updated++;
     }
   }
 
   for (const r of op.riders) {
-    const existing = await trx
-      .selectFrom("external_users")
-      .selectAll()
-      .where("operator_id", "=", operatorId)
-      .where("user_id", "=", r.user_id)
-      .executeTakeFirst();
+    const existing = await users.findByUserId(operatorId, r.user_id);
     if (existing) {
       if (r.service_user_id && r.service_user_id !== existing.id)
         throw new Error(
           `rider ${r.user_id}: already exists with service_user_id ${existing.id}, not ${r.service_user_id}`,
         );
-      if (r.phone_number !== undefined && r.phone_number !== existing.phone_number) {
-        await trx
-          .updateTable("external_users")
-          .set({ phone_number: r.phone_number })
-          .where("id", "=", existing.id)
-          .execute();
+      if (r.phone_number !== undefined && r.phone_number !== existing.phoneNumber) {
+        await users.setPhoneNumber(existing, r.phone_number);
         out.updated++;
       }
       continue;
     }
     const id = r.service_user_id ?? riderId(ctx.derive, operatorId, r.user_id);
-    const taken = await trx.selectFrom("external_users").select("id").where("id", "=", id).executeTakeFirst();
-    if (taken) throw new Error(`rider ${r.user_id}: service_user_id ${id} belongs to another user`);
-    await trx
-      .insertInto("external_users")
-      .values({
-        id,
-        operator_id: operatorId,
-        user_id: r.user_id,
-        phone_number: r.phone_number ?? null,
-        created_at: ts,
-      })
-      .execute();
+    if (await users.idTaken(id))
+      throw new Error(`rider ${r.user_id}: service_user_id ${id} belongs to another user`);
+    await users.insert({ id, operatorId, userId: r.user_id, phoneNumber: r.phone_number ?? null }, ts);
     out.created++;
   }
   return out;
+}
+
+function sameCallbacks(a: OperatorCallbacks, b: OperatorCallbacks): boolean {
+  return (
+    a.signUpUrl === b.signUpUrl &&
+    a.signInUrl === b.signInUrl &&
+    a.allowPrivateAddresses === b.allowPrivateAddresses &&
+    a.secrets.length === b.secrets.length &&
+    a.secrets.every((s, i) => s === b.secrets[i])
+  );
 }

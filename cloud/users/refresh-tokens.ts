@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Db } from "../store/db.ts";
+import { refreshTokenRepository } from "./refresh-token-repository.ts";
 
 /** The store or a transaction of it. */
 type Store = Pick<Db, "selectFrom" | "updateTable" | "insertInto" | "deleteFrom">;
@@ -28,37 +29,22 @@ export async function issueRefreshToken(
   now: Date,
 ): Promise<string> {
   const token = newRefreshToken();
-  await db
-    .insertInto("external_user_refresh_tokens")
-    .values({
-      id: randomUUID(),
-      operator_id: user.operatorId,
-      user_id: user.id,
-      token_hash: hashRefreshToken(token),
-      created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + REFRESH_TOKEN_TTL_MS).toISOString(),
-      last_used_at: null,
-      revoked_at: null,
-    })
-    .execute();
+  const tokens = refreshTokenRepository(db);
+  await tokens.insert({
+    id: randomUUID(),
+    operatorId: user.operatorId,
+    userId: user.id,
+    tokenHash: hashRefreshToken(token),
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL_MS).toISOString(),
+    lastUsedAt: null,
+    revokedAt: null,
+  });
   // Bounded storage: the rider's dead tokens (revoked, expired) go, and beyond the newest few live ones the
   // older ones go too, so a rider holds at most MAX_LIVE_REFRESH_TOKENS rows after each sign-in.
-  const ts = now.toISOString();
-  await db
-    .deleteFrom("external_user_refresh_tokens")
-    .where("user_id", "=", user.id)
-    .where((eb) => eb.or([eb("revoked_at", "is not", null), eb("expires_at", "<=", ts)]))
-    .execute();
-  const live = await db
-    .selectFrom("external_user_refresh_tokens")
-    .select("id")
-    .where("user_id", "=", user.id)
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .execute();
-  const surplus = live.slice(MAX_LIVE_REFRESH_TOKENS).map((r) => r.id);
-  if (surplus.length > 0)
-    await db.deleteFrom("external_user_refresh_tokens").where("id", "in", surplus).execute();
+  await tokens.dropDeadOf(user.id, now);
+  const live = await tokens.ofRider(user.id);
+  await tokens.drop(live.slice(MAX_LIVE_REFRESH_TOKENS).map((t) => t.id));
   return token;
 }
 
@@ -71,39 +57,21 @@ export async function redeemRefreshToken(
   q: { token: string; serviceUserId: string; operatorId?: string },
   now: Date,
 ): Promise<{ userId: string; operatorId: string } | undefined> {
-  let query = db
-    .selectFrom("external_user_refresh_tokens")
-    .innerJoin("external_users", "external_users.id", "external_user_refresh_tokens.user_id")
-    .select(["external_user_refresh_tokens.id", "external_users.id as user_id", "external_users.operator_id"])
-    .where("external_user_refresh_tokens.token_hash", "=", hashRefreshToken(q.token))
-    .where("external_user_refresh_tokens.user_id", "=", q.serviceUserId)
-    // The token's operator and the rider's must agree (they always do unless the store was edited).
-    .whereRef("external_user_refresh_tokens.operator_id", "=", "external_users.operator_id")
-    .where("external_user_refresh_tokens.revoked_at", "is", null)
-    .where("external_user_refresh_tokens.expires_at", ">", now.toISOString());
-  if (q.operatorId !== undefined) query = query.where("external_users.operator_id", "=", q.operatorId);
-  const row = await query.executeTakeFirst();
-  if (!row) return undefined;
-  await db
-    .updateTable("external_user_refresh_tokens")
-    .set({ last_used_at: now.toISOString() })
-    .where("id", "=", row.id)
-    .execute();
-  return { userId: row.user_id, operatorId: row.operator_id };
+  const tokens = refreshTokenRepository(db);
+  const found = await tokens.findLive(
+    { tokenHash: hashRefreshToken(q.token), serviceUserId: q.serviceUserId, operatorId: q.operatorId },
+    now,
+  );
+  if (!found) return undefined;
+  await tokens.markUsed(found.id, now);
+  return { userId: found.userId, operatorId: found.operatorId };
 }
 
 /** Revokes every live refresh token of one rider; returns how many. Access tokens run out within the hour. */
-export async function revokeRefreshTokens(
+export function revokeRefreshTokens(
   db: Store,
   rider: { operatorId: string; serviceUserId: string },
   now: Date,
 ): Promise<number> {
-  const result = await db
-    .updateTable("external_user_refresh_tokens")
-    .set({ revoked_at: now.toISOString() })
-    .where("operator_id", "=", rider.operatorId)
-    .where("user_id", "=", rider.serviceUserId)
-    .where("revoked_at", "is", null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return refreshTokenRepository(db).revokeAllOf(rider, now);
 }

@@ -5,7 +5,7 @@ import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
 import { revokeRefreshTokens } from "./refresh-tokens.ts";
-import { type ExternalUser, userStore } from "./user-store.ts";
+import { type ExternalUser, userRepository } from "./user-repository.ts";
 
 export type RiderRef = { operatorId: string } & ({ userId: string } | { serviceUserId: string });
 
@@ -19,7 +19,7 @@ export async function revokeRiderTokens(
   rider: RiderRef,
   now: Date,
 ): Promise<{ rider: ExternalUser; revoked: number } | null> {
-  const users = userStore(db);
+  const users = userRepository(db);
   const found =
     "userId" in rider
       ? await users.findByUserId(rider.operatorId, rider.userId)

@@ -10,7 +10,7 @@ import { pendingSignUps } from "./pending-sign-ups.ts";
 import { issueRefreshToken, redeemRefreshToken } from "./refresh-tokens.ts";
 import { readSignInAnswer } from "./sign-in-answer.ts";
 import { createSignInPacing } from "./sign-in-pacing.ts";
-import { type ExternalUser, userStore } from "./user-store.ts";
+import { type ExternalUser, userRepository } from "./user-repository.ts";
 import { type CallbackOutcome, createCallbackClient } from "./verification-callback.ts";
 
 /** Tunables of external-user authentication; the defaults are the spec's and docs/decisions/external-users.md's. */
@@ -42,7 +42,7 @@ export const SIGN_IN_FAILED =
  */
 export function createUserService(deps: UserServiceDeps) {
   const { db, clock, log, tokens } = deps;
-  const users = userStore(db);
+  const users = userRepository(db);
   const pending = pendingSignUps(db);
   const limits: CallbackLimits = createCallbackLimits(clock, deps.options?.rateLimits);
   const callbacks = createCallbackClient({
@@ -172,7 +172,7 @@ export function createUserService(deps: UserServiceDeps) {
         );
       const signedIn: ExternalUser =
         answer.phone.kind === "set" ? { ...user, phoneNumber: answer.phone.value } : user;
-      await users.setPhoneNumber(user, signedIn.phoneNumber);
+      if (signedIn.phoneNumber !== user.phoneNumber) await users.setPhoneNumber(user, signedIn.phoneNumber);
       const now = clock.now();
       const refresh_token = await issueRefreshToken(db, { id: user.id, operatorId: user.operatorId }, now);
       const access_token = await tokens.issueUser({ id: user.id, operatorId: user.operatorId });

@@ -6,6 +6,7 @@ import { applyManifest, checkManifest, derivedId } from "../../cloud/manifest/ap
 import { loadManifest } from "../../cloud/manifest/load-manifest.ts";
 import { findProblems } from "../../cloud/manifest/manifest-problems.ts";
 import { type ManifestInput, SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { userRepository } from "../../cloud/users/user-repository.ts";
 import { DEMO_MANIFEST, demoAccessLists } from "../../demo/demo.ts";
 import { AccessListMemberList } from "../../shared/api/access-list.ts";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
@@ -115,16 +116,15 @@ async function fresh() {
   h = await startCloudHarness();
   nextDevice = 0;
   await applyManifest(h.db, SiteManifest.parse(await siteManifest(ALL_LISTS)), h.clock);
-  const created_at = h.clock.now().toISOString();
-  await h.db
-    .insertInto("external_users")
-    .values([
-      { id: R1, operator_id: OP_A, user_id: "app-user-1", phone_number: R1_PHONE, created_at },
-      { id: R2, operator_id: OP_A, user_id: "app-user-2", phone_number: null, created_at },
-      { id: R3, operator_id: OP_A, user_id: "app-user-3", phone_number: null, created_at },
-      { id: RB, operator_id: OP_B, user_id: "b-user-1", phone_number: NOBODY_PHONE, created_at },
-    ])
-    .execute();
+  const createdAt = h.clock.now().toISOString();
+  const users = userRepository(h.db);
+  for (const u of [
+    { id: R1, operatorId: OP_A, userId: "app-user-1", phoneNumber: R1_PHONE },
+    { id: R2, operatorId: OP_A, userId: "app-user-2", phoneNumber: null },
+    { id: R3, operatorId: OP_A, userId: "app-user-3", phoneNumber: null },
+    { id: RB, operatorId: OP_B, userId: "b-user-1", phoneNumber: NOBODY_PHONE },
+  ])
+    await users.insert(u, createdAt);
 }
 
 /** Tokens are minted at the fake clock's now, so they stay valid however far a test moves time. */
@@ -355,7 +355,10 @@ describe("access lists: members, invites and removal", () => {
     await ok(add(CLOSED, { phone_number: R3_PHONE }));
     h.clock.advance(DAY);
     // Sign-in learns the phone number and applies the invites.
-    await h.db.updateTable("external_users").set({ phone_number: R3_PHONE }).where("id", "=", R3).execute();
+    await userRepository(h.db).setPhoneNumber(
+      { id: R3, operatorId: OP_A, userId: "app-user-3", phoneNumber: null },
+      R3_PHONE,
+    );
     await applyPendingInvites(
       { db: h.db, clock: h.clock },
       { id: R3, operatorId: OP_A, phoneNumber: R3_PHONE },
@@ -636,12 +639,9 @@ describe("access lists: an invite applied through sign-in", () => {
       h.app.inject({ method: "POST", url: `/external-users-auth/v1/${path}`, payload });
     const up = await auth("sign-up", { user_id: "newcomer", operator_id: OP_A });
     expect(up.statusCode, up.body).toBe(204);
-    const { id } = await h.db
-      .selectFrom("external_users")
-      .select("id")
-      .where("operator_id", "=", OP_A)
-      .where("user_id", "=", "newcomer")
-      .executeTakeFirstOrThrow();
+    const newcomer = await userRepository(h.db).findByUserId(OP_A, "newcomer");
+    if (!newcomer) throw new Error("the sign-up made no user");
+    const { id } = newcomer;
     server.behave("/sign-in", { status: 200, body: { service_user_id: id, phone_number: phone } });
     const res = await auth("sign-in", { service_user_id: id, operator_id: OP_A, challenge_token: "nonce-1" });
     expect(res.statusCode, res.body).toBe(200);

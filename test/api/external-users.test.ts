@@ -8,11 +8,13 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { toJson } from "../../cloud/store/json-column.ts";
 import { DEFAULT_RATE_LIMITS } from "../../cloud/users/callback-limits.ts";
 import { PENDING_SIGN_UP_TTL_MS } from "../../cloud/users/pending-sign-ups.ts";
+import { refreshTokenRepository } from "../../cloud/users/refresh-token-repository.ts";
 import { REFRESH_TOKEN_TTL_MS } from "../../cloud/users/refresh-tokens.ts";
 import { revokeRiderTokens } from "../../cloud/users/rider-commands.ts";
+import { signUpRepository } from "../../cloud/users/sign-up-repository.ts";
+import { userRepository } from "../../cloud/users/user-repository.ts";
 import { SIGN_IN_FAILED } from "../../cloud/users/user-service.ts";
 import { type CloudHarness, ISSUER, startCloudHarness, TOKEN_SECRET } from "../support/cloud-harness.ts";
 import { eventually } from "../support/eventually.ts";
@@ -67,30 +69,16 @@ function harnessHelpers(getH: () => CloudHarness, server: VerificationServer) {
     });
   const signUp = (userId: string, operatorId = OP_A, extra: Partial<InjectOptions> = {}) =>
     post("sign-up", { user_id: userId, operator_id: operatorId }, extra);
-  const serviceIdOf = async (userId: string, operatorId = OP_A) =>
-    (
-      await getH()
-        .db.selectFrom("external_users")
-        .select("id")
-        .where("operator_id", "=", operatorId)
-        .where("user_id", "=", userId)
-        .executeTakeFirstOrThrow()
-    ).id;
-  /** What the store holds of an integrator id: its user row and its pending sign-up (ids, or undefined). */
+  const serviceIdOf = async (userId: string, operatorId = OP_A) => {
+    const user = await userRepository(getH().db).findByUserId(operatorId, userId);
+    if (!user) throw new Error(`no user ${userId} of ${operatorId}`);
+    return user.id;
+  };
+  /** What the store holds of an integrator id: its user and its live pending sign-up (ids, or undefined). */
   const stored = async (userId: string, operatorId = OP_A) => {
-    const db = getH().db;
-    const user = await db
-      .selectFrom("external_users")
-      .select("id")
-      .where("operator_id", "=", operatorId)
-      .where("user_id", "=", userId)
-      .executeTakeFirst();
-    const pending = await db
-      .selectFrom("external_user_sign_ups")
-      .select("id")
-      .where("operator_id", "=", operatorId)
-      .where("user_id", "=", userId)
-      .executeTakeFirst();
+    const h = getH();
+    const user = await userRepository(h.db).findByUserId(operatorId, userId);
+    const pending = await signUpRepository(h.db).findByUserId(operatorId, userId, h.clock.now());
     return { user: user?.id, pending: pending?.id };
   };
   let nonce = 0;
@@ -175,8 +163,7 @@ describe("external users", () => {
       expect((await signUp("bea")).statusCode).toBe(204);
       expect((await again).body.service_user_id).toBe(id);
       expect(server.count("/sign-up")).toBe(before + 1);
-      const rows = await h.db.selectFrom("external_users").selectAll().where("user_id", "=", "bea").execute();
-      expect(rows).toHaveLength(1);
+      expect(await stored("bea")).toEqual({ user: id, pending: undefined });
     });
 
     it("makes no user while the callback answers 5xx (500 OPERATOR_ERROR); a repeat calls back with the same id and then makes it", async () => {
@@ -516,14 +503,7 @@ describe("external users", () => {
     it("learns the user's phone number from the answer: kept when absent, forgotten on null, an invalid one ignored", async () => {
       await signUp("kim");
       const id = await serviceIdOf("kim");
-      const phone = async () =>
-        (
-          await h.db
-            .selectFrom("external_users")
-            .select("phone_number")
-            .where("id", "=", id)
-            .executeTakeFirstOrThrow()
-        ).phone_number;
+      const phone = async () => (await userRepository(h.db).find(OP_A, id))?.phoneNumber;
       const signInWith = async (answer: Json) => {
         server.behave("/sign-in", { status: 200, body: { service_user_id: id, ...answer } });
         const res = await post("sign-in", { service_user_id: id, operator_id: OP_A, challenge_token: "n" });
@@ -605,15 +585,11 @@ describe("external users", () => {
 
     it("keeps only hashes of refresh tokens in the store", async () => {
       const s = await signIn("pia");
-      const rows = await h.db
-        .selectFrom("external_user_refresh_tokens")
-        .selectAll()
-        .where("user_id", "=", s.id)
-        .execute();
+      const rows = await refreshTokenRepository(h.db).ofRider(s.id);
       expect(rows).toHaveLength(1);
       expect(JSON.stringify(rows)).not.toContain(s.refresh_token);
-      expect(rows[0]?.token_hash).toBe(createHash("sha256").update(s.refresh_token).digest("hex"));
-      expect(rows[0]?.operator_id).toBe(OP_A);
+      expect(rows[0]?.tokenHash).toBe(createHash("sha256").update(s.refresh_token).digest("hex"));
+      expect(rows[0]?.operatorId).toBe(OP_A);
     });
 
     it("refuses a token revoked by the operator with 400 AUTHENTICATION_FAILED; a new sign-in works again", async () => {
@@ -659,12 +635,7 @@ describe("external users", () => {
       const refresh = (t: string) => post("refresh", { service_user_id: sessions[0]?.id, refresh_token: t });
       expectSpecError(await refresh(sessions[0]!.refresh_token), 400, "ERRORS.AUTHENTICATION_FAILED");
       for (const s of sessions.slice(1)) expect((await refresh(s.refresh_token)).statusCode).toBe(200);
-      const rows = await h.db
-        .selectFrom("external_user_refresh_tokens")
-        .select("id")
-        .where("user_id", "=", sessions[0]!.id)
-        .execute();
-      expect(rows).toHaveLength(10);
+      expect(await refreshTokenRepository(h.db).ofRider(sessions[0]!.id)).toHaveLength(10);
     });
   });
 
@@ -940,13 +911,8 @@ describe("external users: rate limits", () => {
       expect(limited?.headers["retry-after"]).toBe("2");
       expect(server.count("/sign-up")).toBe(perAddress);
       // Nothing the operator did not accept is kept: no user, no pending sign-up.
-      const users = await h.db
-        .selectFrom("external_users")
-        .select("id")
-        .where("user_id", "like", "invented-%")
-        .execute();
-      expect(users).toEqual([]);
-      expect(await h.db.selectFrom("external_user_sign_ups").selectAll().execute()).toEqual([]);
+      for (let i = 0; i < 61; i++)
+        expect(await stored(`invented-${i}`)).toEqual({ user: undefined, pending: undefined });
       server.reset();
 
       // A real rider signs in from another address, and from the flooding one: sign-in has its own budget.
@@ -996,12 +962,7 @@ describe("external users: rate limits", () => {
       expectSpecError(limited, 429, "ERRORS.RATE_LIMITED");
       expect(limited.headers["retry-after"]).toBe("10");
       expect(server.received.length).toBe(before);
-      const rows = await h.db
-        .selectFrom("external_user_sign_ups")
-        .select("id")
-        .where("user_id", "=", "a3")
-        .execute();
-      expect(rows).toEqual([]);
+      expect(await signUpRepository(h.db).findByUserId(OP_A, "a3", h.clock.now())).toBeUndefined();
 
       // Another address has its own allowance, until the operator's runs out.
       expect((await signUp("b1", OP_A, from("198.51.100.2"))).statusCode).toBe(204);
@@ -1249,11 +1210,10 @@ describe("external users: signed callbacks (S24)", () => {
 
   it("sends nothing for an operator whose callbacks were stored before they were signed: 500 OPERATOR_ERROR", async () => {
     await declareExternalUsers(h, { operatorId: OP_A, base: server.url, riders: [{ user_id: "old-rider" }] });
-    await h.db
-      .updateTable("external_user_callbacks")
-      .set({ secrets: toJson<string[]>([]) })
-      .where("operator_id", "=", OP_A)
-      .execute();
+    const users = userRepository(h.db);
+    const callbacks = await users.callbacksOf(OP_A);
+    if (!callbacks) throw new Error("operator A has no callbacks");
+    await users.updateCallbacks({ ...callbacks, secrets: [] }, h.clock.now().toISOString());
     const before = server.received.length;
     expectSpecError(await signUp("old"), 500, "ERRORS.OPERATOR_ERROR");
     expectSpecError(

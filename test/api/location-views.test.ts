@@ -3,11 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../cloud/auth/principal.ts";
 import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { aggregate } from "../../cloud/locations/aggregates.ts";
+import { type LocationRecord, locationRepository } from "../../cloud/locations/location-repository.ts";
 import { pickLocations } from "../../cloud/locations/location-service.ts";
 import { presentLocation } from "../../cloud/locations/present-location.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { HARDWARE_STATES } from "../../shared/api/device.ts";
+import { HARDWARE_STATES, type HardwareState } from "../../shared/api/device.ts";
 import { LocationList } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
 import { DEAD_AFTER_MS, LONG_DEAD_AFTER_MS, UNHEALTHY_AFTER_MS } from "../../shared/domain/health.ts";
@@ -59,13 +60,12 @@ function urlOf(q: Query): string {
 /** The list as computed before any caching: every row and device read now, presented now. */
 async function fromScratch(h: CloudHarness, q: Query): Promise<unknown> {
   const principal = principals[q.as];
-  const rows = await h.db
-    .selectFrom("locations")
-    .selectAll()
-    .where("operator_id", "=", OP_A)
-    .orderBy("code")
-    .orderBy("id")
-    .execute();
+  const locations = locationRepository(h.db);
+  const rows: LocationRecord[] = [];
+  for (const head of await locations.heads(OP_A, false)) {
+    const row = await locations.findOwned(OP_A, head.id);
+    if (row) rows.push(row);
+  }
   const picked = pickLocations(rows, { tags: q.tag ? [q.tag] : [], ...(q.near ? { near: NEAR } : {}) });
   const summaries = await deviceRepository(h.db).summariesAt(
     picked.map((r) => r.id),
@@ -247,11 +247,10 @@ describe("location list views", () => {
         return;
       }
       case "elsewhere":
-        await elsewhere.db
-          .updateTable("devices")
-          .set({ hardware_state: HARDWARE_STATES[a.hardware] })
-          .where("id", "=", LOCKERS[a.locker] as string)
-          .execute();
+        await deviceRepository(elsewhere.db).setHardwareState(
+          LOCKERS[a.locker] as string,
+          HARDWARE_STATES[a.hardware] as HardwareState,
+        );
         return;
       case "target": {
         const list = LISTS[a.list] as string;
@@ -391,11 +390,11 @@ describe("location list views", () => {
       expect(res.body).toBe("");
       expect(res.headers["content-length"]).toBeUndefined();
     }
-    await elsewhere.db
-      .updateTable("locations")
-      .set({ label: "Renamed elsewhere" })
-      .where("id", "=", fx.location("D1"))
-      .execute();
+    const located = locationRepository(elsewhere.db);
+    const d1 = await located.findOwned(OP_A, fx.location("D1"));
+    if (!d1) throw new Error("fixture location D1 missing");
+    const renamed = { label: "Renamed elsewhere", tags: d1.tags, attrs: d1.attrs };
+    expect(await located.updateIfUnchanged(d1, renamed, d1.updated_at)).toBe(true);
     const after = await get("basic", LIST_URL, { "if-none-match": etag });
     expect(after.statusCode).toBe(200);
     expect(after.headers.etag).not.toBe(etag);

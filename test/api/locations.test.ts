@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 
@@ -540,16 +541,16 @@ describe("location aggregates over the API", () => {
 
   it("a locked or faulty locker is not available", async () => {
     await heartbeat("gw-a1", "L1", L1_LOCKERS);
-    await h.db
-      .updateTable("devices")
-      .set({ state_value: "LOCKED" })
-      .where("id", "=", fx.device("L1", "2"))
-      .execute();
-    await h.db
-      .updateTable("devices")
-      .set({ hardware_state: "ERROR" })
-      .where("id", "=", fx.device("L1", "3"))
-      .execute();
+    const devices = deviceRepository(h.db);
+    const locker = await devices.find(fx.device("L1", "2"));
+    if (!locker) throw new Error("fixture locker L1/2 missing");
+    const locked = await devices.compareAndSet(
+      locker,
+      { state: { ...locker.state, value: "LOCKED" } },
+      h.clock.now(),
+    );
+    expect(locked).not.toBeNull();
+    await devices.setHardwareState(fx.device("L1", "3"), "ERROR");
     expect((await get("L1")).devices).toMatchObject({ total: 5, online: 5, available: 3 });
   });
 

@@ -1,5 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from "fastify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
+import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { type CloudHarness, fixtureSecretHash, startCloudHarness } from "../support/cloud-harness.ts";
 import { CLIENTS, OP_A, SECRET } from "../support/fixture-site.ts";
 
@@ -253,20 +255,14 @@ describe("POST /oauth2/token", () => {
     const PERCENT_ID = "pct%41-fleet";
     beforeAll(async () => {
       const secretHash = await fixtureSecretHash();
-      const created_at = h.clock.now().toISOString();
-      for (const client_id of [COLON_ID, PERCENT_ID]) {
-        await h.db
-          .insertInto("api_clients")
-          .values({
-            client_id,
-            operator_id: OP_A,
-            name: client_id,
-            secret_hash: secretHash,
-            permissions: "[]",
-            created_at,
-          })
-          .execute();
-      }
+      const clients = [COLON_ID, PERCENT_ID].map((client_id) => ({
+        client_id,
+        name: client_id,
+        permissions: [],
+        secret_hash: secretHash,
+      }));
+      const manifest = { version: 1, operators: [{ id: OP_A, name: "Operator A", clients }] };
+      await applyManifest(h.db, SiteManifest.parse(manifest), h.clock);
     });
 
     it.each([COLON_ID, PERCENT_ID])(

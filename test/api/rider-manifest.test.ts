@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { findProblems } from "../../cloud/manifest/manifest-problems.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { userRepository } from "../../cloud/users/user-repository.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { OP_A, OP_B } from "../support/fixture-site.ts";
 import { manifestRiderId } from "../support/riders.ts";
@@ -22,13 +23,12 @@ describe("the site manifest's external users and riders", () => {
   afterAll(() => h.close());
 
   const apply = (m: unknown) => applyManifest(h.db, SiteManifest.parse(m), h.clock);
-  const riders = () =>
-    h.db
-      .selectFrom("external_users")
-      .selectAll()
-      .where("operator_id", "=", OP_A)
-      .orderBy("user_id")
-      .execute();
+  /** The operator's riders among those the tests name, by user_id. */
+  const riders = async () => {
+    const users = userRepository(h.db);
+    const found = await Promise.all(["ann", "bob", "cid"].map((u) => users.findByUserId(OP_A, u)));
+    return found.filter((u) => u !== undefined);
+  };
 
   it("creates the callbacks and riders once; re-applying writes nothing", async () => {
     const m = manifest({
@@ -44,21 +44,19 @@ describe("the site manifest's external users and riders", () => {
     });
     expect(await apply(m)).toEqual({ created: 3, updated: 0 });
     expect(await apply(m)).toEqual({ created: 0, updated: 0 });
-    expect((await riders()).map((r) => [r.user_id, r.id, r.phone_number])).toEqual([
+    expect((await riders()).map((r) => [r.userId, r.id, r.phoneNumber])).toEqual([
       ["ann", ANN, "+31612345678"],
       ["bob", manifestRiderId(OP_A, "bob"), null],
     ]);
     expect(manifestRiderId(OP_A, "bob")).toBe(derivedId(OP_A, "rider", "bob"));
-    const cb = await h.db.selectFrom("external_user_callbacks").selectAll().execute();
-    expect(cb).toEqual([
-      expect.objectContaining({
-        operator_id: OP_A,
-        sign_up_url: "https://verify.example/up",
-        sign_in_url: "https://verify.example/in",
-        allow_private_addresses: 0,
-        secrets: JSON.stringify([SECRET]),
-      }),
-    ]);
+    expect(await userRepository(h.db).callbacksOf(OP_A)).toEqual({
+      operatorId: OP_A,
+      signUpUrl: "https://verify.example/up",
+      signInUrl: "https://verify.example/in",
+      allowPrivateAddresses: false,
+      secrets: [SECRET],
+    });
+    expect(await userRepository(h.db).callbacksOf(OP_B)).toBeUndefined();
   });
 
   it("updates what changed, keeps what a manifest without the block leaves out, and never deletes", async () => {
@@ -75,15 +73,14 @@ describe("the site manifest's external users and riders", () => {
     });
     expect(await apply(changed)).toEqual({ created: 0, updated: 2 });
     expect(await apply(manifest({}))).toEqual({ created: 0, updated: 0 });
-    expect((await riders()).map((r) => [r.user_id, r.phone_number])).toEqual([
+    expect((await riders()).map((r) => [r.userId, r.phoneNumber])).toEqual([
       ["ann", "+31687654321"],
       ["bob", null],
     ]);
-    const cb = await h.db.selectFrom("external_user_callbacks").selectAll().executeTakeFirstOrThrow();
-    expect(cb).toMatchObject({
-      sign_up_url: "https://verify.example/up2",
-      allow_private_addresses: 1,
-      secrets: JSON.stringify([NEXT_SECRET, SECRET]),
+    expect(await userRepository(h.db).callbacksOf(OP_A)).toMatchObject({
+      signUpUrl: "https://verify.example/up2",
+      allowPrivateAddresses: true,
+      secrets: [NEXT_SECRET, SECRET],
     });
   });
 
@@ -94,7 +91,7 @@ describe("the site manifest's external users and riders", () => {
     await expect(apply(manifest({ riders: [{ user_id: "cid", service_user_id: ANN }] }))).rejects.toThrow(
       `rider cid: service_user_id ${ANN} belongs to another user`,
     );
-    expect((await riders()).map((r) => r.user_id)).toEqual(["ann", "bob"]);
+    expect((await riders()).map((r) => r.userId)).toEqual(["ann", "bob"]);
   });
 
   it("reports misspelt keys, duplicates, bad phone numbers and insecure URLs in the manifest's words", () => {

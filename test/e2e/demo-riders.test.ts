@@ -8,6 +8,8 @@ import { promisify } from "node:util";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadManifest } from "../../cloud/manifest/load-manifest.ts";
+import { signUpRepository } from "../../cloud/users/sign-up-repository.ts";
+import { userRepository } from "../../cloud/users/user-repository.ts";
 import { newMessageId } from "../../cloud/webhooks/webhook-payload.ts";
 import { signWebhook } from "../../cloud/webhooks/webhook-signature.ts";
 import {
@@ -162,13 +164,13 @@ describe("the demo's riders (npm start)", () => {
     }
     // The demo operator's server knows no invented user: each was rejected, until the address's budget ran out.
     expect([...statuses].sort()).toEqual([400, 429]);
-    const rows = await demo.cloud.db
-      .selectFrom("external_users")
-      .select("id")
-      .where("user_id", "like", "invented-%")
-      .execute();
-    expect(rows).toEqual([]);
-    expect(await demo.cloud.db.selectFrom("external_user_sign_ups").selectAll().execute()).toEqual([]);
+    const users = userRepository(demo.cloud.db);
+    const signUps = signUpRepository(demo.cloud.db);
+    for (let i = 0; i < 61; i++) {
+      const id = `invented-${i}`;
+      expect(await users.findByUserId(demo.verification.operatorId, id)).toBeUndefined();
+      expect(await signUps.findByUserId(demo.verification.operatorId, id, new Date())).toBeUndefined();
+    }
 
     await post("/challenges", { user_id: "rider-ann", challenge_token: "after-the-flood" });
     const signedIn = await fetch(

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { openDb } from "../../cloud/store/db.ts";
+import { refreshTokenRepository } from "../../cloud/users/refresh-token-repository.ts";
 import { hashRefreshToken, issueRefreshToken } from "../../cloud/users/refresh-tokens.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
@@ -57,13 +58,9 @@ describe("npm run operator -- revoke-rider-tokens", () => {
     expect(first.stdout).toBe(`revoked 2 refresh tokens of rider ann (service_user_id ${ANN})\n`);
     const db = await openDb({ kind: "sqlite", file: file() });
     try {
-      const rows = await db
-        .selectFrom("external_user_refresh_tokens")
-        .select(["token_hash", "revoked_at"])
-        .where("user_id", "=", ANN)
-        .execute();
-      expect(rows.map((r) => r.token_hash).sort()).toEqual(tokens.map(hashRefreshToken).sort());
-      expect(rows.every((r) => r.revoked_at !== null)).toBe(true);
+      const rows = await refreshTokenRepository(db).ofRider(ANN);
+      expect(rows.map((r) => r.tokenHash).sort()).toEqual(tokens.map(hashRefreshToken).sort());
+      expect(rows.every((r) => r.revokedAt !== null)).toBe(true);
     } finally {
       await db.destroy();
     }

@@ -3,6 +3,7 @@ import { createTokenIssuer } from "../../cloud/auth/tokens.ts";
 import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { riderId } from "../../cloud/users/declare-riders.ts";
+import { userRepository } from "../../cloud/users/user-repository.ts";
 import { type CloudHarness, ISSUER, TOKEN_SECRET } from "./cloud-harness.ts";
 import { OP_A, OP_B } from "./fixture-site.ts";
 
@@ -75,14 +76,10 @@ export async function riderToken(
   userId: string,
 ): Promise<{ serviceUserId: string; token: string }> {
   await declareExternalUsers(h, { operatorId, riders: [{ user_id: userId }] });
-  const row = await h.db
-    .selectFrom("external_users")
-    .select("id")
-    .where("operator_id", "=", operatorId)
-    .where("user_id", "=", userId)
-    .executeTakeFirstOrThrow();
+  const rider = await userRepository(h.db).findByUserId(operatorId, userId);
+  if (!rider) throw new Error(`rider ${userId} of ${operatorId} was not declared`);
   const tokens = createTokenIssuer({ secret: TOKEN_SECRET, issuer: ISSUER, clock: h.clock });
-  return { serviceUserId: row.id, token: await tokens.issueUser({ id: row.id, operatorId }) };
+  return { serviceUserId: rider.id, token: await tokens.issueUser({ id: rider.id, operatorId }) };
 }
 
 /** The service_user_id the manifest gives a rider declared without one. */

@@ -5,12 +5,12 @@ import { z } from "zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
 import type { ErrorCode } from "../../../shared/api/errors.ts";
 import { TokenError, TokenRequest, TokenResponse } from "../../../shared/api/oauth.ts";
-import type { Permission } from "../../../shared/api/permissions.ts";
 import type { Clock } from "../../../shared/time/clock.ts";
 import { createFailureLimiter, type FailurePolicy } from "../../auth/failure-limiter.ts";
 import { verifySecret } from "../../auth/secrets.ts";
 import { ACCESS_TOKEN_TTL_S, type TokenIssuer } from "../../auth/tokens.ts";
 import type { Db } from "../../store/db.ts";
+import { apiClientRepository } from "../api-client-repository.ts";
 import { ANY_ROUTE_ERRORS } from "../error-responses.ts";
 
 type OAuthError = "invalid_request" | "invalid_client" | "unsupported_grant_type";
@@ -77,6 +77,7 @@ export function registerTokenRoute(
   app: FastifyInstance,
   deps: { db: Db; tokens: TokenIssuer; clock: Clock },
 ) {
+  const clients = apiClientRepository(deps.db);
   // Failures are counted per address, so one address cannot lock a client out of every other; per
   // client only far above what one address may reach, and then backing off (docs/decisions/authentication.md).
   const byAddress = createFailureLimiter({ clock: deps.clock, policy: PER_ADDRESS });
@@ -179,23 +180,17 @@ export function registerTokenRoute(
             });
         }
         // No client id holds U+0000, and PostgreSQL refuses it in a query (a 500): such an id is unknown.
-        const client = creds.id.includes("\u0000")
-          ? undefined
-          : await deps.db
-              .selectFrom("api_clients")
-              .selectAll()
-              .where("client_id", "=", creds.id)
-              .executeTakeFirst();
+        const client = creds.id.includes("\u0000") ? undefined : await clients.find(creds.id);
         // An unknown client costs the same scrypt as a wrong secret, so timing does not reveal client ids.
-        if (!(await verifySecret(creds.secret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
+        if (!(await verifySecret(creds.secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH)) || !client) {
           byAddress.fail(request.ip);
           byClient.fail(creds.id);
           return oauthError(request, reply, 401, "invalid_client", "client authentication failed");
         }
         const access_token = await deps.tokens.issue({
-          id: client.client_id,
-          operatorId: client.operator_id,
-          permissions: JSON.parse(client.permissions) as Permission[],
+          id: client.clientId,
+          operatorId: client.operatorId,
+          permissions: client.permissions,
         });
         reply.header("cache-control", "no-store").header("pragma", "no-cache");
         return { access_token, token_type: "Bearer" as const, expires_in: ACCESS_TOKEN_TTL_S as 3600 };
