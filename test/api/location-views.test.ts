@@ -8,6 +8,7 @@ import { pickLocations } from "../../cloud/locations/location-service.ts";
 import { presentLocation } from "../../cloud/locations/present-location.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { whitelistRepository } from "../../cloud/whitelists/whitelist-repository.ts";
 import { HARDWARE_STATES, type HardwareState } from "../../shared/api/device.ts";
 import { LocationList } from "../../shared/api/location.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
@@ -71,14 +72,15 @@ async function fromScratch(h: CloudHarness, q: Query): Promise<unknown> {
     picked.map((r) => r.id),
     OP_A,
   );
-  // Active whitelists the plain way: every target, each device's location.
-  const targets = await h.db.selectFrom("whitelist_targets").selectAll().execute();
-  const deviceLocations = new Map(
-    (await h.db.selectFrom("devices").select(["id", "location_id"]).execute()).map((d) => [
-      d.id,
-      d.location_id,
-    ]),
-  );
+  // Active whitelists the plain way: every target of the operator's lists, each device's location.
+  const lists = whitelistRepository(h.db);
+  const targets = (
+    await Promise.all((await lists.listForOperator(OP_A)).map((l) => lists.targets(l.id)))
+  ).flat();
+  const deviceLocations = new Map<string, string>();
+  for (const row of picked)
+    for (const d of await deviceRepository(h.db).listAtLocation(OP_A, row.id))
+      deviceLocations.set(d.id, row.id);
   const allowlistIds = (locationId: string) =>
     [
       ...new Set(
@@ -256,25 +258,10 @@ describe("location list views", () => {
         const list = LISTS[a.list] as string;
         const t = TARGETS[a.target] as (typeof TARGETS)[number];
         if (a.past) {
-          if (a.add)
-            await elsewhere.db
-              .insertInto("whitelist_targets")
-              .values({
-                whitelist_id: list,
-                target_type: t.type,
-                target_id: t.id,
-                keys_only: 1,
-                created_at: now,
-              })
-              .onConflict((oc) => oc.columns(["whitelist_id", "target_type", "target_id"]).doNothing())
-              .execute();
-          else
-            await elsewhere.db
-              .deleteFrom("whitelist_targets")
-              .where("whitelist_id", "=", list)
-              .where("target_type", "=", t.type)
-              .where("target_id", "=", t.id)
-              .execute();
+          const key = { whitelistId: list, type: t.type, id: t.id };
+          const past = whitelistRepository(elsewhere.db);
+          if (!a.add) await past.removeTarget(key);
+          else if (!(await past.findTarget(key))) await past.insertTarget(key, 1, now);
           return;
         }
         const token = await tokenFor(CLIENTS.admin);
