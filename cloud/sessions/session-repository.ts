@@ -104,6 +104,17 @@ export function sessionRepository(db: Executor) {
       return q.executeTakeFirst();
     },
 
+    /** Whether the device is the operator's: another operator's is exactly as missing as none. */
+    async isOperatorsDevice(operatorId: string, deviceId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom("devices")
+        .select("id")
+        .where("id", "=", deviceId)
+        .where("operator_id", "=", operatorId)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     /** The scope's session on the device that is active, else its latest one. */
     currentOnDevice(scope: SessionScope, deviceId: string): Promise<ListedSession | undefined> {
       return listedIn(scope)

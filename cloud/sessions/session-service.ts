@@ -11,7 +11,6 @@ import {
 } from "../../shared/api/session.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Principal } from "../auth/principal.ts";
-import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
 import { decodeCursor, encodeCursor } from "./pagination-token.ts";
 import { paymentRepository } from "./payment-repository.ts";
@@ -141,7 +140,7 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
      * (docs/decisions/sessions-and-billing.md). 404 when the device is not the caller's operator's or has no such session.
      */
     async currentOnDeviceV1(principal: Principal, deviceId: string): Promise<SessionV1> {
-      if (!(await deviceRepository(db).findForOperator(principal.operatorId, deviceId)))
+      if (!(await sessions.isOperatorsDevice(principal.operatorId, deviceId)))
         throw notFound("Device", deviceId);
       const row = await sessions.currentOnDevice(visible(principal), deviceId);
       if (!row) throw new AppError("ERRORS.NOT_FOUND", `Device ${deviceId} has no session`);

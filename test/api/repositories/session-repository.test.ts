@@ -84,6 +84,12 @@ describe("session repository", () => {
     expect(await repo().currentOnDevice(operator, fx.device("L1", "1"))).toBeUndefined();
   });
 
+  it("tells whether a device is the operator's", async () => {
+    expect(await repo().isOperatorsDevice(OP_A, LOCKER)).toBe(true);
+    expect(await repo().isOperatorsDevice(OP_B, LOCKER)).toBe(false);
+    expect(await repo().isOperatorsDevice(OP_A, "00000000-0000-4000-8000-000000000000")).toBe(false);
+  });
+
   it("writes the fee an ended session was billed", async () => {
     await repo().setFee("s-ended", { fee_currency: "EUR", fee_value: "4.00" });
     expect(await repo().find("s-ended")).toMatchObject({ fee_currency: "EUR", fee_value: "4.00" });
