@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import type { Command, CommandRequest } from "../../shared/api/command.ts";
 import { ErrorBody } from "../../shared/api/common.ts";
 import { Device } from "../../shared/api/device.ts";
@@ -511,22 +512,14 @@ describe("sleeping devices", () => {
   harnessPer("test");
 
   it("refuses lock on a LOCAL_WAKEUP locker in DEEP_SLEEP with 400 ERRORS.DEVICE_ASLEEP", async () => {
-    await h.db
-      .updateTable("devices")
-      .set({ sleep_state: "DEEP_SLEEP" })
-      .where("id", "=", LOCAL_WAKEUP_LOCKER)
-      .execute();
+    await deviceRepository(h.db).recordReading(LOCAL_WAKEUP_LOCKER, { sleep_state: "DEEP_SLEEP" });
     expect((await getDevice(LOCAL_WAKEUP_LOCKER)).sleep_state).toBe("DEEP_SLEEP");
     await refused(LOCAL_WAKEUP_LOCKER, { command: "lock" }, 400, "ERRORS.DEVICE_ASLEEP");
     await refused(LOCAL_WAKEUP_LOCKER, { command: "sync-device" }, 400, "ERRORS.DEVICE_ASLEEP");
   });
 
   it("still books a sleeping LOCAL_WAKEUP locker: a booking needs its gateway, not the device", async () => {
-    await h.db
-      .updateTable("devices")
-      .set({ sleep_state: "DEEP_SLEEP" })
-      .where("id", "=", LOCAL_WAKEUP_LOCKER)
-      .execute();
+    await deviceRepository(h.db).recordReading(LOCAL_WAKEUP_LOCKER, { sleep_state: "DEEP_SLEEP" });
     await bookThroughGateway(LOCAL_WAKEUP_LOCKER);
     expect(h.gateways.commands.map((c) => c.request.name)).toEqual(["book"]);
   });
