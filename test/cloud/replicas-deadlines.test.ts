@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { commandRepository } from "../../cloud/commands/command-repository.ts";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { Command } from "../../shared/api/command.ts";
@@ -70,16 +72,14 @@ describe("two replicas on one PostgreSQL store sweeping the same deadlines", () 
     await Promise.all([a.sweep(), b.sweep(), a.sweep(), b.sweep()]);
     expect(await Promise.all([a.sweep(), b.sweep()])).toEqual([0, 0]);
 
-    const rows = await a.db
-      .selectFrom("commands")
-      .select(["id", "state_value", "events"])
-      .where("id", "in", ids)
-      .execute();
-    expect(rows).toHaveLength(ids.length);
-    for (const r of rows) {
-      expect(r.state_value).toBe("ERROR");
-      const events = JSON.parse(r.events) as { name: string }[];
-      expect(events.filter((e) => e.name === "REQUEST_TIMED_OUT")).toHaveLength(1);
+    const commands = commandRepository(a.db);
+    for (const id of ids) {
+      const c = await commands.find(id);
+      expect(c?.state.value, id).toBe("ERROR");
+      expect(
+        c?.events.filter((e) => e.name === "REQUEST_TIMED_OUT"),
+        id,
+      ).toHaveLength(1);
     }
     const hooks = await a.db
       .selectFrom("webhook_messages")
@@ -96,15 +96,9 @@ describe("two replicas on one PostgreSQL store sweeping the same deadlines", () 
     expect(timedOut.sort()).toEqual([...ids].sort());
     expect(ids.map((id) => notices.get(id) ?? 0)).toEqual(ids.map(() => 1));
     // The devices went back to where they were, once each.
-    const devices = await b.db
-      .selectFrom("devices")
-      .select(["state_value", "command_id"])
-      .where(
-        "id",
-        "in",
-        LOCKERS.map((alias) => fx.device("L1", alias)),
-      )
-      .execute();
-    expect(devices.every((d) => d.state_value === "UNLOCKED" && d.command_id === null)).toBe(true);
+    const devices = await Promise.all(
+      LOCKERS.map((alias) => deviceRepository(b.db).find(fx.device("L1", alias))),
+    );
+    expect(devices.every((d) => d?.state.value === "UNLOCKED" && d.command_id === null)).toBe(true);
   });
 });
