@@ -1,10 +1,12 @@
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { commandRepository } from "../../cloud/commands/command-repository.ts";
 import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import type { Command, CommandRequest } from "../../shared/api/command.ts";
 import { ErrorBody } from "../../shared/api/common.ts";
 import { Device } from "../../shared/api/device.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { fixtureDevices } from "../support/fixture-devices.ts";
 import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
 import { declareExternalUsers, manifestRiderId, riderToken } from "../support/riders.ts";
 
@@ -83,8 +85,11 @@ async function bookThroughGateway(deviceId: string, body: Body = {}, as: string 
 /** Everything a refused command could have touched: every device row, every command row, the wire. */
 async function snapshot() {
   return {
-    devices: await h.db.selectFrom("devices").selectAll().orderBy("id").execute(),
-    commands: await h.db.selectFrom("commands").selectAll().orderBy("id").execute(),
+    devices: await fixtureDevices(h.db),
+    commands: [
+      ...(await commandRepository(h.db).ofOperator(OP_A)),
+      ...(await commandRepository(h.db).ofOperator(OP_B)),
+    ],
     published: h.gateways.commands.length,
   };
 }
