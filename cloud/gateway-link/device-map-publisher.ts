@@ -3,7 +3,8 @@ import type { Logger } from "pino";
 import type { Clock } from "../../shared/time/clock.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import type { Db } from "../store/db.ts";
-import { allGatewayIds, deviceMapFor, watchDeviceMaps } from "./device-map.ts";
+import { deviceMapFor, watchDeviceMaps } from "./device-map.ts";
+import { gatewayRepository } from "./gateway-repository.ts";
 
 /**
  * Publishes (retained) each gateway's device map, so a gateway that connects later (or reconnects with a
@@ -15,7 +16,7 @@ export function createDeviceMapPublisher(deps: { client: MqttClient; prefix: str
   const published = new Map<string, string>();
 
   async function publish(gatewayIds?: string[]): Promise<void> {
-    for (const id of gatewayIds ?? (await allGatewayIds(db))) {
+    for (const id of gatewayIds ?? (await gatewayRepository(db).allIds())) {
       const map = await deviceMapFor(db, id);
       await client.publishAsync(topicFor(prefix, id, "config"), JSON.stringify(map), {
         qos: 1,

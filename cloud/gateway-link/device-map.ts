@@ -23,10 +23,6 @@ export async function deviceMapFor(db: Executor, gatewayId: string): Promise<Dev
   return { gateway_id: gatewayId, version, ...(location ? { location } : {}), devices };
 }
 
-export function allGatewayIds(db: Executor): Promise<string[]> {
-  return gatewayRepository(db).allIds();
-}
-
 /**
  * Stores each gateway's current map version (after a manifest changed devices), so running clouds can
  * tell with one small query which maps to publish. Returns the gateways whose map changed.

@@ -13,11 +13,11 @@ import {
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { openBrokerSession } from "./broker-session.ts";
-import { allGatewayIds } from "./device-map.ts";
 import { createDeviceMapPublisher } from "./device-map-publisher.ts";
 import { createGatewayChains } from "./gateway-chains.ts";
 import { createGatewayMessages } from "./gateway-messages.ts";
 import { createGatewayPublisher } from "./gateway-publisher.ts";
+import { gatewayRepository } from "./gateway-repository.ts";
 import { createHeartbeatIntake } from "./heartbeat-intake.ts";
 
 export type GatewayLinkConfig = {
@@ -134,7 +134,7 @@ export async function startGatewayLink(
     void session
       .subscribe()
       .then(() => maps.publish())
-      .then(() => allGatewayIds(db))
+      .then(() => gatewayRepository(db).allIds())
       .then((ids) => out.askToResend(ids))
       .catch((err: unknown) => log.warn({ err }, "could not ask gateways to resend"));
   });
