@@ -104,6 +104,16 @@ export function sessionRepository(db: Executor) {
       return q.executeTakeFirst();
     },
 
+    /** The attributes (JSON text) of the location a session is at: its session rules, max_user_sessions. */
+    async locationAttrs(locationId: string): Promise<string | undefined> {
+      const row = await db
+        .selectFrom("locations")
+        .select("attrs")
+        .where("id", "=", locationId)
+        .executeTakeFirst();
+      return row?.attrs;
+    },
+
     /** Whether the device is the operator's: another operator's is exactly as missing as none. */
     async isOperatorsDevice(operatorId: string, deviceId: string): Promise<boolean> {
       const row = await db

@@ -90,6 +90,12 @@ describe("session repository", () => {
     expect(await repo().isOperatorsDevice(OP_A, "00000000-0000-4000-8000-000000000000")).toBe(false);
   });
 
+  it("reads the attributes of the location a session is at, nothing for an unknown one", async () => {
+    const attrs = await repo().locationAttrs(fx.location("L1"));
+    expect(JSON.parse(attrs ?? "{}")).toMatchObject({ max_user_sessions: 2 });
+    expect(await repo().locationAttrs("00000000-0000-4000-8000-000000000000")).toBeUndefined();
+  });
+
   it("writes the fee an ended session was billed", async () => {
     await repo().setFee("s-ended", { fee_currency: "EUR", fee_value: "4.00" });
     expect(await repo().find("s-ended")).toMatchObject({ fee_currency: "EUR", fee_value: "4.00" });
