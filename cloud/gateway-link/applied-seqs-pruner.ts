@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../../shared/time/clock.ts";
 import { every } from "../../shared/time/every.ts";
 import type { Db } from "../store/db.ts";
+import { gatewayOutboxRepository } from "./gateway-outbox-repository.ts";
 
 /**
  * How long a copy of an outbox message may take to reach the cloud after the gateway published it (broker
@@ -28,38 +29,21 @@ export function createAppliedSeqsPruner(deps: {
   const { db, clock, log } = deps;
   const retentionMs = deps.retentionMs ?? APPLIED_SEQS_RETENTION_MS;
 
-  async function deleteBelow(gatewayId: string, outboxId: string, seq: number): Promise<number> {
-    const res = await db
-      .deleteFrom("applied_seqs")
-      .where("gateway_id", "=", gatewayId)
-      .where("outbox_id", "=", outboxId)
-      .where("seq", "<", seq)
-      .executeTakeFirst();
-    return Number(res.numDeletedRows);
-  }
+  const outboxes = gatewayOutboxRepository(db);
 
   /** One round at the clock's now; returns how many rows it deleted. */
   async function prune(): Promise<number> {
     const cutoff = new Date(clock.now().getTime() - retentionMs).toISOString();
-    const due = await db
-      .selectFrom("gateway_outboxes")
-      .select(["gateway_id", "outbox_id", "checkpoint_from"])
-      .where("checkpoint_at", "<=", cutoff)
-      .execute();
+    const due = await outboxes.checkpointsDue(cutoff);
     let deleted = 0;
     const unnamed = new Map<string, number>();
     for (const o of due) {
-      deleted += await deleteBelow(o.gateway_id, o.outbox_id, o.checkpoint_from);
+      deleted += await outboxes.forgetAppliedBelow(o.gateway_id, o.outbox_id, o.checkpoint_from);
       unnamed.set(o.gateway_id, Math.max(unnamed.get(o.gateway_id) ?? 0, o.checkpoint_from));
       // The latest report becomes the next checkpoint, used once it is old enough in turn.
-      await db
-        .updateTable("gateway_outboxes")
-        .set((eb) => ({ checkpoint_from: eb.ref("unconfirmed_from"), checkpoint_at: eb.ref("reported_at") }))
-        .where("gateway_id", "=", o.gateway_id)
-        .where("outbox_id", "=", o.outbox_id)
-        .execute();
+      await outboxes.advanceCheckpoint(o.gateway_id, o.outbox_id);
     }
-    for (const [gatewayId, seq] of unnamed) deleted += await deleteBelow(gatewayId, "", seq);
+    for (const [gatewayId, seq] of unnamed) deleted += await outboxes.forgetAppliedBelow(gatewayId, "", seq);
     if (deleted > 0) log.info({ deleted, outboxes: due.length }, "applied outbox seqs pruned");
     return deleted;
   }

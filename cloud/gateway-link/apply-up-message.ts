@@ -7,6 +7,7 @@ import { applyPhotoPart } from "../photos/apply-photo-part.ts";
 import type { CommandSettledNotifier } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import { applyCommandProgress } from "./command-progress.ts";
+import { gatewayOutboxRepository } from "./gateway-outbox-repository.ts";
 import { applyDeviceState, applyHardwareEvent } from "./gateway-reports.ts";
 
 /**
@@ -48,17 +49,9 @@ function applyInTransaction(
   },
 ): Promise<"applied" | "duplicate"> {
   return db.transaction().execute(async (trx) => {
-    const inserted = await trx
-      .insertInto("applied_seqs")
-      .values({
-        gateway_id: gatewayId,
-        outbox_id: msg.outbox_id ?? "",
-        seq: msg.seq,
-        applied_at: deps.now.toISOString(),
-      })
-      .onConflict((oc) => oc.columns(["gateway_id", "outbox_id", "seq"]).doNothing())
-      .executeTakeFirst();
-    if (inserted.numInsertedOrUpdatedRows === 0n) return "duplicate";
+    const applied = gatewayOutboxRepository(trx);
+    if (!(await applied.markApplied(gatewayId, msg.outbox_id ?? "", msg.seq, deps.now.toISOString())))
+      return "duplicate";
     const report = { gatewayId, cfg: deps.timeouts, now: deps.now, log: deps.log, refuse: deps.refuse };
     switch (msg.type) {
       case "command_progress":

@@ -5,6 +5,7 @@ import type { DeviceMap } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { parseLocationAttrs } from "../locations/location-attrs.ts";
 import type { Db, Executor } from "../store/db.ts";
+import { gatewayRepository } from "./gateway-repository.ts";
 
 /**
  * The device map of one gateway, as the cloud's store describes it: published retained on its `config`
@@ -12,12 +13,7 @@ import type { Db, Executor } from "../store/db.ts";
  */
 export async function deviceMapFor(db: Executor, gatewayId: string): Promise<DeviceMap> {
   const devices = await deviceRepository(db).wiringOf(gatewayId);
-  const gw = await db
-    .selectFrom("gateways")
-    .innerJoin("locations", "locations.id", "gateways.location_id")
-    .select(["locations.id", "locations.attrs"])
-    .where("gateways.id", "=", gatewayId)
-    .executeTakeFirst();
+  const gw = await gatewayRepository(db).locationOf(gatewayId);
   // What local access may do there travels with the map (rfid_parking: a tap parks on a free locker).
   const location = gw ? { id: gw.id, rfid_parking: parseLocationAttrs(gw.attrs).rfid_parking } : undefined;
   const version = createHash("sha256")
@@ -27,21 +23,17 @@ export async function deviceMapFor(db: Executor, gatewayId: string): Promise<Dev
   return { gateway_id: gatewayId, version, ...(location ? { location } : {}), devices };
 }
 
-export async function allGatewayIds(db: Executor): Promise<string[]> {
-  return (await db.selectFrom("gateways").select("id").orderBy("id").execute()).map((r) => r.id);
-}
-
 /**
  * Stores each gateway's current map version (after a manifest changed devices), so running clouds can
  * tell with one small query which maps to publish. Returns the gateways whose map changed.
  */
 export async function recordMapVersions(db: Executor): Promise<string[]> {
   const changed: string[] = [];
-  const gateways = await db.selectFrom("gateways").select(["id", "map_version"]).execute();
-  for (const gw of gateways) {
+  const gateways = gatewayRepository(db);
+  for (const gw of await gateways.mapVersions()) {
     const { version } = await deviceMapFor(db, gw.id);
     if (version === gw.map_version) continue;
-    await db.updateTable("gateways").set({ map_version: version }).where("id", "=", gw.id).execute();
+    await gateways.setMapVersion(gw.id, version);
     changed.push(gw.id);
   }
   return changed;
@@ -61,7 +53,7 @@ export function watchDeviceMaps(deps: {
 }) {
   let timer: TimerHandle | null = null;
   async function check(): Promise<void> {
-    const rows = await deps.db.selectFrom("gateways").select(["id", "map_version"]).execute();
+    const rows = await gatewayRepository(deps.db).mapVersions();
     const due = rows
       .filter((r) => r.map_version !== null && !deps.isPublished(r.id, r.map_version))
       .map((r) => r.id);

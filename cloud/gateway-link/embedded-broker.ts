@@ -10,6 +10,7 @@ import type { Db } from "../store/db.ts";
 import { boundQueues, type OutgoingStore } from "./bounded-queues.ts";
 import { type BrokerLimits, DEFAULT_BROKER_LIMITS } from "./broker-limits.ts";
 import { GATEWAY_ACL, gatewayMayPublish, gatewayMaySubscribe } from "./gateway-acl.ts";
+import { gatewayRepository } from "./gateway-repository.ts";
 import { FrameRefused, GatedConnection } from "./mqtt-frame-gate.ts";
 
 export type EmbeddedBroker = {
@@ -100,16 +101,14 @@ export async function startEmbeddedBroker(opts: {
         return secret === cloud.password ? done(null, true) : refuse(4, "wrong password");
       }
       if (username === cloudClientId) return refuse(5, "a gateway may not hold the cloud's client id");
-      db.selectFrom("gateways")
-        .select("secret_hash")
-        .where("id", "=", username)
-        .executeTakeFirst()
-        .then(async (gw) => {
-          if (gw && (await verifySecret(secret, gw.secret_hash))) {
+      gatewayRepository(db)
+        .secretHashOf(username)
+        .then(async (hash) => {
+          if (hash !== undefined && (await verifySecret(secret, hash))) {
             gatewayOf.set(client, username);
             return done(null, true);
           }
-          return refuse(4, gw ? "wrong password" : "unknown user");
+          return refuse(4, hash !== undefined ? "wrong password" : "unknown user");
         })
         .catch(() => refuse(4, "secret check failed"));
     },

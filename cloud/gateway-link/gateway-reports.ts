@@ -7,6 +7,8 @@ import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { GatewayRefusal } from "../metrics.ts";
 import { raiseHardwareAlarm } from "../site-events/hardware-alarms.ts";
 import type { Db, Executor } from "../store/db.ts";
+import { gatewayRepository } from "./gateway-repository.ts";
+import { hardwareReportRepository } from "./hardware-report-repository.ts";
 
 /** One message from a gateway's outbox, with what applying it needs. */
 export type GatewayReport<M> = {
@@ -23,11 +25,7 @@ export type GatewayReport<M> = {
 export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> {
   const ts = now.toISOString();
   await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable("gateways")
-      .set({ online: st.online ? 1 : 0, status_at: ts })
-      .where("id", "=", st.gateway_id)
-      .execute();
+    await gatewayRepository(trx).setStatus(st.gateway_id, st.online, ts);
     const devices = deviceRepository(trx);
     if (st.online) await devices.markGuardSeen(st.gateway_id, ts);
     else await devices.markOffline(st.gateway_id, ts);
@@ -84,22 +82,19 @@ export async function applyDeviceState(
     { device_id: msg.device_id, from: res.from, to, cause: msg.cause },
     "device state follows the hardware",
   );
-  await tx
-    .insertInto("device_state_changes")
-    .values({
-      gateway_id: gatewayId,
-      outbox_id: msg.outbox_id ?? "",
-      seq: msg.seq,
-      device_id: msg.device_id,
-      from_value: res.from,
-      to_value: to,
-      lock_state: msg.lock_state,
-      cause: msg.cause,
-      detail: msg.detail,
-      observed_at: msg.observed_at,
-      received_at: ts,
-    })
-    .execute();
+  await hardwareReportRepository(tx).recordStateChange({
+    gateway_id: gatewayId,
+    outbox_id: msg.outbox_id ?? "",
+    seq: msg.seq,
+    device_id: msg.device_id,
+    from_value: res.from,
+    to_value: to,
+    lock_state: msg.lock_state,
+    cause: msg.cause,
+    detail: msg.detail,
+    observed_at: msg.observed_at,
+    received_at: ts,
+  });
 }
 
 /**
@@ -116,19 +111,16 @@ export async function applyHardwareEvent(
     refuse?.("foreign_device");
     deviceId = null;
   }
-  await tx
-    .insertInto("hardware_events")
-    .values({
-      gateway_id: gatewayId,
-      outbox_id: msg.outbox_id ?? "",
-      seq: msg.seq,
-      device_id: deviceId,
-      source: msg.source,
-      event: msg.event,
-      detail: msg.detail,
-      observed_at: msg.observed_at,
-      received_at: now.toISOString(),
-    })
-    .execute();
+  await hardwareReportRepository(tx).recordEvent({
+    gateway_id: gatewayId,
+    outbox_id: msg.outbox_id ?? "",
+    seq: msg.seq,
+    device_id: deviceId,
+    source: msg.source,
+    event: msg.event,
+    detail: msg.detail,
+    observed_at: msg.observed_at,
+    received_at: now.toISOString(),
+  });
   await raiseHardwareAlarm(tx, { gatewayId, deviceId, msg, now });
 }

@@ -1,8 +1,9 @@
-import { sql } from "kysely";
 import type { Heartbeat } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { type Db, isPostgres } from "../store/db.ts";
-import { recordOutboxPosition } from "./outbox-positions.ts";
+import { gatewayOutboxRepository } from "./gateway-outbox-repository.ts";
+import { gatewayRepository } from "./gateway-repository.ts";
+import { heartbeatRepository } from "./heartbeat-repository.ts";
 
 type Beat = { hb: Heartbeat; at: string };
 type Batch = { beats: Beat[]; done: Promise<void>; resolve: () => void; reject: (err: unknown) => void };
@@ -67,63 +68,32 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
       // SQLite is in-process: its statements cost microseconds; what a batch saves is the commits.
       await db.transaction().execute(async (trx) => {
         const devices = deviceRepository(trx);
+        const gateways = gatewayRepository(trx);
         for (const { hb, at } of beats) {
           await devices.markReachable(hb.gateway_id, reachableIds(hb));
-          await trx
-            .updateTable("gateways")
-            .set({ heartbeat_at: at })
-            .where("id", "=", hb.gateway_id)
-            .execute();
+          await gateways.setHeartbeatAt(hb.gateway_id, at);
         }
+        const outboxes = gatewayOutboxRepository(trx);
         for (const { hb, at } of moved)
-          if (hb.outbox) await recordOutboxPosition(trx, hb.gateway_id, hb.outbox, new Date(at));
+          if (hb.outbox) await outboxes.recordPosition(hb.gateway_id, hb.outbox, at);
       });
     } else {
-      const seen = JSON.stringify(
+      // One statement, so one round trip and its own transaction (heartbeat-repository.ts).
+      await heartbeatRepository(db).recordAtOnce(
         beats.map(({ hb, at }) => ({ gateway_id: hb.gateway_id, at, reachable: reachableIds(hb) })),
-      );
-      const outboxes = JSON.stringify(
-        moved.map(({ hb, at }) => ({
-          gateway_id: hb.gateway_id,
-          outbox_id: hb.outbox?.id,
-          unconfirmed_from: hb.outbox?.unconfirmed_from,
-          at,
-        })),
-      );
-      // One statement, so one round trip and its own transaction. As markReachable for every gateway at
-      // once (reads each gateway's devices, writes the few that changed: every part of the statement reads
-      // the gateways as they were before it), then each gateway's heartbeat_at: the cloud's now, even when
-      // its clock was stepped back (a guard against going back would leave every gateway unseen until it
-      // caught up). The outbox positions as recordOutboxPosition: only a higher one is written, a new
-      // outbox starts its checkpoint. The LIMIT tells the planner how many rows the JSON holds (it assumes
-      // 100), so a small batch looks its gateways up by key instead of scanning them.
-      await sql`
-        WITH v AS MATERIALIZED (
-          SELECT * FROM json_to_recordset(${seen}::json) AS x(gateway_id text, at text, reachable text[])
-          LIMIT ${beats.length}
+        moved.flatMap(({ hb, at }) =>
+          hb.outbox
+            ? [
+                {
+                  gateway_id: hb.gateway_id,
+                  outbox_id: hb.outbox.id,
+                  unconfirmed_from: hb.outbox.unconfirmed_from,
+                  at,
+                },
+              ]
+            : [],
         ),
-        reach AS (
-          UPDATE devices AS d
-          SET reachable = 1 - d.reachable,
-              seen_at = CASE WHEN d.reachable = 1 AND g.heartbeat_at > coalesce(d.seen_at, '')
-                        THEN g.heartbeat_at ELSE d.seen_at END
-          FROM v, gateways AS g
-          WHERE g.id = v.gateway_id AND d.gateway_id = v.gateway_id AND d.type <> 'GUARD'
-            AND d.reachable <> CASE WHEN d.id = ANY (v.reachable) THEN 1 ELSE 0 END
-          RETURNING 1
-        ),
-        positions AS (
-          INSERT INTO gateway_outboxes
-            (gateway_id, outbox_id, unconfirmed_from, reported_at, checkpoint_from, checkpoint_at)
-          SELECT o.gateway_id, o.outbox_id, o.unconfirmed_from, o.at, o.unconfirmed_from, o.at
-          FROM json_to_recordset(${outboxes}::json)
-            AS o(gateway_id text, outbox_id text, unconfirmed_from integer, at text)
-          ON CONFLICT (gateway_id, outbox_id) DO UPDATE
-            SET unconfirmed_from = excluded.unconfirmed_from, reported_at = excluded.reported_at
-            WHERE excluded.unconfirmed_from > gateway_outboxes.unconfirmed_from
-          RETURNING 1
-        )
-        UPDATE gateways AS g SET heartbeat_at = v.at FROM v WHERE g.id = v.gateway_id`.execute(db);
+      );
     }
     for (const { hb } of moved) positions.set(hb.gateway_id, positionKey(hb));
   }

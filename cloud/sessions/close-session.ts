@@ -3,8 +3,9 @@ import { billedFrom } from "../../shared/domain/session-machine.ts";
 import type { Executor } from "../store/db.ts";
 import { billSession } from "./billing.ts";
 import { paymentProviderFor } from "./payment-provider.ts";
-import { paymentRepository } from "./payments.ts";
-import { priceListRepository, termsOf } from "./price-lists.ts";
+import { paymentRepository } from "./payment-repository.ts";
+import { priceListRepository } from "./price-list-repository.ts";
+import { termsOf } from "./price-lists.ts";
 import { type SessionRow, sessionRepository, viewOf } from "./session-repository.ts";
 
 /**
@@ -49,7 +50,7 @@ export async function closeSession(
     withoutFee: opts.withoutFee ?? false,
   });
   const fee = { fee_currency: bill.fee?.currency ?? null, fee_value: bill.fee?.value ?? null };
-  await tx.updateTable("sessions").set(fee).where("id", "=", ended.id).execute();
+  await sessions.setFee(ended.id, fee);
   const provider = paymentProviderFor(ended.operator_id);
   const paymentId = randomUUID();
   const status =

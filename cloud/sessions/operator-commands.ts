@@ -6,7 +6,8 @@ import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
 import { closeSession } from "./close-session.ts";
-import { PaymentRefused, paymentRepository } from "./payments.ts";
+import { paymentRepository } from "./payment-repository.ts";
+import { movePaymentTo, PaymentRefused } from "./payments.ts";
 import { sessionRepository } from "./session-repository.ts";
 
 type Deps = { db: Db; clock: Clock };
@@ -56,10 +57,9 @@ export async function markPaymentByOperator(
   if (!PAYMENT_STATUSES.includes(to))
     throw new CliExit(EXIT.usage, `status must be one of ${PAYMENT_STATUSES.join(", ")}; got ${status}`);
   return await deps.db.transaction().execute(async (trx) => {
-    const payments = paymentRepository(trx);
-    if (!(await payments.find(id))) throw new CliExit(EXIT.notFound, `payment ${id} not found`);
+    if (!(await paymentRepository(trx).find(id))) throw new CliExit(EXIT.notFound, `payment ${id} not found`);
     try {
-      const { from } = await payments.move(id, to, "operator", deps.clock.now());
+      const { from } = await movePaymentTo(trx, id, to, "operator", deps.clock.now());
       return { paymentId: id, from, to };
     } catch (err) {
       if (err instanceof PaymentRefused) throw new CliExit(EXIT.checkFailed, `payment ${id}: ${err.message}`);

@@ -1,7 +1,8 @@
 import type { Payment, SessionV1, SessionV2 } from "../../shared/api/session.ts";
 import { deviceUri, locationUri } from "../../shared/api/uris.ts";
 import { deriveSession, type SessionEvent } from "../../shared/domain/session-machine.ts";
-import { type PaymentRow, paymentUri } from "./payments.ts";
+import type { PaymentRow } from "./payment-repository.ts";
+import { paymentUri } from "./payments.ts";
 import type { SessionRow } from "./session-repository.ts";
 
 export const sessionV1Uri = (id: string) => `/session/v1/device-sessions/${id}`;

@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { PriceList } from "../../shared/api/session.ts";
 import { priceListUri } from "../../shared/api/uris.ts";
 import type { Executor } from "../store/db.ts";
-import type { PriceListsTable } from "../store/tables/session-tables.ts";
 import { isAmountOf, type PriceTerms } from "./billing.ts";
+import { type PriceListFields, type PriceListRow, priceListRepository } from "./price-list-repository.ts";
 
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 
@@ -43,31 +43,13 @@ export const ManifestPriceList = z
   });
 export type ManifestPriceList = z.infer<typeof ManifestPriceList>;
 
-export function termsOf(row: PriceListsTable): PriceTerms {
+export function termsOf(row: PriceListRow): PriceTerms {
   const { currency, free_minutes, period_minutes, price_per_period, max_fee } = row;
   return { currency, free_minutes, period_minutes, price_per_period, max_fee };
 }
 
-export function presentPriceList(row: PriceListsTable): PriceList {
+export function presentPriceList(row: PriceListRow): PriceList {
   return { id: row.id, uri: priceListUri(row.id), name: row.name, ...termsOf(row) };
-}
-
-export function priceListRepository(db: Executor) {
-  return {
-    find(id: string): Promise<PriceListsTable | undefined> {
-      return db.selectFrom("price_lists").selectAll().where("id", "=", id).executeTakeFirst();
-    },
-
-    /** Another operator's price list is exactly as missing as one that does not exist. */
-    findForOperator(operatorId: string, id: string): Promise<PriceListsTable | undefined> {
-      return db
-        .selectFrom("price_lists")
-        .selectAll()
-        .where("id", "=", id)
-        .where("operator_id", "=", operatorId)
-        .executeTakeFirst();
-    },
-  };
 }
 
 /**
@@ -80,10 +62,11 @@ export async function declarePriceLists(
   lists: readonly ManifestPriceList[],
 ): Promise<{ ids: Map<string, string>; created: number; updated: number }> {
   const out = { ids: new Map<string, string>(), created: 0, updated: 0 };
+  const priceLists = priceListRepository(trx);
   for (const l of lists) {
     const id = l.id ?? at.idOf(l.code);
     out.ids.set(l.code, id);
-    const fields = {
+    const fields: PriceListFields = {
       operator_id: at.operatorId,
       code: l.code,
       name: l.name,
@@ -93,23 +76,16 @@ export async function declarePriceLists(
       price_per_period: l.price_per_period,
       max_fee: l.max_fee,
     };
-    const existing = await trx.selectFrom("price_lists").selectAll().where("id", "=", id).executeTakeFirst();
+    const existing = await priceLists.find(id);
     if (!existing) {
-      await trx
-        .insertInto("price_lists")
-        .values({ id, ...fields, created_at: at.ts, updated_at: at.ts })
-        .execute();
+      await priceLists.insert({ id, ...fields, created_at: at.ts, updated_at: at.ts });
       out.created++;
       continue;
     }
     if (existing.operator_id !== at.operatorId)
       throw new Error(`price list ${id}: the id belongs to another operator's price list`);
     if (Object.entries(fields).every(([k, v]) => existing[k as keyof typeof fields] === v)) continue;
-    await trx
-      .updateTable("price_lists")
-      .set({ ...fields, updated_at: at.ts })
-      .where("id", "=", id)
-      .execute();
+    await priceLists.update(id, fields, at.ts);
     out.updated++;
   }
   return out;

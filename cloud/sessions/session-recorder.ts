@@ -31,12 +31,8 @@ export function takesSessions(device: Pick<DeviceRecord, "type">): boolean {
  * sessions there, and pending ones whose lock or book is under way, count.
  */
 async function checkMaxUserSessions(tx: Executor, principal: Principal, locationId: string): Promise<void> {
-  const location = await tx
-    .selectFrom("locations")
-    .select("attrs")
-    .where("id", "=", locationId)
-    .executeTakeFirst();
-  const max = location ? parseLocationAttrs(location.attrs).max_user_sessions : 0;
+  const attrs = await sessionRepository(tx).locationAttrs(locationId);
+  const max = attrs === undefined ? 0 : parseLocationAttrs(attrs).max_user_sessions;
   if (max < 1) return;
   const held = await sessionRepository(tx).countHeld(principal.operatorId, principal.id, locationId);
   if (held >= max)

@@ -1,3 +1,4 @@
+import type { PaymentStatus } from "../../shared/domain/payment-machine.ts";
 import {
   applySessionEvent,
   PENDING_LIFETIME_MS,
@@ -25,6 +26,26 @@ export function toEvent(e: SessionEventsTable): SessionEvent {
   return { name: e.name, timestamp: e.occurred_at };
 }
 
+/**
+ * Whose sessions a reader sees: an operator's, and for a rider only their own; pending sessions created
+ * at or before `pendingAfter` have expired and are seen by nobody.
+ */
+export type SessionScope = { operatorId: string; userId?: string; pendingAfter: string };
+
+/** Filters of a session list; `statusFrom`/`statusBefore` bound the time of the event that gave the status. */
+export type SessionFilters = {
+  locationId?: string;
+  status?: SessionStatus;
+  userId?: string;
+  statusFrom?: string;
+  statusBefore?: string;
+  /** Keyset cursor: only sessions listed after this one, newest first. */
+  after?: { createdAt: string; id: string };
+};
+
+/** A session with its payment's id and status (null until the session ends). */
+export type ListedSession = SessionRow & { payment_id: string | null; payment_status: PaymentStatus | null };
+
 /** Creation time before which a pending session has expired (spec: Limits, 30 days). */
 export function pendingCutoff(now: Date): string {
   return new Date(now.getTime() - PENDING_LIFETIME_MS).toISOString();
@@ -35,8 +56,85 @@ export function sessionRepository(db: Executor) {
   const find = (id: string): Promise<SessionRow | undefined> =>
     db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
 
+  /** The scope's sessions with their payments, in one query. */
+  function listedIn(scope: SessionScope) {
+    let q = db
+      .selectFrom("sessions as s")
+      .leftJoin("payments as p", "p.session_id", "s.id")
+      .selectAll("s")
+      .select(["p.id as payment_id", "p.status as payment_status"])
+      .where("s.operator_id", "=", scope.operatorId)
+      .where((eb) => eb.or([eb("s.status", "!=", "pending"), eb("s.created_at", ">", scope.pendingAfter)]));
+    if (scope.userId !== undefined) q = q.where("s.user_id", "=", scope.userId);
+    return q;
+  }
+
   return {
     find,
+
+    /** The scope's sessions that pass the filters, newest first (created_at, then id). */
+    listed(
+      scope: SessionScope,
+      f: SessionFilters,
+      page: { limit: number; offset?: number },
+    ): Promise<ListedSession[]> {
+      let q = listedIn(scope);
+      if (f.locationId) q = q.where("s.location_id", "=", f.locationId);
+      if (f.status) q = q.where("s.status", "=", f.status);
+      if (f.userId) q = q.where("s.user_id", "=", f.userId);
+      if (f.statusFrom) q = q.where("s.status_at", ">=", f.statusFrom);
+      if (f.statusBefore) q = q.where("s.status_at", "<", f.statusBefore);
+      const after = f.after;
+      if (after)
+        q = q.where((eb) =>
+          eb.or([
+            eb("s.created_at", "<", after.createdAt),
+            eb.and([eb("s.created_at", "=", after.createdAt), eb("s.id", "<", after.id)]),
+          ]),
+        );
+      q = q.orderBy("s.created_at", "desc").orderBy("s.id", "desc").limit(page.limit);
+      if (page.offset) q = q.offset(page.offset);
+      return q.execute();
+    },
+
+    /** One of the scope's sessions; with `userId`, only when it is that user's. */
+    findListed(scope: SessionScope, id: string, userId?: string): Promise<ListedSession | undefined> {
+      let q = listedIn(scope).where("s.id", "=", id);
+      if (userId !== undefined) q = q.where("s.user_id", "=", userId);
+      return q.executeTakeFirst();
+    },
+
+    /** The attributes (JSON text) of the location a session is at: its session rules, max_user_sessions. */
+    async locationAttrs(locationId: string): Promise<string | undefined> {
+      const row = await db
+        .selectFrom("locations")
+        .select("attrs")
+        .where("id", "=", locationId)
+        .executeTakeFirst();
+      return row?.attrs;
+    },
+
+    /** Whether the device is the operator's: another operator's is exactly as missing as none. */
+    async isOperatorsDevice(operatorId: string, deviceId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom("devices")
+        .select("id")
+        .where("id", "=", deviceId)
+        .where("operator_id", "=", operatorId)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** The scope's session on the device that is active, else its latest one. */
+    currentOnDevice(scope: SessionScope, deviceId: string): Promise<ListedSession | undefined> {
+      return listedIn(scope)
+        .where("s.device_id", "=", deviceId)
+        .orderBy((eb) => eb.case().when("s.status", "=", "active").then(0).else(1).end())
+        .orderBy("s.created_at", "desc")
+        .orderBy("s.id", "desc")
+        .limit(1)
+        .executeTakeFirst();
+    },
 
     findByCommand(commandId: string): Promise<SessionRow | undefined> {
       return db.selectFrom("sessions").selectAll().where("command_id", "=", commandId).executeTakeFirst();
@@ -111,6 +209,11 @@ export function sessionRepository(db: Executor) {
 
     async insert(row: SessionRow): Promise<void> {
       await db.insertInto("sessions").values(row).execute();
+    },
+
+    /** The fee an ended session was billed. */
+    async setFee(id: string, fee: Pick<SessionRow, "fee_currency" | "fee_value">): Promise<void> {
+      await db.updateTable("sessions").set(fee).where("id", "=", id).execute();
     },
 
     async setCommand(id: string, commandId: string, now: Date): Promise<void> {

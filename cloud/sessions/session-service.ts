@@ -13,21 +13,19 @@ import type { Clock } from "../../shared/time/clock.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
 import { decodeCursor, encodeCursor } from "./pagination-token.ts";
-import { paymentRepository } from "./payments.ts";
+import { paymentRepository } from "./payment-repository.ts";
 import { presentPayment, presentSessionV1, presentSessionV2, type SessionParts } from "./present-session.ts";
-import { presentPriceList, priceListRepository } from "./price-lists.ts";
-import { pendingCutoff, type SessionRow, sessionRepository } from "./session-repository.ts";
+import { priceListRepository } from "./price-list-repository.ts";
+import { presentPriceList } from "./price-lists.ts";
+import {
+  type ListedSession,
+  pendingCutoff,
+  type SessionFilters,
+  type SessionRow,
+  type SessionScope,
+  sessionRepository,
+} from "./session-repository.ts";
 
-/** Sessions with their payment's id and status (null until the session ends), in one query. */
-function sessionsWithPayments(db: Db) {
-  return db
-    .selectFrom("sessions as s")
-    .leftJoin("payments as p", "p.session_id", "s.id")
-    .selectAll("s")
-    .select(["p.id as payment_id", "p.status as payment_status"]);
-}
-type SessionQuery = ReturnType<typeof sessionsWithPayments>;
-type ListedRow = Awaited<ReturnType<SessionQuery["executeTakeFirstOrThrow"]>>;
 type Filters = { locationId?: string; status?: SessionRow["status"]; from?: string; to?: string };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -40,31 +38,27 @@ const notFound = (what: string, id: string) => new AppError("ERRORS.NOT_FOUND", 
 export function createSessionService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
+  const sessions = sessionRepository(db);
+
   /** The caller's sessions: the operator's, and for a rider only their own; expired pending ones never. */
-  function visible(principal: Principal): SessionQuery {
-    const cutoff = pendingCutoff(clock.now());
-    let q = sessionsWithPayments(db)
-      .where("s.operator_id", "=", principal.operatorId)
-      .where((eb) => eb.or([eb("s.status", "!=", "pending"), eb("s.created_at", ">", cutoff)]));
-    if (principal.kind === "user") q = q.where("s.user_id", "=", principal.id);
-    return q;
+  function visible(principal: Principal): SessionScope {
+    const pendingAfter = pendingCutoff(clock.now());
+    return principal.kind === "user"
+      ? { operatorId: principal.operatorId, userId: principal.id, pendingAfter }
+      : { operatorId: principal.operatorId, pendingAfter };
   }
 
   /** location, status, and from/to (UTC days, inclusive) on the time of the event that gave the status. */
-  function filtered(q: SessionQuery, f: Filters): SessionQuery {
-    if (f.locationId) q = q.where("s.location_id", "=", f.locationId);
-    if (f.status) q = q.where("s.status", "=", f.status);
-    if (f.from) q = q.where("s.status_at", ">=", `${f.from}T00:00:00.000Z`);
-    if (f.to) {
-      const next = new Date(Date.parse(`${f.to}T00:00:00.000Z`) + DAY_MS).toISOString();
-      q = q.where("s.status_at", "<", next);
-    }
-    return q;
+  function filtered(f: Filters): SessionFilters {
+    const out: SessionFilters = { locationId: f.locationId, status: f.status };
+    if (f.from) out.statusFrom = `${f.from}T00:00:00.000Z`;
+    if (f.to) out.statusBefore = new Date(Date.parse(`${f.to}T00:00:00.000Z`) + DAY_MS).toISOString();
+    return out;
   }
 
   /** The rows' events, read in one more query whatever the page size. */
-  async function withParts(rows: ListedRow[]): Promise<SessionParts[]> {
-    const events = await sessionRepository(db).eventsOf(rows.map((r) => r.id));
+  async function withParts(rows: ListedSession[]): Promise<SessionParts[]> {
+    const events = await sessions.eventsOf(rows.map((r) => r.id));
     return rows.map(({ payment_id, payment_status, ...row }) => ({
       row,
       events: events.get(row.id) ?? [],
@@ -72,8 +66,7 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
     }));
   }
 
-  async function one(q: SessionQuery, what: string, id: string): Promise<SessionParts> {
-    const row = await q.executeTakeFirst();
+  async function one(row: ListedSession | undefined, what: string, id: string): Promise<SessionParts> {
     if (!row) throw notFound(what, id);
     const [parts] = await withParts([row]);
     return parts as SessionParts;
@@ -98,25 +91,15 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
       // A rider asking for another user's sessions gets none of them (an empty list, like any filter).
       if (principal.kind === "user" && query.user_id && query.user_id !== principal.id)
         return { pagination_token: null, data: [] };
-      let q = filtered(visible(principal), {
+      const f = filtered({
         locationId: query.location_id,
         status: query.status,
         from: query.from,
         to: query.to,
       });
-      if (query.user_id) q = q.where("s.user_id", "=", query.user_id);
-      if (cursor)
-        q = q.where((eb) =>
-          eb.or([
-            eb("s.created_at", "<", cursor.createdAt),
-            eb.and([eb("s.created_at", "=", cursor.createdAt), eb("s.id", "<", cursor.id)]),
-          ]),
-        );
-      const rows = await q
-        .orderBy("s.created_at", "desc")
-        .orderBy("s.id", "desc")
-        .limit(limit + 1)
-        .execute();
+      if (query.user_id) f.userId = query.user_id;
+      if (cursor) f.after = cursor;
+      const rows = await sessions.listed(visible(principal), f, { limit: limit + 1 });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return {
@@ -129,32 +112,27 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
     },
 
     async getV2(principal: Principal, userId: string, sessionId: string): Promise<SessionV2> {
-      const q = visible(principal).where("s.id", "=", sessionId).where("s.user_id", "=", userId);
-      return presentSessionV2(await one(q, "Session", sessionId));
+      const row = await sessions.findListed(visible(principal), sessionId, userId);
+      return presentSessionV2(await one(row, "Session", sessionId));
     },
 
     /** Deprecated v1 list: active (by start time) or ended (by end time) sessions, by page. */
     async listV1(principal: Principal, query: SessionsV1Query): Promise<SessionV1[]> {
       const page = query.page ?? 1;
       const size = query.page_size ?? 100;
-      const rows = await filtered(visible(principal), {
+      const f = filtered({
         locationId: query.location_id,
         status: query.active === "true" ? "active" : "ended",
         from: query.from,
         to: query.to,
-      })
-        .orderBy("s.created_at", "desc")
-        .orderBy("s.id", "desc")
-        .limit(size)
-        .offset((page - 1) * size)
-        .execute();
+      });
+      const rows = await sessions.listed(visible(principal), f, { limit: size, offset: (page - 1) * size });
       return (await withParts(rows)).map(presentSessionV1);
     },
 
     async getV1(principal: Principal, sessionId: string): Promise<SessionV1> {
-      return presentSessionV1(
-        await one(visible(principal).where("s.id", "=", sessionId), "Session", sessionId),
-      );
+      const row = await sessions.findListed(visible(principal), sessionId);
+      return presentSessionV1(await one(row, "Session", sessionId));
     },
 
     /**
@@ -162,20 +140,9 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
      * (docs/decisions/sessions-and-billing.md). 404 when the device is not the caller's operator's or has no such session.
      */
     async currentOnDeviceV1(principal: Principal, deviceId: string): Promise<SessionV1> {
-      const device = await db
-        .selectFrom("devices")
-        .select("id")
-        .where("id", "=", deviceId)
-        .where("operator_id", "=", principal.operatorId)
-        .executeTakeFirst();
-      if (!device) throw notFound("Device", deviceId);
-      const q = visible(principal)
-        .where("s.device_id", "=", deviceId)
-        .orderBy((eb) => eb.case().when("s.status", "=", "active").then(0).else(1).end())
-        .orderBy("s.created_at", "desc")
-        .orderBy("s.id", "desc")
-        .limit(1);
-      const row = await q.executeTakeFirst();
+      if (!(await sessions.isOperatorsDevice(principal.operatorId, deviceId)))
+        throw notFound("Device", deviceId);
+      const row = await sessions.currentOnDevice(visible(principal), deviceId);
       if (!row) throw new AppError("ERRORS.NOT_FOUND", `Device ${deviceId} has no session`);
       const [parts] = await withParts([row]);
       return presentSessionV1(parts as SessionParts);
@@ -184,8 +151,7 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
     /** A session's payment, for whoever sees the session. */
     async getPayment(principal: Principal, paymentId: string): Promise<Payment> {
       const payment = await paymentRepository(db).findForOperator(principal.operatorId, paymentId);
-      const row =
-        payment && (await visible(principal).where("s.id", "=", payment.session_id).executeTakeFirst());
+      const row = payment && (await sessions.findListed(visible(principal), payment.session_id));
       if (!payment || !row) throw notFound("Payment", paymentId);
       return presentPayment(payment, row);
     },

@@ -1,30 +1,13 @@
-import { sql } from "kysely";
 import type { Logger } from "pino";
 import { DEAD_AFTER_MS, deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import { every } from "../../shared/time/every.ts";
-import { lastSeenAtJoined } from "../devices/device-repository.ts";
 import { type Db, isPostgres } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
+import { type ConnectionRepository, connectionRepository } from "./connection-repository.ts";
 
 /** A location offline this long is confirmed offline (spec: connection_confirmed, 2 hours or more). */
 export const CONFIRMED_OFFLINE_MS = LONG_DEAD_AFTER_MS;
-
-/** Rows per insert of first sightings: 3 parameters each, well inside SQLite's 32,766. */
-const FIRST_SIGHT_CHUNK = 1_000;
-/** Locations whose devices one query reads. */
-const LOCATION_CHUNK = 500;
-
-type WatchedDevice = {
-  id: string;
-  operator_id: string;
-  location_id: string;
-  alias: string;
-  type: string;
-  last_seen_at: string | null;
-  offline_at: string | null;
-  notified: number | null;
-};
 
 /**
  * Turns health, which is derived from time (shared/domain/health.ts), into site events: a device going
@@ -44,111 +27,34 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
    * scan of a fleet's 160,000 took both cores of the 2-core machine for half a second each round, which
    * every command in flight waited for (bench:fleet, 10,000 gateways). One core does it a little slower.
    */
-  function serially<T>(read: (q: Db) => Promise<T>): Promise<T> {
-    if (!isPostgres(db)) return read(db);
+  function serially<T>(read: (q: ConnectionRepository) => Promise<T>): Promise<T> {
+    if (!isPostgres(db)) return read(connectionRepository(db));
     return db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL max_parallel_workers_per_gather = 0`.execute(trx);
-      return read(trx);
+      const q = connectionRepository(trx);
+      await q.withoutParallelWorkers();
+      return read(q);
     });
-  }
-
-  /** Every device with its gateway's heartbeat and what was last notified, as a table to filter. */
-  const watched = (q: Db) =>
-    q
-      .selectFrom("devices")
-      .leftJoin("device_connections as c", "c.device_id", "devices.id")
-      .leftJoin("gateways as g", "g.id", "devices.gateway_id")
-      .select([
-        "devices.id",
-        "devices.operator_id",
-        "devices.location_id",
-        "devices.alias",
-        "devices.type",
-        lastSeenAtJoined,
-        "devices.offline_at",
-        "c.online as notified",
-      ])
-      .as("w");
-
-  /**
-   * Devices never notified but heard of, and those whose notified state may no longer hold: online ones
-   * last seen 30 s ago or more or reported offline since, offline ones seen within 30 s or with an
-   * offline report still ahead (a clock stepped back). A superset of what `deriveHealth` changes.
-   */
-  function candidates(q: Db, now: Date): Promise<WatchedDevice[]> {
-    const at = now.toISOString();
-    const deadBefore = new Date(now.getTime() - DEAD_AFTER_MS).toISOString();
-    return q
-      .selectFrom(watched(q))
-      .selectAll()
-      .where((eb) =>
-        eb.or([
-          eb.and([
-            eb("w.notified", "is", null),
-            eb.or([eb("w.last_seen_at", "is not", null), eb("w.offline_at", "is not", null)]),
-          ]),
-          eb.and([
-            eb("w.notified", "=", 1),
-            eb.or([
-              eb("w.last_seen_at", "is", null),
-              eb("w.last_seen_at", "<=", deadBefore),
-              eb("w.offline_at", ">", eb.ref("w.last_seen_at")),
-            ]),
-          ]),
-          eb.and([
-            eb("w.notified", "=", 0),
-            eb.or([eb("w.last_seen_at", ">", deadBefore), eb("w.offline_at", ">", at)]),
-          ]),
-        ]),
-      )
-      .execute();
-  }
-
-  /** Every device of the locations where devices were notified and none of them online. */
-  async function devicesOfDarkLocations(q: Db): Promise<WatchedDevice[]> {
-    const dark = await q
-      .selectFrom("devices")
-      .innerJoin("device_connections as c", "c.device_id", "devices.id")
-      .select("devices.location_id")
-      .groupBy("devices.location_id")
-      .having((eb) => eb.fn.max("c.online"), "=", 0)
-      .execute();
-    const ids = dark.map((r) => r.location_id);
-    const devices: WatchedDevice[] = [];
-    for (let k = 0; k < ids.length; k += LOCATION_CHUNK)
-      devices.push(
-        ...(await q
-          .selectFrom(watched(q))
-          .selectAll()
-          .where("w.location_id", "in", ids.slice(k, k + LOCATION_CHUNK))
-          .execute()),
-      );
-    return devices;
   }
 
   async function check(): Promise<number> {
     const now = clock.now();
     const at = now.toISOString();
     let events = 0;
-    const firstSight: { device_id: string; online: number; changed_at: string }[] = [];
-    for (const device of await serially((q) => candidates(q, now))) {
+    const deadBefore = new Date(now.getTime() - DEAD_AFTER_MS).toISOString();
+    const firstSight: { deviceId: string; online: boolean }[] = [];
+    for (const device of await serially((q) => q.changeCandidates(at, deadBefore))) {
       const view = deriveHealth(device, now);
       if (!view) continue;
       const online = isOnline(view);
       if (device.notified === null) {
         // First sight: the starting point, not a change.
-        firstSight.push({ device_id: device.id, online: online ? 1 : 0, changed_at: at });
+        firstSight.push({ deviceId: device.id, online });
         continue;
       }
       if ((device.notified === 1) === online) continue;
       const claimed = await db.transaction().execute(async (trx) => {
-        const res = await trx
-          .updateTable("device_connections")
-          .set({ online: online ? 1 : 0, changed_at: at })
-          .where("device_id", "=", device.id)
-          .where("online", "=", device.notified ?? 0)
-          .executeTakeFirst();
-        if (res.numUpdatedRows === 0n) return false;
+        if (!(await connectionRepository(trx).claimChange(device.id, device.notified === 1, online, at)))
+          return false;
         await recordSiteEvent(trx, {
           operatorId: device.operator_id,
           type: "connection",
@@ -161,16 +67,10 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
       });
       if (claimed) events++;
     }
-    // Written together: a fleet coming up for the first time is thousands of them.
-    for (let k = 0; k < firstSight.length; k += FIRST_SIGHT_CHUNK)
-      await db
-        .insertInto("device_connections")
-        .values(firstSight.slice(k, k + FIRST_SIGHT_CHUNK))
-        .onConflict((oc) => oc.column("device_id").doNothing())
-        .execute();
+    await connectionRepository(db).recordFirstSights(firstSight, at);
     // Every device's notified state is its state now: a location can be offline only where none is online.
     const byLocation = new Map<string, { operatorId: string; deadSince: string[]; all: number }>();
-    for (const device of await serially(devicesOfDarkLocations)) {
+    for (const device of await serially((q) => q.devicesOfDarkLocations())) {
       const view = deriveHealth(device, now);
       if (!view) continue;
       const loc = byLocation.get(device.location_id) ?? {
@@ -188,12 +88,7 @@ export function createConnectionWatch(deps: { db: Db; clock: Clock; log: Logger;
       const offlineSince = loc.deadSince.sort().at(-1) ?? at;
       if (now.getTime() - Date.parse(offlineSince) < CONFIRMED_OFFLINE_MS) continue;
       const confirmed = await db.transaction().execute(async (trx) => {
-        const res = await trx
-          .insertInto("location_outages")
-          .values({ location_id: locationId, offline_since: offlineSince, confirmed_at: at })
-          .onConflict((oc) => oc.columns(["location_id", "offline_since"]).doNothing())
-          .executeTakeFirst();
-        if (res.numInsertedOrUpdatedRows === 0n) return false;
+        if (!(await connectionRepository(trx).confirmOutage(locationId, offlineSince, at))) return false;
         await recordSiteEvent(trx, {
           operatorId: loc.operatorId,
           type: "connection_confirmed",

@@ -1,6 +1,7 @@
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
 import type { Executor } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
+import { subjectRepository } from "./subject-repository.ts";
 
 /** Which hardware reports operators hear of (spec: webhooks): alarms, and anomalous states that persist. */
 const WEBHOOK_OF: Partial<Record<HardwareEvent["event"], "alarm" | "status">> = {
@@ -16,15 +17,10 @@ export async function raiseHardwareAlarm(
 ): Promise<void> {
   const type = WEBHOOK_OF[e.msg.event];
   if (!type) return;
-  const gw = await tx
-    .selectFrom("gateways")
-    .select(["operator_id", "location_id"])
-    .where("id", "=", e.gatewayId)
-    .executeTakeFirst();
+  const subjects = subjectRepository(tx);
+  const gw = await subjects.gatewayPlace(e.gatewayId);
   if (!gw) return;
-  const device = e.deviceId
-    ? await tx.selectFrom("devices").select(["alias", "type"]).where("id", "=", e.deviceId).executeTakeFirst()
-    : undefined;
+  const device = e.deviceId ? await subjects.device(e.deviceId) : undefined;
   await recordSiteEvent(
     tx,
     {

@@ -1,17 +1,14 @@
 import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
+import { subjectRepository } from "./subject-repository.ts";
 
 /**
  * A command whose interim state ran past its deadline (spec: status webhook, "an interim state timed
  * out"), raised in the transaction that ends it, so a crash between the two cannot lose it.
  */
 export async function raiseTimedOut(trx: Executor, ended: CommandRecord, now: Date): Promise<void> {
-  const device = await trx
-    .selectFrom("devices")
-    .select(["operator_id", "location_id", "alias", "type"])
-    .where("id", "=", ended.device_id)
-    .executeTakeFirst();
+  const device = await subjectRepository(trx).device(ended.device_id);
   if (!device) return;
   await recordSiteEvent(trx, {
     operatorId: device.operator_id,

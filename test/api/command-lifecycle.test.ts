@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { CommandRequest as WireCommandRequest } from "../../shared/wire/messages.ts";
@@ -594,12 +595,7 @@ describe("bookings travel to the gateway", () => {
       reason: "the booking had already ended",
     });
     expect((await getDevice(LOCKER)).state).toMatchObject({ value: "UNLOCKED", timeout_at: null });
-    const row = await h.db
-      .selectFrom("devices")
-      .select("booked_by")
-      .where("id", "=", LOCKER)
-      .executeTakeFirst();
-    expect(row?.booked_by).toBeNull();
+    expect((await deviceRepository(h.db).find(LOCKER))?.booked_by).toBeNull();
   });
 
   it("leaves the locker UNLOCKED when the booking ended before its gateway confirmed it", async () => {
@@ -645,18 +641,14 @@ describe("bookings travel to the gateway", () => {
     await progress("gw-a1", cmd, "SUCCESS");
     h.clock.advance(60 * 60 * 1000 - 5_000);
     await h.sweep();
-    // Tokens live one hour on the fake clock too, so read the store directly.
-    const row = await h.db
-      .selectFrom("devices")
-      .select(["state_value", "state_timeout_at", "state_changed_at", "booked_by"])
-      .where("id", "=", LOCKER)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({
-      state_value: "UNLOCKED",
-      state_timeout_at: null,
-      state_changed_at: iso(t0 + 60 * 60 * 1000),
-      booked_by: null,
+    // Tokens live one hour on the fake clock too, so read the device repository.
+    const device = await deviceRepository(h.db).find(LOCKER);
+    expect(device?.state).toMatchObject({
+      value: "UNLOCKED",
+      timeout_at: null,
+      changed_at: iso(t0 + 60 * 60 * 1000),
     });
+    expect(device?.booked_by).toBeNull();
   });
 
   it("cancels a booking through the gateway: BOOKED until it confirms, then UNLOCKED with STATE_BOOKING_CANCELLED", async () => {

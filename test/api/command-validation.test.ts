@@ -1,9 +1,12 @@
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { commandRepository } from "../../cloud/commands/command-repository.ts";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import type { Command, CommandRequest } from "../../shared/api/command.ts";
 import { ErrorBody } from "../../shared/api/common.ts";
 import { Device } from "../../shared/api/device.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { fixtureDevices } from "../support/fixture-devices.ts";
 import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
 import { declareExternalUsers, manifestRiderId, riderToken } from "../support/riders.ts";
 
@@ -82,8 +85,11 @@ async function bookThroughGateway(deviceId: string, body: Body = {}, as: string 
 /** Everything a refused command could have touched: every device row, every command row, the wire. */
 async function snapshot() {
   return {
-    devices: await h.db.selectFrom("devices").selectAll().orderBy("id").execute(),
-    commands: await h.db.selectFrom("commands").selectAll().orderBy("id").execute(),
+    devices: await fixtureDevices(h.db),
+    commands: [
+      ...(await commandRepository(h.db).ofOperator(OP_A)),
+      ...(await commandRepository(h.db).ofOperator(OP_B)),
+    ],
     published: h.gateways.commands.length,
   };
 }
@@ -511,22 +517,14 @@ describe("sleeping devices", () => {
   harnessPer("test");
 
   it("refuses lock on a LOCAL_WAKEUP locker in DEEP_SLEEP with 400 ERRORS.DEVICE_ASLEEP", async () => {
-    await h.db
-      .updateTable("devices")
-      .set({ sleep_state: "DEEP_SLEEP" })
-      .where("id", "=", LOCAL_WAKEUP_LOCKER)
-      .execute();
+    await deviceRepository(h.db).recordReading(LOCAL_WAKEUP_LOCKER, { sleep_state: "DEEP_SLEEP" });
     expect((await getDevice(LOCAL_WAKEUP_LOCKER)).sleep_state).toBe("DEEP_SLEEP");
     await refused(LOCAL_WAKEUP_LOCKER, { command: "lock" }, 400, "ERRORS.DEVICE_ASLEEP");
     await refused(LOCAL_WAKEUP_LOCKER, { command: "sync-device" }, 400, "ERRORS.DEVICE_ASLEEP");
   });
 
   it("still books a sleeping LOCAL_WAKEUP locker: a booking needs its gateway, not the device", async () => {
-    await h.db
-      .updateTable("devices")
-      .set({ sleep_state: "DEEP_SLEEP" })
-      .where("id", "=", LOCAL_WAKEUP_LOCKER)
-      .execute();
+    await deviceRepository(h.db).recordReading(LOCAL_WAKEUP_LOCKER, { sleep_state: "DEEP_SLEEP" });
     await bookThroughGateway(LOCAL_WAKEUP_LOCKER);
     expect(h.gateways.commands.map((c) => c.request.name)).toEqual(["book"]);
   });

@@ -2,9 +2,12 @@ import fc from "fast-check";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deviceRepository } from "../../cloud/devices/device-repository.ts";
+import { gatewayRepository } from "../../cloud/gateway-link/gateway-repository.ts";
+import { connectionRepository } from "../../cloud/site-events/connection-repository.ts";
 import { createConnectionWatch } from "../../cloud/site-events/connection-watch.ts";
 import { DEAD_AFTER_MS, deriveHealth, isOnline, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { fixtureDevices } from "../support/fixture-devices.ts";
 
 const log = pino({ level: "silent" });
 
@@ -25,8 +28,7 @@ describe("connection watch", () => {
 
   beforeAll(async () => {
     h = await startCloudHarness();
-    const rows = await h.db.selectFrom("gateways").select("id").orderBy("id").execute();
-    gateways = rows.map((r) => r.id);
+    gateways = await gatewayRepository(h.db).allIds();
   });
   afterAll(() => h.close());
 
@@ -58,13 +60,7 @@ describe("connection watch", () => {
           else if (a.kind === "status") await h.status({ gateway_id: gw, online: a.online, at: now });
           else if (a.kind === "check") await watch.check();
           else {
-            const bus = await h.db
-              .selectFrom("devices")
-              .select("id")
-              .where("gateway_id", "=", gw)
-              .where("type", "<>", "GUARD")
-              .orderBy("id")
-              .execute();
+            const bus = (await fixtureDevices(h.db)).filter((d) => d.gateway_id === gw && d.type !== "GUARD");
             await h.heartbeat({
               gateway_id: gw,
               sent_at: now,
@@ -74,13 +70,9 @@ describe("connection watch", () => {
         }
         await watch.check();
         const now = h.clock.now();
-        const notified = new Map(
-          (await h.db.selectFrom("device_connections").select(["device_id", "online"]).execute()).map((r) => [
-            r.device_id,
-            r.online === 1,
-          ]),
-        );
-        const ids = (await h.db.selectFrom("devices").select("id").execute()).map((r) => r.id);
+        const connections = connectionRepository(h.db);
+        const notified = await connections.notified();
+        const ids = (await fixtureDevices(h.db)).map((d) => d.id);
         const devices = deviceRepository(h.db);
         /** Per location, from scratch: devices heard of, and when each of the dead ones died. */
         const locations = new Map<string, { known: number; deadSince: string[] }>();
@@ -95,10 +87,7 @@ describe("connection watch", () => {
           loc.known++;
           if (view.dead_since) loc.deadSince.push(view.dead_since);
         }
-        const outages = await h.db
-          .selectFrom("location_outages")
-          .select(["location_id", "offline_since"])
-          .execute();
+        const outages = await connections.outages();
         const confirmed = new Set(outages.map((o) => `${o.location_id} ${o.offline_since}`));
         // Never the same outage twice; every location dark for 2 hours confirmed, since its last death.
         expect(confirmed.size).toBe(outages.length);

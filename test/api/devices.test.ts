@@ -332,8 +332,14 @@ describe("device health and occupant", () => {
 
   it("shows LONG_DEAD in heartbeat_v2 but only DEAD in the deprecated heartbeat_health", async () => {
     const locker = fx.device("L1", "3");
-    const seen = new Date(h.clock.now().getTime() - 3 * 60 * 60 * 1000).toISOString();
-    await h.db.updateTable("devices").set({ seen_at: seen }).where("id", "=", locker).execute();
+    // Last seen by a heartbeat 3 hours ago.
+    const seen = h.clock.now().toISOString();
+    await h.heartbeat({
+      gateway_id: "gw-a1",
+      sent_at: seen,
+      devices: [{ device_id: locker, reachable: true }],
+    });
+    h.clock.advance(3 * 60 * 60 * 1000);
     const d = await getDevice(locker);
     expect(d.heartbeat_v2?.health).toBe("LONG_DEAD");
     expect(d.heartbeat_v2?.dead_since).toBe(new Date(Date.parse(seen) + 30_000).toISOString());

@@ -1,6 +1,9 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { redeliverPending } from "../../cloud/commands/command-delivery.ts";
+import { commandRepository } from "../../cloud/commands/command-repository.ts";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
@@ -50,13 +53,16 @@ const progress = (
   lock_state?: "LOCKED" | "UNLOCKED",
 ) => gateway.progress("gw-a1", cmd, state, { lock_state });
 
-const changes = (id: string) =>
-  h.db
-    .selectFrom("device_state_changes")
-    .select(["from_value", "to_value", "lock_state", "cause", "detail"])
-    .where("device_id", "=", id)
-    .orderBy("seq")
-    .execute();
+const changes = async (id: string) =>
+  (await hardwareReportRepository(h.db).stateChangesOf(id)).map(
+    ({ from_value, to_value, lock_state, cause, detail }) => ({
+      from_value,
+      to_value,
+      lock_state,
+      cause,
+      detail,
+    }),
+  );
 
 describe("the cloud's state follows the sensors outside a command in flight", () => {
   it("a free locker found locked is LOCKED, and the change is recorded with who and why", async () => {
@@ -124,16 +130,12 @@ describe("the cloud's state follows the sensors outside a command in flight", ()
 
   it("keeps door and item readings, and never counts a report as a heartbeat", async () => {
     await sensed(LOCKER, { door_open: true, item_present: true });
-    const row = await h.db
-      .selectFrom("devices")
-      .select(["door_open", "item_present", "sensors_at", "seen_at"])
-      .where("id", "=", LOCKER)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({
-      door_open: 1,
-      item_present: 1,
+    const stored = await deviceRepository(h.db).find(LOCKER);
+    expect(stored).toMatchObject({
+      door_open: true,
+      item_present: true,
       sensors_at: h.clock.now().toISOString(),
-      seen_at: null,
+      last_seen_at: null,
     });
     expect((await device(LOCKER)).heartbeat_v2).toBeNull();
   });
@@ -225,12 +227,8 @@ describe("commands waiting for their gateway are delivered again when it comes b
     expect(await redeliver()).toBe(2);
     expect(h.gateways.commands.map((c) => c.request.command_id)).toEqual([notSent.id, sent.id]);
     // The request goes out as it was first made: same deadline, same parameters.
-    const first = await h.db
-      .selectFrom("commands")
-      .select("wire_request")
-      .where("id", "=", notSent.id)
-      .executeTakeFirstOrThrow();
-    expect(h.gateways.commands[0]?.request).toEqual(JSON.parse(first.wire_request as string));
+    const first = await commandRepository(h.db).find(notSent.id);
+    expect(h.gateways.commands[0]?.request).toEqual(first?.wire_request);
     // Handed to the broker now: the command that never left is SENT.
     const again = await h.call(CLIENTS.admin, { method: "GET", url: `/device/v1/commands/${notSent.id}` });
     expect(again.json().state.value).toBe("SENT");

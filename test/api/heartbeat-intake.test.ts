@@ -1,13 +1,17 @@
 import fc from "fast-check";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { lastSeenAt } from "../../cloud/devices/device-repository.ts";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
+import { gatewayOutboxRepository } from "../../cloud/gateway-link/gateway-outbox-repository.ts";
+import { gatewayRepository } from "../../cloud/gateway-link/gateway-repository.ts";
 import { createHeartbeatIntake } from "../../cloud/gateway-link/heartbeat-intake.ts";
+import type { DeviceRecord } from "../../cloud/store/device-record.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { fixtureDevices } from "../support/fixture-devices.ts";
 import { openTestDbAt } from "../support/test-db.ts";
 
 type Seen = { last_seen_at: string | null; offline_at: string | null };
-type Device = { id: string; gateway_id: string | null; type: string };
+type Device = Pick<DeviceRecord, "id" | "gateway_id" | "type">;
 
 /** One round: heartbeats of several gateways arriving together, then status reports. */
 type Round = {
@@ -23,7 +27,7 @@ describe("heartbeat intake (group commit)", () => {
 
   beforeAll(async () => {
     h = await startCloudHarness();
-    devices = await h.db.selectFrom("devices").select(["id", "gateway_id", "type"]).orderBy("id").execute();
+    devices = await fixtureDevices(h.db);
     gateways = [...new Set(devices.flatMap((d) => (d.gateway_id ? [d.gateway_id] : [])))].sort();
   });
   afterAll(() => h.close());
@@ -31,7 +35,7 @@ describe("heartbeat intake (group commit)", () => {
   const busOf = (gw: string) => devices.filter((d) => d.gateway_id === gw && d.type !== "GUARD");
   const read = async () =>
     new Map(
-      (await h.db.selectFrom("devices").select(["id", lastSeenAt, "offline_at"]).execute()).map((r) => [
+      (await fixtureDevices(h.db)).map((r) => [
         r.id,
         { last_seen_at: r.last_seen_at, offline_at: r.offline_at },
       ]),
@@ -62,8 +66,8 @@ describe("heartbeat intake (group commit)", () => {
     if (h.store.kind === "postgres") expect(statements).toBe(1);
     else expect(transactions).toHaveBeenCalledTimes(1);
     // And it was written: every gateway's heartbeat_at is that instant.
-    const rows = await h.db.selectFrom("gateways").select("heartbeat_at").execute();
-    expect(rows.map((r) => r.heartbeat_at)).toEqual(gateways.map(() => at.toISOString()));
+    const stored = await Promise.all(gateways.map((gw) => gatewayRepository(h.db).find(gw)));
+    expect(stored.map((g) => g?.heartbeat_at)).toEqual(gateways.map(() => at.toISOString()));
   });
 
   it("a heartbeat counts at its devices' location without writing the location's row", async () => {
@@ -117,7 +121,7 @@ describe("heartbeat intake (group commit)", () => {
         // Each run starts from the store as the previous left it: the model starts from the store too.
         const model = await read();
         const positions = new Map<string, number>();
-        for (const row of await h.db.selectFrom("gateway_outboxes").selectAll().execute())
+        for (const row of await gatewayOutboxRepository(h.db).positions())
           positions.set(row.gateway_id, row.unconfirmed_from);
         for (const r of rs) {
           h.clock.advance(r.advanceMs);
@@ -150,7 +154,7 @@ describe("heartbeat intake (group commit)", () => {
           }
         }
         expect(await read()).toEqual(model);
-        const stored = await h.db.selectFrom("gateway_outboxes").selectAll().execute();
+        const stored = await gatewayOutboxRepository(h.db).positions();
         expect(new Map(stored.map((row) => [row.gateway_id, row.unconfirmed_from]))).toEqual(positions);
       }),
       { numRuns: 25 },
@@ -187,10 +191,11 @@ describe("migration 016-gateway-heartbeats", () => {
       const db = await store.reopen();
       const lastSeen = async () =>
         Object.fromEntries(
-          (await db.selectFrom("devices").select(["id", lastSeenAt]).orderBy("id").execute()).map((r) => [
-            r.id,
-            r.last_seen_at,
-          ]),
+          await Promise.all(
+            ["guard", "never", "reached", "silent"].map(
+              async (id) => [id, (await deviceRepository(db).find(id))?.last_seen_at] as const,
+            ),
+          ),
         );
       expect(await lastSeen()).toEqual({
         guard: seen,

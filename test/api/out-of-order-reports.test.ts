@@ -1,4 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
+import { sessionRepository } from "../../cloud/sessions/session-repository.ts";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
@@ -94,18 +97,11 @@ describe("one gateway's reports applied out of outbox order", () => {
       state: "LOCKED",
       lock_state: "LOCKED",
     });
-    const row = await h.db
-      .selectFrom("devices")
-      .select("sensors_at")
-      .where("id", "=", LOCKER)
-      .executeTakeFirstOrThrow();
-    expect(row.sensors_at).toBe(sensorsAt);
-    const changes = await h.db
-      .selectFrom("device_state_changes")
-      .select(["seq", "to_value"])
-      .where("device_id", "=", LOCKER)
-      .execute();
-    expect(changes).toEqual([{ seq: newer, to_value: "LOCKED" }]);
+    expect((await deviceRepository(h.db).find(LOCKER))?.sensors_at).toBe(sensorsAt);
+    const changes = await hardwareReportRepository(h.db).stateChangesOf(LOCKER);
+    expect(changes.map(({ seq, to_value }) => ({ seq, to_value }))).toEqual([
+      { seq: newer, to_value: "LOCKED" },
+    ]);
   });
 
   it("each sensor keeps the value of the latest report that carried it", async () => {
@@ -120,12 +116,8 @@ describe("one gateway's reports applied out of outbox order", () => {
       { door_open: false, item_present: true, sleep_state: "" },
       { seq: first },
     );
-    const row = await h.db
-      .selectFrom("devices")
-      .select(["door_open", "item_present", "sleep_state"])
-      .where("id", "=", LOCKER)
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ door_open: 1, item_present: 1, sleep_state: "LIGHT_SLEEP" });
+    const stored = await deviceRepository(h.db).find(LOCKER);
+    expect(stored).toMatchObject({ door_open: true, item_present: true, sleep_state: "LIGHT_SLEEP" });
   });
 
   it("a card parking applied after the latch was found open again opens no session", async () => {
@@ -150,12 +142,7 @@ describe("one gateway's reports applied out of outbox order", () => {
       actuated: true,
     });
     expect(parked).toBe("applied");
-    const sessions = await h.db
-      .selectFrom("sessions")
-      .select("status")
-      .where("device_id", "=", LOCKER)
-      .where("status", "=", "active")
-      .execute();
+    const sessions = await sessionRepository(h.db).onDevice(LOCKER, ["active"]);
     // In outbox order the tap opened a session and the open latch ended it.
     expect(sessions).toEqual([]);
   });

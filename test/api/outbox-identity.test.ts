@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { createAppliedSeqsPruner } from "../../cloud/gateway-link/applied-seqs-pruner.ts";
 import { applyUpMessage } from "../../cloud/gateway-link/apply-up-message.ts";
+import { gatewayOutboxRepository } from "../../cloud/gateway-link/gateway-outbox-repository.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { Command } from "../../shared/api/command.ts";
 import { UpMessage, type UpMessageInput } from "../../shared/wire/messages.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
@@ -55,15 +57,7 @@ async function lockState(): Promise<string> {
 
 /** applied_seqs of a gateway as [outbox_id, seq], in order. */
 const applied = async (gw = "gw-a1") =>
-  (
-    await h.db
-      .selectFrom("applied_seqs")
-      .select(["outbox_id", "seq"])
-      .where("gateway_id", "=", gw)
-      .orderBy("outbox_id")
-      .orderBy("seq")
-      .execute()
-  ).map((r) => [r.outbox_id, Number(r.seq)]);
+  (await gatewayOutboxRepository(h.db).appliedOf(gw)).map((r) => [r.outbox_id, Number(r.seq)]);
 
 describe("outbox messages are applied once per (gateway, outbox, seq)", () => {
   it("the same seq from another outbox is applied; from the same outbox it is a duplicate", async () => {
@@ -97,13 +91,8 @@ describe("outbox messages are applied once per (gateway, outbox, seq)", () => {
     expect(await h.report("gw-a1", doorOpened(7, REMADE))).toBe("applied");
     expect(await h.report("gw-a1", doorOpened(7, undefined))).toBe("applied");
     expect(await h.report("gw-a1", doorOpened(7, REMADE))).toBe("duplicate");
-    const events = await h.db
-      .selectFrom("hardware_events")
-      .select(["outbox_id", "seq"])
-      .where("gateway_id", "=", "gw-a1")
-      .orderBy("outbox_id")
-      .execute();
-    expect(events.map((e) => [e.outbox_id, Number(e.seq)])).toEqual([
+    const events = await hardwareReportRepository(h.db).eventsOf("gw-a1");
+    expect(events.map((e) => [e.outbox_id, Number(e.seq)]).sort()).toEqual([
       ["", 7],
       [LOST, 7],
       [REMADE, 7],

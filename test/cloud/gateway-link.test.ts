@@ -6,6 +6,8 @@ import { buildApp } from "../../cloud/app.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
+import { gatewayOutboxRepository } from "../../cloud/gateway-link/gateway-outbox-repository.ts";
+import { gatewayRepository } from "../../cloud/gateway-link/gateway-repository.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
@@ -216,7 +218,10 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
       await eventually(() => expect([...acks].sort()).toEqual([7, 8]));
       const dev = (await api("GET", `/device/v1/devices/${device}`)).json();
       expect(dev.lock_state).toBe("UNLOCKED");
-      const applied = await site.store.db.selectFrom("applied_seqs").selectAll().execute();
+      const outboxes = gatewayOutboxRepository(site.store.db);
+      const applied = [];
+      for (const gw of await gatewayRepository(site.store.db).allIds())
+        applied.push(...(await outboxes.appliedOf(gw)));
       expect(applied).toEqual([]);
     });
 

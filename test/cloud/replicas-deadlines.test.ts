@@ -1,11 +1,16 @@
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { commandRepository } from "../../cloud/commands/command-repository.ts";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { startWebhookDelivery, type WebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import { Command } from "../../shared/api/command.ts";
 import { type CloudHarness, fixtureSecretHash, startCloudHarness } from "../support/cloud-harness.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { CLIENTS, fixtureManifest, fx, OP_A } from "../support/fixture-site.ts";
 import { openReplicaDb, openTestDb } from "../support/test-db.ts";
+import { WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /**
  * Every replica of the cloud runs the deadline sweep (cloud/commands/deadline-sweeper.ts); each ending is
@@ -16,7 +21,13 @@ const LOCKERS = Array.from({ length: 24 }, (_, i) => `r${i + 1}`);
 
 describe("two replicas on one PostgreSQL store sweeping the same deadlines", () => {
   const replicas: CloudHarness[] = [];
+  let receiver: WebhookReceiver | null = null;
+  let worker: WebhookDelivery | null = null;
   afterEach(async () => {
+    await worker?.stop();
+    await receiver?.stop();
+    worker = null;
+    receiver = null;
     // The second holds a handle on the first one's schema: it lets go first, then the schema goes.
     for (const h of replicas.reverse()) await h.close();
     replicas.length = 0;
@@ -29,6 +40,7 @@ describe("two replicas on one PostgreSQL store sweeping the same deadlines", () 
     replicas.push(a);
     const b = await startCloudHarness({ store: await openReplicaDb(store), clock });
     replicas.push(b);
+    receiver = await new WebhookReceiver(() => clock.now()).start();
     // More lockers on gw-a1, and a direct webhook endpoint for operator A's site events.
     const m = fixtureManifest(await fixtureSecretHash());
     const op = m.operators.find((o) => o.id === OP_A);
@@ -40,7 +52,8 @@ describe("two replicas on one PostgreSQL store sweeping the same deadlines", () 
     op.webhooks = [
       {
         id: HOOK,
-        url: "https://hooks.example.test/in",
+        url: receiver.url,
+        allow_private: true,
         secret: `whsec_${Buffer.alloc(32, 9).toString("base64")}`,
         delivery: "direct",
       },
@@ -70,41 +83,36 @@ describe("two replicas on one PostgreSQL store sweeping the same deadlines", () 
     await Promise.all([a.sweep(), b.sweep(), a.sweep(), b.sweep()]);
     expect(await Promise.all([a.sweep(), b.sweep()])).toEqual([0, 0]);
 
-    const rows = await a.db
-      .selectFrom("commands")
-      .select(["id", "state_value", "events"])
-      .where("id", "in", ids)
-      .execute();
-    expect(rows).toHaveLength(ids.length);
-    for (const r of rows) {
-      expect(r.state_value).toBe("ERROR");
-      const events = JSON.parse(r.events) as { name: string }[];
-      expect(events.filter((e) => e.name === "REQUEST_TIMED_OUT")).toHaveLength(1);
+    const commands = commandRepository(a.db);
+    for (const id of ids) {
+      const c = await commands.find(id);
+      expect(c?.state.value, id).toBe("ERROR");
+      expect(
+        c?.events.filter((e) => e.name === "REQUEST_TIMED_OUT"),
+        id,
+      ).toHaveLength(1);
     }
-    const hooks = await a.db
-      .selectFrom("webhook_messages")
-      .select("payload")
-      .where("endpoint_id", "=", HOOK)
-      .execute();
-    const timedOut = hooks
+    // What the endpoint receives once the queue is sent (the worker sends only when told).
+    worker = startWebhookDelivery({
+      db: a.db,
+      clock,
+      log: pino({ level: "silent" }),
+      everyMs: 24 * 3_600_000,
+    });
+    await worker.tick();
+    const timedOut = receiver.delivered
       .flatMap(
         (h) =>
-          (JSON.parse(h.payload) as { data: { events: { details: Record<string, unknown> }[] } }).data.events,
+          (JSON.parse(h.body) as { data: { events: { details: Record<string, unknown> }[] } }).data.events,
       )
       .filter((e) => e.details.event === "interim_state_timed_out")
       .map((e) => e.details.command_id as string);
     expect(timedOut.sort()).toEqual([...ids].sort());
     expect(ids.map((id) => notices.get(id) ?? 0)).toEqual(ids.map(() => 1));
     // The devices went back to where they were, once each.
-    const devices = await b.db
-      .selectFrom("devices")
-      .select(["state_value", "command_id"])
-      .where(
-        "id",
-        "in",
-        LOCKERS.map((alias) => fx.device("L1", alias)),
-      )
-      .execute();
-    expect(devices.every((d) => d.state_value === "UNLOCKED" && d.command_id === null)).toBe(true);
+    const devices = await Promise.all(
+      LOCKERS.map((alias) => deviceRepository(b.db).find(fx.device("L1", alias))),
+    );
+    expect(devices.every((d) => d?.state.value === "UNLOCKED" && d.command_id === null)).toBe(true);
   });
 });

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { commandRepository } from "../../cloud/commands/command-repository.ts";
+import type { CommandRecord } from "../../cloud/store/command-record.ts";
 import { Command } from "../../shared/api/command.ts";
 import { Device } from "../../shared/api/device.ts";
 import { ISSUER, TOKEN_SECRET } from "../support/cloud-harness.ts";
 import { type CloudProcess, startCloudProcess } from "../support/cloud-process.ts";
 import { eventually } from "../support/eventually.ts";
-import { CLIENTS, fx, SECRET } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A, OP_B, SECRET } from "../support/fixture-site.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
 import { replicaDatabaseUrl } from "../support/test-db.ts";
 
@@ -19,6 +21,12 @@ const GROUP = "parking-cloud";
 /** Board 1's lockers without a power-save strategy: the fixture's 1–3 and three added on channels 6–8. */
 const ALIASES = ["1", "2", "3", "6", "7", "8"];
 const TERMINAL = new Set(["SUCCESS", "ERROR"]);
+
+/** Every command of the fixture site's operators, as the command repository reads it. */
+async function everyCommand(s: Site): Promise<CommandRecord[]> {
+  const commands = commandRepository(s.db);
+  return [...(await commands.ofOperator(OP_A)), ...(await commands.ofOperator(OP_B))];
+}
 
 describe("two cloud replicas, one killed mid-flight", () => {
   let site: Site | null = null;
@@ -105,27 +113,24 @@ describe("two cloud replicas, one killed mid-flight", () => {
     await eventually(async () => expect((await s.status()).outbox.pending).toBe(0), 30_000);
     // A command the process made but never handed to the broker ends at its delivery deadline.
     await eventually(async () => {
-      const rows = await s.db.selectFrom("commands").select(["state_value"]).execute();
-      expect(rows.every((r) => TERMINAL.has(r.state_value) || r.state_value === "NOT_SENT")).toBe(true);
+      const rows = await everyCommand(s);
+      expect(rows.every((r) => TERMINAL.has(r.state.value) || r.state.value === "NOT_SENT")).toBe(true);
     }, 30_000);
     s.clock.jump(31_000);
     const commands = await eventually(async () => {
-      const rows = await s.db
-        .selectFrom("commands")
-        .select(["id", "device_id", "state_value", "events"])
-        .execute();
-      expect(rows.map((r) => r.state_value).filter((v) => !TERMINAL.has(v))).toEqual([]);
+      const rows = await everyCommand(s);
+      expect(rows.map((r) => r.state.value).filter((v) => !TERMINAL.has(v))).toEqual([]);
       return rows;
     }, 20_000);
 
     // Every answered command is there; the answered ones all did what they asked (the hardware is fine).
     const ended = new Map(commands.map((c) => [c.id, c]));
-    for (const c of answered) expect(ended.get(c.id)?.state_value).toBe("SUCCESS");
+    for (const c of answered) expect(ended.get(c.id)?.state.value).toBe("SUCCESS");
     // Each ended once, its history whole and in order (a RECEIVED the dead replica took came again
     // after the outcome, and still takes its place), nothing applied twice.
     for (const c of commands) {
-      const names = (JSON.parse(c.events) as { name: string }[]).map((e) => e.name);
-      if (c.state_value === "SUCCESS")
+      const names = c.events.map((e) => e.name);
+      if (c.state.value === "SUCCESS")
         expect(names).toEqual([
           "REQUEST_INITIATED",
           "REQUEST_SENT",

@@ -3,6 +3,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
@@ -113,13 +114,10 @@ describe("replicas in one shared-subscription group on Mosquitto", () => {
   }
 
   const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  const eventRows = (db: TestDb) =>
-    db.db
-      .selectFrom("hardware_events")
-      .select("seq")
-      .where("gateway_id", "=", "gw-a1")
-      .orderBy("seq")
-      .execute();
+  const eventRows = async (db: TestDb) =>
+    (await hardwareReportRepository(db.db).eventsOf("gw-a1"))
+      .map(({ seq }) => ({ seq }))
+      .sort((a, b) => a.seq - b.seq);
 
   it("handles each up message once, split between the replicas", async () => {
     const s = await site();

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { eventually } from "../support/eventually.ts";
 import { fx } from "../support/fixture-site.ts";
 import { startPrivateMosquitto } from "../support/private-mosquitto.ts";
@@ -7,13 +8,10 @@ import { type Site, startSite } from "../support/site-harness.ts";
 const LOCKER = fx.device("L1", "1");
 
 /** Hardware events the cloud has applied for gw-a1, by sequence number. */
-function appliedEvents(site: Site) {
-  return site.db
-    .selectFrom("hardware_events")
-    .select(["seq", "event", "source"])
-    .where("gateway_id", "=", "gw-a1")
-    .orderBy("seq")
-    .execute();
+async function appliedEvents(site: Site) {
+  return (await hardwareReportRepository(site.db).eventsOf("gw-a1"))
+    .map(({ seq, event, source }) => ({ seq, event, source }))
+    .sort((a, b) => a.seq - b.seq);
 }
 
 /** Board events: each one goes up through the gateway's outbox. */

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { gatewayRepository } from "../../cloud/gateway-link/gateway-repository.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { controlSocketPath } from "../../gateway/config.ts";
@@ -41,13 +43,10 @@ async function expectAgreement(site: Site) {
 }
 
 /** State changes the sensors caused, as the cloud recorded them (who and why). */
-function changes(site: Site, alias: string) {
-  return site.db
-    .selectFrom("device_state_changes")
-    .select(["from_value", "to_value", "cause", "detail"])
-    .where("device_id", "=", id(alias))
-    .orderBy("seq")
-    .execute();
+async function changes(site: Site, alias: string) {
+  return (await hardwareReportRepository(site.db).stateChangesOf(id(alias)))
+    .sort((a, b) => a.seq - b.seq)
+    .map(({ from_value, to_value, cause, detail }) => ({ from_value, to_value, cause, detail }));
 }
 
 function commandOutcome(site: Site, commandId: string, timeoutMs = 20_000) {
@@ -192,11 +191,7 @@ describe("a command posted while the broker is down reaches SUCCESS once it is b
   async function ready(s: Site) {
     await eventually(async () => {
       expect((await s.status()).broker.connected).toBe(true);
-      const gw = await s.db
-        .selectFrom("gateways")
-        .select("online")
-        .where("id", "=", "gw-a1")
-        .executeTakeFirst();
+      const gw = await gatewayRepository(s.db).find("gw-a1");
       expect(gw?.online).toBe(1);
     }, 20_000);
   }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { deviceRepository } from "../../cloud/devices/device-repository.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { eventually } from "../support/eventually.ts";
 import { fx } from "../support/fixture-site.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
@@ -77,12 +78,9 @@ for (const broker of ["aedes", "mosquitto"] as const) {
       reader.tap("04:A1:B2:C3");
       await eventually(() => expect(taps).toEqual(["04a1b2c3"]));
       await eventually(async () => {
-        const events = await site.db
-          .selectFrom("hardware_events")
-          .select(["event", "source"])
-          .where("gateway_id", "=", "gw-a1")
-          .orderBy("seq")
-          .execute();
+        const events = (await hardwareReportRepository(site.db).eventsOf("gw-a1")).sort(
+          (a, b) => a.seq - b.seq,
+        );
         expect(events.filter((e) => e.source === "reader-1").map((e) => e.event)).toEqual([
           "reader_lost",
           "reader_back",

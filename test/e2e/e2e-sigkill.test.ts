@@ -3,6 +3,8 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { gatewayRepository } from "../../cloud/gateway-link/gateway-repository.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { eventually } from "../support/eventually.ts";
 import { startPrivateMosquitto } from "../support/private-mosquitto.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
@@ -83,11 +85,10 @@ for (const broker of ["aedes", "mosquitto"] as const)
       await eventually(
         async () => {
           board.event(4, "door_opened");
-          const canary = await s.db
-            .selectFrom("hardware_events")
-            .select("seq")
-            .where("source", "=", "bus0/1/4")
-            .execute();
+          const reports = hardwareReportRepository(s.db);
+          const canary = [];
+          for (const gw of await gatewayRepository(s.db).allIds())
+            canary.push(...(await reports.eventsOf(gw)).filter((e) => e.source === "bus0/1/4"));
           expect(canary.length).toBeGreaterThan(0);
         },
         40_000,
@@ -119,13 +120,9 @@ for (const broker of ["aedes", "mosquitto"] as const)
       await heal();
       child = spawnGateway(configFile);
       await eventually(async () => {
-        const applied = await s.db
-          .selectFrom("hardware_events")
-          .select(["seq"])
-          .where("gateway_id", "=", "gw-a1")
-          .where("source", "=", "bus0/1/3")
-          .orderBy("seq")
-          .execute();
+        const applied = (await hardwareReportRepository(s.db).eventsOf("gw-a1"))
+          .filter((e) => e.source === "bus0/1/3")
+          .sort((a, b) => a.seq - b.seq);
         expect(applied.map((r) => r.seq)).toEqual(kept.map((r) => r.seq));
       }, 40_000);
       await eventually(() => expect(outboxRows(stateDir)).toHaveLength(0), 20_000);

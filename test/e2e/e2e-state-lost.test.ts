@@ -1,6 +1,8 @@
 import { rmSync } from "node:fs";
 import { PostgresAdapter } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
+import { gatewayOutboxRepository } from "../../cloud/gateway-link/gateway-outbox-repository.ts";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { eventually } from "../support/eventually.ts";
 import { fx } from "../support/fixture-site.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
@@ -35,24 +37,13 @@ const lockState = async (site: Site, alias: string): Promise<string> =>
 
 /** The outbox identities of gw-a1's door_opened events the cloud has recorded. */
 async function doorsOpened(site: Site): Promise<string[]> {
-  const rows = await site.db
-    .selectFrom("hardware_events")
-    .select("outbox_id")
-    .where("gateway_id", "=", "gw-a1")
-    .where("event", "=", "door_opened")
-    .orderBy("received_at")
-    .execute();
-  return rows.map((r) => r.outbox_id);
+  const events = await hardwareReportRepository(site.db).eventsOf("gw-a1");
+  return events.filter((e) => e.event === "door_opened").map((e) => e.outbox_id);
 }
 
 /** What the cloud has applied from gw-a1, per outbox identity. */
 async function appliedByOutbox(site: Site): Promise<Map<string, number[]>> {
-  const rows = await site.db
-    .selectFrom("applied_seqs")
-    .select(["outbox_id", "seq"])
-    .where("gateway_id", "=", "gw-a1")
-    .orderBy("seq")
-    .execute();
+  const rows = (await gatewayOutboxRepository(site.db).appliedOf("gw-a1")).sort((a, b) => a.seq - b.seq);
   const by = new Map<string, number[]>();
   for (const r of rows) by.set(r.outbox_id, [...(by.get(r.outbox_id) ?? []), Number(r.seq)]);
   return by;

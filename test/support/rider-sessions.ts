@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { LightMyRequestResponse } from "fastify";
 import { expect } from "vitest";
 import { createTokenIssuer } from "../../cloud/auth/tokens.ts";
+import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { closeSession } from "../../cloud/sessions/close-session.ts";
 import { sessionRepository } from "../../cloud/sessions/session-repository.ts";
 import type { Db } from "../../cloud/store/db.ts";
@@ -45,13 +46,10 @@ export function riderFlow(h: CloudHarness) {
   const gateway = gatewayReports(() => h, 100_000);
 
   async function gatewayOf(deviceId: string): Promise<string> {
-    const row = await h.db
-      .selectFrom("devices")
-      .select("gateway_id")
-      .where("id", "=", deviceId)
-      .executeTakeFirstOrThrow();
-    if (!row.gateway_id) throw new Error(`device ${deviceId} has no gateway`);
-    return row.gateway_id;
+    const device = await deviceRepository(h.db).find(deviceId);
+    if (!device) throw new Error(`device ${deviceId} not found`);
+    if (!device.gateway_id) throw new Error(`device ${deviceId} has no gateway`);
+    return device.gateway_id;
   }
 
   const flow = {

@@ -1,0 +1,137 @@
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { Clock } from "../../shared/time/clock.ts";
+import { Heartbeat, KeysUp, OutboxId, Status, UpMessage } from "../../shared/wire/messages.ts";
+import { parseTopic } from "../../shared/wire/topics.ts";
+import { redeliverPending } from "../commands/command-delivery.ts";
+import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
+import type { KeySync } from "../key-sync/key-sync.ts";
+import type { GatewayMessageKind, GatewayRefusal } from "../metrics.ts";
+import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
+import type { Db } from "../store/db.ts";
+import { applyUpMessage } from "./apply-up-message.ts";
+import { applyStatus } from "./gateway-reports.ts";
+import type { HeartbeatIntake } from "./heartbeat-intake.ts";
+
+/** Enough of an up message to acknowledge it when nothing else in it can be used. */
+const SeqOnly = z.object({
+  seq: z.number().int().positive(),
+  outbox_id: OutboxId.optional().catch(undefined),
+});
+
+/**
+ * What a gateway's message on each up channel does: outbox messages are applied once and acknowledged,
+ * heartbeats go to the intake, a status is kept (and an online gateway gets its map and what waits for
+ * it), key reports go to the key sync. A message that does not parse or names another gateway is dropped
+ * and counted.
+ */
+export function createGatewayMessages(deps: {
+  prefix: string;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  timeouts: CommandTimeoutConfig;
+  settled?: CommandSettledNotifier;
+  refused: (type: GatewayMessageKind, reason: GatewayRefusal) => void;
+  publisher: GatewayPublisher;
+  heartbeats: HeartbeatIntake;
+  keySync: KeySync;
+  publishDeviceMaps: (gatewayIds: string[]) => Promise<void>;
+}) {
+  const { db, clock, log, timeouts, refused, publisher } = deps;
+
+  async function onUp(gatewayId: string, payload: unknown) {
+    const parsed = UpMessage.safeParse(payload);
+    const msg = parsed.success ? parsed.data : null;
+    if (!msg || msg.gateway_id !== gatewayId) {
+      // A message that can never be applied is dropped, but acknowledged when its sequence number can be
+      // read: otherwise the sender would resend it forever and hold up everything behind it.
+      const seq = SeqOnly.safeParse(payload);
+      refused(msg?.type ?? "up", msg ? "other_gateway" : "invalid");
+      log.error(
+        {
+          gateway_id: gatewayId,
+          named: msg?.gateway_id,
+          seq: seq.success ? seq.data.seq : null,
+          issues: parsed.success ? undefined : parsed.error.issues.slice(0, 5),
+        },
+        msg ? "message names another gateway: dropped" : "invalid up message dropped",
+      );
+      if (seq.success) await publisher.ack(gatewayId, [seq.data.seq], seq.data.outbox_id ?? "");
+      return;
+    }
+    // A duplicate is acknowledged again: its first ack was evidently lost. The ack names the outbox ("" :
+    // none), so a gateway whose store was made again does not take it for its own seq.
+    await applyUpMessage(db, gatewayId, msg, {
+      now: clock.now(),
+      timeouts,
+      log,
+      settled: deps.settled,
+      refused,
+    });
+    await publisher.ack(gatewayId, [msg.seq], msg.outbox_id ?? "");
+  }
+
+  async function onStatus(st: Status) {
+    await applyStatus(db, st, clock.now());
+    if (!st.online) return;
+    // The gateway announces itself only once subscribed: its map (a broker restarted without persistence
+    // has lost the retained copy) and whatever waits for it can be delivered now, in that order.
+    await deps.publishDeviceMaps([st.gateway_id]);
+    await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
+  }
+
+  /** A message's content when it parsed and names the gateway of its topic; otherwise counted: null. */
+  function usable<T extends { gateway_id: string }>(
+    parsed: { success: true; data: T } | { success: false },
+    t: { gatewayId: string; channel: GatewayMessageKind },
+  ): T | null {
+    const reason = !parsed.success
+      ? "invalid"
+      : parsed.data.gateway_id !== t.gatewayId
+        ? "other_gateway"
+        : null;
+    if (parsed.success && reason === null) return parsed.data;
+    refused(t.channel, reason ?? "invalid");
+    log.warn({ gateway_id: t.gatewayId, channel: t.channel, reason }, "gateway message dropped");
+    return null;
+  }
+
+  /** Applies one message of a gateway; its gateway's next message waits for what this returns. */
+  function apply(topic: string, raw: Buffer): Promise<void> | void {
+    const parsedTopic = parseTopic(deps.prefix, topic);
+    if (!parsedTopic) return;
+    const t = { gatewayId: parsedTopic.gatewayId, channel: parsedTopic.channel as GatewayMessageKind };
+    let payload: unknown;
+    try {
+      payload = JSON.parse(raw.toString("utf8"));
+    } catch {
+      refused(t.channel, "invalid");
+      return log.warn({ topic }, "non-JSON message dropped");
+    }
+    switch (t.channel) {
+      case "up":
+        return onUp(t.gatewayId, payload);
+      case "hb": {
+        const hb = usable(Heartbeat.safeParse(payload), t);
+        return hb ? deps.heartbeats.apply(hb, clock.now()) : undefined;
+      }
+      case "status": {
+        const st = usable(Status.safeParse(payload), t);
+        return st ? onStatus(st) : undefined;
+      }
+      case "keys_report": {
+        const report = usable(KeysUp.safeParse(payload), t);
+        if (!report) return;
+        // Version reports are coalesced by the key sync (only a gateway's latest matters), so the
+        // gateway's other messages do not wait for one to be answered.
+        if (report.kind === "version") return void deps.keySync.onReport(t.gatewayId, report);
+        return deps.keySync.onReport(t.gatewayId, report);
+      }
+      default:
+        return;
+    }
+  }
+
+  return { apply };
+}
