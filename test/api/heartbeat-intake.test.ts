@@ -5,13 +5,14 @@ import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { gatewayOutboxRepository } from "../../cloud/gateway-link/gateway-outbox-repository.ts";
 import { gatewayRepository } from "../../cloud/gateway-link/gateway-repository.ts";
 import { createHeartbeatIntake } from "../../cloud/gateway-link/heartbeat-intake.ts";
+import { locationRepository } from "../../cloud/locations/location-repository.ts";
 import type { DeviceRecord } from "../../cloud/store/device-record.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { fixtureDevices } from "../support/fixture-devices.ts";
 import { openTestDbAt } from "../support/test-db.ts";
 
 type Seen = { last_seen_at: string | null; offline_at: string | null };
-type Device = Pick<DeviceRecord, "id" | "gateway_id" | "type">;
+type Device = Pick<DeviceRecord, "id" | "gateway_id" | "type" | "operator_id" | "location_id">;
 
 /** One round: heartbeats of several gateways arriving together, then status reports. */
 type Round = {
@@ -74,16 +75,12 @@ describe("heartbeat intake (group commit)", () => {
     const gw = gateways[0] as string;
     // The location row is what commands on its devices write (their triggers raise its data version):
     // a batch of heartbeats holding it would hold them up. The views check the count instead.
+    const device = busOf(gw)[0];
+    if (!device) throw new Error("the gateway drives no device");
     const read = async () => {
-      const row = await h.db
-        .selectFrom("devices")
-        .innerJoin("locations", "locations.id", "devices.location_id")
-        .leftJoin("location_heartbeats as hb", "hb.location_id", "locations.id")
-        .select(sql<string>`cast(locations.data_version as text)`.as("v"))
-        .select(sql<string>`cast(coalesce(hb.beats, 0) as text)`.as("beats"))
-        .where("devices.gateway_id", "=", gw)
-        .executeTakeFirstOrThrow();
-      return { version: BigInt(row.v), beats: BigInt(row.beats) };
+      const [row] = await locationRepository(h.db).versioned(device.operator_id, [device.location_id]);
+      if (!row) throw new Error("the device's location is gone");
+      return { version: BigInt(row.data_version), beats: BigInt(row.heartbeats) };
     };
     const beat = () =>
       h.heartbeat({
