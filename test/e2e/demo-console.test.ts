@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { REPO_ROOT, type RunningDemo, startDemo } from "../../demo/demo.ts";
 import {
   attachDemoConsole,
@@ -89,12 +90,9 @@ describe("the demo's hardware console", () => {
       "HB-H door-north: tamper switch (board 3 channel 1) tripped",
     );
     await eventually(async () => {
-      const rows = await demo.cloud.db
-        .selectFrom("hardware_events")
-        .select(["event", "source", "device_id"])
-        .where("gateway_id", "=", "gw-hb-house")
-        .where("event", "=", "tamper")
-        .execute();
+      const rows = (await hardwareReportRepository(demo.cloud.db).eventsOf("gw-hb-house")).filter(
+        (r) => r.event === "tamper",
+      );
       expect(rows.map((r) => r.source)).toEqual(["bus0/3/1"]);
       expect(rows[0]?.device_id).toBe((await seen("gw-hb-house", "door-north")).device_id);
     });

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
 import { accessEventRepository } from "../../cloud/key-sync/access-event-repository.ts";
 import { keySyncRepository } from "../../cloud/key-sync/key-sync-repository.ts";
 import type { ManifestInput } from "../../cloud/manifest/manifest-schema.ts";
@@ -235,7 +236,7 @@ describe("offline-first site access (aedes, in-memory serial)", () => {
     board.setTamper(1, true);
     // The tamper alarm: its window is about a minute.
     await eventually(async () => {
-      const rows = await s.db.selectFrom("hardware_events").select("event").execute();
+      const rows = await hardwareReportRepository(s.db).eventsOf("gw-a1");
       expect(rows.map((r) => r.event)).toEqual(expect.arrayContaining(["tamper", "door_held_open"]));
     }, 20_000);
     s.clock.jump(61_000);
