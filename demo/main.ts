@@ -3,6 +3,8 @@
  * authenticate and how to look at each gateway with parkctl. Exit codes: 2 usage, 6 a bad variable, 1 any
  * other start-up failure (a port in use names PORT or MQTT_PORT).
  */
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../shared/node/supported-node.ts";
 import { Command } from "commander";
 import { CloudConfigError } from "../cloud/config.ts";
 import { loadManifest } from "../cloud/manifest/load-manifest.ts";

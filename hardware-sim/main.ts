@@ -5,6 +5,8 @@
  *
  *   npm run sim -- [--dir ./data/sim] [scenario.yaml|json]
  */
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../shared/node/supported-node.ts";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";

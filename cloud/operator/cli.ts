@@ -1,3 +1,5 @@
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../../shared/node/supported-node.ts";
 import path from "node:path";
 import { Command } from "commander";
 import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";

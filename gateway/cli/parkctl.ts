@@ -3,6 +3,8 @@
  * parkctl entry point: `npm run parkctl -- <command>` from a checkout (through tsx); built, `parkctl
  * <command>` (package.json bin: `node dist/gateway/cli/parkctl.js`).
  */
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../../shared/node/supported-node.ts";
 import { processIo } from "./io.ts";
 import { runParkctl } from "./run-parkctl.ts";
 

@@ -3,6 +3,8 @@
  * (`--help` for the usage). Prints the figures and exits 1 on any violation, after shrinking the first one
  * to a small counterexample (fast-check's report, replayable with the seed and path it prints).
  */
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../../shared/node/supported-node.ts";
 import fc from "fast-check";
 import { FUZZ_USAGE, parseFuzzArgs } from "./fuzz-args.ts";
 

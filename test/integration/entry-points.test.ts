@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OLD_NODE, oldNodeLine } from "../support/old-node.ts";
 
 /**
  * Every program answers --version and --help, and a start-up failure names the variable, key or file at
@@ -15,12 +16,20 @@ const VERSION = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"
 
 type Result = { code: number; stdout: string; stderr: string };
 
-/** Runs a program through tsx from the repository, as `npm run …` does, with only the given environment. */
-function run(entry: string, args: string[], env: Record<string, string> = {}): Promise<Result> {
+/**
+ * Runs a program through tsx from the repository, as `npm run …` does, with only the given environment
+ * (and after any preloads).
+ */
+function run(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  preloads: string[] = [],
+): Promise<Result> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", path.join(root, entry), ...args],
+      ["--import", "tsx", ...preloads.flatMap((p) => ["--import", p]), path.join(root, entry), ...args],
       { cwd: root, env: { PATH: process.env.PATH ?? "", LOG_FORMAT: "json", ...env }, timeout: 60_000 },
       (err, stdout, stderr) =>
         done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -59,6 +68,53 @@ describe("--version and --help", () => {
     const bad = await run("hardware-sim/main.ts", ["--frobnicate"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("unknown option '--frobnicate'");
+  });
+});
+
+describe("on an unsupported Node every program says in one line what to run instead", () => {
+  const programs = [
+    ["parkctl", "gateway/cli/parkctl.ts"],
+    ["dev:cloud", "cloud/main.ts"],
+    ["dev:gateway", "gateway/main.ts"],
+    ["start", "demo/main.ts"],
+    ["sim", "hardware-sim/main.ts"],
+    ["manifest", "cloud/manifest/cli.ts"],
+    ["operator", "cloud/operator/cli.ts"],
+    ["fuzz", "test/fuzz/cli.ts"],
+  ];
+
+  it.each(programs)("npm run %s", async (script, entry) => {
+    const r = await run(entry, ["--config", "a b.yaml"], { npm_lifecycle_event: script }, [OLD_NODE]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    const npm = script === "start" ? "npm start" : `npm run ${script}`;
+    expect(r.stderr).toBe(oldNodeLine(`${npm} -- --config 'a b.yaml'`));
+  });
+
+  it("run by tsx itself, it names that command", async () => {
+    const r = await run("cloud/operator/cli.ts", ["riders", "list"], {}, [OLD_NODE]);
+    expect(r.stderr).toBe(oldNodeLine("npx tsx cloud/operator/cli.ts riders list"));
+  });
+
+  it("every other npm script runs scripts/check-node.mjs first, which names the script", async () => {
+    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    const guarded = new Map(programs.map(([script, entry]) => [script, `tsx ${entry}`]));
+    for (const [name, script] of Object.entries(pkg.scripts)) {
+      const expected = guarded.get(name) ?? "node scripts/check-node.mjs && ";
+      expect(script.startsWith(expected), `${name}: ${script}`).toBe(true);
+    }
+    const check = await new Promise<Result>((done) =>
+      execFile(
+        process.execPath,
+        ["--import", OLD_NODE, path.join(root, "scripts/check-node.mjs")],
+        { env: { PATH: process.env.PATH ?? "", npm_lifecycle_event: "typecheck" } },
+        (err, stdout, stderr) => done({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(check.code).toBe(1);
+    expect(check.stderr).toBe(oldNodeLine("npm run typecheck"));
   });
 });
 
