@@ -12,7 +12,7 @@ import type { RunningGateway } from "../gateway/gateway.ts";
 import type { SimSite } from "../hardware-sim/site.ts";
 import { didYouMean } from "../shared/cli/did-you-mean.ts";
 import { maskCardId, normaliseCardId } from "../shared/domain/card-id.ts";
-import { DEMO_BUS, demoReaderName, isDoorType } from "./demo-gateways.ts";
+import { DEMO_BUS, demoReaderName, isDoorType } from "./demo-wiring.ts";
 
 /** What the console needs of the running demo (demo/demo.ts RunningDemo has it). */
 export type ConsoleDemo = {

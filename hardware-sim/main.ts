@@ -14,6 +14,7 @@ import { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { EXIT } from "../shared/cli/exit-codes.ts";
+import { exitQuietlyOnBrokenPipe } from "../shared/node/broken-pipe.ts";
 import { parseCommandLine } from "../shared/node/command-line.ts";
 import { packageVersion } from "../shared/node/version.ts";
 import { brownout } from "./faults.ts";
@@ -220,6 +221,7 @@ async function main(): Promise<void> {
   });
 }
 
+exitQuietlyOnBrokenPipe();
 main().catch((err: unknown) => {
   console.error(`hardware-sim: ${(err as Error).message}`);
   process.exit(err instanceof ScenarioError ? EXIT.checkFailed : EXIT.unexpected);

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -37,6 +37,23 @@ function run(
   });
 }
 
+/** Runs a program whose stdout is a pipe the reader has closed before it writes, as `| head` does once done. */
+function runIntoClosedPipe(entry: string, args: readonly string[]): Promise<Result> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(root, entry), ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("exit", (code) => done({ code: code ?? 1, stdout: "", stderr }));
+  });
+}
+
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), "entry-points-"));
@@ -50,6 +67,8 @@ describe("--version and --help", () => {
     ["the gateway daemon (npm run dev:gateway)", "gateway/main.ts", "Usage: parking-gateway"],
     ["the demo (npm start)", "demo/main.ts", "DEMO_SKIP_GATEWAYS"],
     ["the simulator (npm run sim)", "hardware-sim/main.ts", "Usage: sim [options] [scenario]"],
+    ["the manifest CLI (npm run manifest)", "cloud/manifest/cli.ts", "Usage: manifest"],
+    ["the operator CLI (npm run operator)", "cloud/operator/cli.ts", "Usage: operator"],
   ])("%s", async (_name, entry, usage) => {
     const version = await run(entry, ["--version"]);
     expect(version.code, version.stderr).toBe(0);
@@ -59,6 +78,24 @@ describe("--version and --help", () => {
     expect(help.stdout).toContain(usage);
     expect(help.stdout).toContain("--version");
     expect(help.stdout).toMatch(/Examples?:/);
+    expect(help.stdout).toMatch(/Exit codes/);
+  });
+
+  it("a tool whose reader went away (| head) stops quietly with 141, no stack trace", async () => {
+    const bad = path.join(dir, "many-problems.yaml");
+    writeFileSync(
+      bad,
+      `operators:\n${Array.from({ length: 500 }, (_, i) => `  - { nope_${i}: 1 }`).join("\n")}\n`,
+    );
+    for (const [entry, ...args] of [
+      ["cloud/manifest/cli.ts", "schema"],
+      ["cloud/manifest/cli.ts", "validate", bad],
+      ["gateway/cli/parkctl.ts", "--help"],
+    ] as const) {
+      const r = await runIntoClosedPipe(entry, args);
+      expect(r.stderr, entry).toBe("");
+      expect(r.code, entry).toBe(141);
+    }
   });
 
   it("the simulator's help lists its console commands, and a bad option is a usage error (exit 2)", async () => {
