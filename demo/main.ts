@@ -13,6 +13,7 @@ import { EXIT } from "../shared/cli/exit-codes.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
 import { createLogger, LogFormatError } from "../shared/node/log.ts";
 import { packageVersion } from "../shared/node/version.ts";
+import { attachDemoConsole, DEMO_PROMPT, inBackgroundOfTerminal } from "./console-input.ts";
 import {
   DEMO_DEFAULTS,
   DEMO_MANIFEST,
@@ -21,7 +22,7 @@ import {
   demoSettings,
   startDemo,
 } from "./demo.ts";
-import { attachDemoConsole, createDemoConsole, inBackgroundOfTerminal } from "./demo-console.ts";
+import { createDemoConsole } from "./demo-console.ts";
 
 const program = new Command("demo")
   .description(
@@ -75,8 +76,10 @@ async function main() {
   // where reading it would stop the demo. The end of stdin ends the console, never the demo.
   if (!(process.stdin.isTTY && inBackgroundOfTerminal())) {
     const hardware = createDemoConsole(demo);
-    attachDemoConsole(hardware, process.stdin, process.stdout);
     process.stdout.write(`Type "help" for hardware commands (e.g. ${hardware.example}).\n`);
+    attachDemoConsole(hardware, process.stdin, process.stdout, {
+      prompt: process.stdin.isTTY ? DEMO_PROMPT : undefined,
+    });
   }
   const stop = async () => {
     await demo.stop();
