@@ -2,7 +2,9 @@
  * The demo's hardware console (`npm start` reads it on standard input): a person plays the simulated
  * hardware of a location — a card on a door's reader, a door pushed open, a tamper switch — addressed by
  * location code and device alias as the manifest names them. `runLine` takes one line and returns what to
- * print, so tests drive it without a terminal; `attachDemoConsole` feeds it lines from a stream.
+ * print, so tests drive it without a terminal; `attachDemoConsole` (console-input.ts) feeds it lines from a
+ * stream. The commands and their help are in console-help.ts, the locations in console-locations.ts, the
+ * status table in console-status.ts.
  */
 import { didYouMean } from "../shared/cli/did-you-mean.ts";
 import { maskCardId, normaliseCardId } from "../shared/domain/card-id.ts";

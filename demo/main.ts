@@ -54,7 +54,7 @@ Examples:
   $ npm start
   $ printf 'status\n' | npm start                  # commands may come from a pipe too
   $ PORT=9090 MQTT_PORT=1885 npm start
-  $ DEMO_SKIP_GATEWAYS=gw-cs-lockers npm start     # then drive gw-cs-lockers with npm run sim + dev:gateway
+  $ DEMO_SKIP_GATEWAYS=gw-cs-lockers npm start     # prints the npm run sim and dev:gateway commands for it
 
 ${SERVICE_EXIT_CODES_HELP}`,
   );
