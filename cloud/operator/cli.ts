@@ -71,4 +71,23 @@ registerRiderCommands(program, withStore);
 registerSessionCommands(program, withStore);
 registerWebhookCommands(program, withStore);
 
+/** An example for each command's --help (the features register the commands; their examples live here). */
+const EXAMPLES: Record<string, string> = {
+  "revoke-rider-tokens":
+    "revoke-rider-tokens --operator 0b6f1a52-8c4e-4d1f-9a57-5f2d8e0c7a11 --user-id rider-ann",
+  "end-session": "end-session <session_id> --without-fee",
+  "mark-payment": "mark-payment <payment_id> PAID",
+  webhooks: "webhooks",
+  "webhook-log": "webhook-log --limit 5",
+  "webhook-replay": "webhook-replay <message_id>",
+};
+for (const command of program.commands) {
+  const example = EXAMPLES[command.name()];
+  if (example)
+    command.addHelpText(
+      "after",
+      `\nExample:\n  $ DATA_DIR=./data/demo npm run operator -- ${example}\n\nExit codes: as \`operator --help\` lists them.`,
+    );
+}
+
 runSubcommands(program);

@@ -81,6 +81,23 @@ describe("--version and --help", () => {
     expect(help.stdout).toMatch(/Exit codes/);
   });
 
+  it("every operator command's help has an example", async () => {
+    for (const command of [
+      "revoke-rider-tokens",
+      "end-session",
+      "mark-payment",
+      "webhooks",
+      "webhook-log",
+      "webhook-replay",
+    ]) {
+      const help = await run("cloud/operator/cli.ts", [command, "--help"]);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toContain(
+        `Example:\n  $ DATA_DIR=./data/demo npm run operator -- ${command}`,
+      );
+    }
+  });
+
   it("a tool whose reader went away (| head) stops quietly with 141, no stack trace", async () => {
     const bad = path.join(dir, "many-problems.yaml");
     writeFileSync(
