@@ -259,4 +259,6 @@ function storeProblem(
 }
 
 // Commander's own errors (unknown command or option, missing argument) are usage errors, exit 2.
+for (const command of program.commands)
+  command.addHelpText("after", "\nExit codes: as `manifest --help` lists them (6: the manifest is invalid).");
 runSubcommands(program);
