@@ -269,7 +269,12 @@ export async function startGatewayLink(
       if (chains.get(gatewayId) === next) chains.delete(gatewayId);
     });
   });
-  client.on("error", (err) => log.warn({ err }, "broker link error"));
+  // Once close() has begun, what the ending client refuses ("write after end") is the stop itself.
+  let closing = false;
+  client.on("error", (err) => {
+    if (closing) log.debug({ err: err.message }, "broker link error while closing");
+    else log.warn({ err }, "broker link error");
+  });
 
   async function publishDeviceMaps(gatewayIds?: string[]) {
     for (const id of gatewayIds ?? (await allGatewayIds(db))) {
@@ -339,6 +344,7 @@ export async function startGatewayLink(
     publishDeviceMaps,
     client,
     async close() {
+      closing = true;
       watcher.stop();
       reconnects.stop();
       // Messages being applied finish (their effects commit or not); a publish that waits for an absent

@@ -316,5 +316,9 @@ describe("npm start with commands on a pipe", () => {
     expect(proc.exitCode).toBeNull();
     proc.kill("SIGTERM");
     expect(await exited).toBe(0);
+    // A normal stop warns of nothing and prints no stack trace (LOG_LEVEL=warn shows any warning).
+    const all = `${out}${err}`;
+    const problem = /"level":(40|50|60)|"stack"|\n\s+at /.exec(all);
+    expect(problem && all.slice(Math.max(0, problem.index - 300), problem.index + 300)).toBeNull();
   });
 });
