@@ -1,3 +1,5 @@
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../shared/node/supported-node.ts";
 import { Command } from "commander";
 import { EXIT } from "../shared/cli/exit-codes.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";

@@ -4,20 +4,9 @@ import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { parseGatewayConfig } from "../gateway/config.ts";
 import { type RunningGateway, startGateway } from "../gateway/gateway.ts";
 import { createSimSite, SIM_SCHEME, type SimSite } from "../hardware-sim/site.ts";
+import { demoGatewayHardware, demoSimSpec, demoWiring } from "./demo-wiring.ts";
 
 export type DemoGateways = { gateways: RunningGateway[]; sims: SimSite[]; stop(): Promise<void> };
-
-/** The one lock bus of every demo gateway's simulated site. */
-export const DEMO_BUS = "bus0";
-/** A power-saving demo device falls asleep after this long without activity (and wakes in 800 ms). */
-const DEMO_IDLE_MS = 120_000;
-
-export const isDoorType = (type: string): boolean => type === "BIKE_HOUSE_DOOR" || type === "DOOR";
-
-/** The simulated reader at a door: named after the door's alias (made path-safe, as sim names must be). */
-export function demoReaderName(alias: string): string {
-  return alias.replace(/[^A-Za-z0-9_.-]/g, "_");
-}
 
 /** Every gateway id of the manifest, in its order. */
 export function manifestGatewayIds(m: SiteManifest): string[] {
@@ -59,39 +48,8 @@ export async function startDemoGateways(o: {
       for (const loc of op.locations) {
         for (const gw of loc.gateways) {
           if (o.skip?.includes(gw.id)) continue;
-          const boards = new Map<
-            number,
-            { channels: number; doors: number[]; light: number[]; deep: number[] }
-          >();
-          for (const d of gw.devices) {
-            if (!d.bus) continue;
-            const b = boards.get(d.bus.board) ?? { channels: 1, doors: [], light: [], deep: [] };
-            b.channels = Math.max(b.channels, d.bus.channel);
-            if (isDoorType(d.type)) b.doors.push(d.bus.channel);
-            // Power save as the manifest declares it: REMOTE_WAKEUP dozes lightly, LOCAL_WAKEUP deeply.
-            if (d.power_save_strategy === "REMOTE_WAKEUP") b.light.push(d.bus.channel);
-            if (d.power_save_strategy === "LOCAL_WAKEUP") b.deep.push(d.bus.channel);
-            boards.set(d.bus.board, b);
-          }
-          const doorAliases = gw.devices.filter((d) => isDoorType(d.type)).map((d) => d.alias);
-          const sim = createSimSite({
-            moveMs: 300,
-            readers: Object.fromEntries(doorAliases.map((alias) => [demoReaderName(alias), {}])),
-            buses: boards.size
-              ? {
-                  [DEMO_BUS]: {
-                    // Free lockers and docks at power-up (their latch open), door locks engaged.
-                    boards: [...boards].map(([address, b]) => ({
-                      address,
-                      channels: b.channels,
-                      doors: b.doors,
-                      latch: "unlocked" as const,
-                      powerSave: { light: b.light, deep: b.deep, idleMs: DEMO_IDLE_MS, wakeMs: 800 },
-                    })),
-                  },
-                }
-              : {},
-          });
+          const wiring = demoWiring(gw);
+          const sim = createSimSite(demoSimSpec(wiring));
           await sim.ready;
           sims.push(sim);
           const config = parseGatewayConfig({
@@ -99,14 +57,7 @@ export async function startDemoGateways(o: {
             secret: o.secret,
             broker: { url: o.brokerUrl, prefix: o.prefix },
             state_dir: path.join(o.dataDir, "gateways", gw.id),
-            buses: boards.size
-              ? [{ name: DEMO_BUS, path: `${SIM_SCHEME}${DEMO_BUS}`, boards: [...boards.keys()] }]
-              : [],
-            readers: doorAliases.map((alias) => ({
-              id: alias,
-              path: `${SIM_SCHEME}${demoReaderName(alias)}`,
-              device_alias: alias,
-            })),
+            ...demoGatewayHardware(wiring, (name) => `${SIM_SCHEME}${name}`),
             log_level: "warn",
           });
           gateways.push(

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import { type CloudConfig, loadCloudConfig } from "../cloud/config.ts";
@@ -25,6 +25,7 @@ import {
   demoWebhookSettings,
   webhookBannerLines,
 } from "./demo-webhooks.ts";
+import { type SkippedGateway, skippedGatewayBannerLines, writeSkippedGateway } from "./standalone-gateway.ts";
 
 /** The repository (as source or built): the demo manifest and `npm start`'s data directory are under it. */
 export const REPO_ROOT = PACKAGE_ROOT;
@@ -106,8 +107,8 @@ export type RunningDemo = {
   gateways: DemoGateways;
   settings: DemoSettings;
   manifest: SiteManifest;
-  /** For each gateway left out: where the demo wrote its broker secret for a gateway of your own. */
-  skipped: { id: string; secretFile: string; stateDir: string }[];
+  /** For each gateway left out: the files the demo wrote for a gateway daemon of your own. */
+  skipped: SkippedGateway[];
   /** Where the demo operator's riders are verified. */
   verification: DemoVerification;
   /** Where the demo operator's webhooks go (DEMO_WEBHOOK_URL), or null. */
@@ -119,7 +120,8 @@ export type RunningDemo = {
  * `npm start`: the cloud on SQLite in DATA_DIR (./data/demo) with the embedded broker, the demo site
  * manifest, and a gateway daemon per manifest gateway on the simulator, all in this process. A gateway
  * named in DEMO_SKIP_GATEWAYS is left out, so a standalone gateway (npm run dev:gateway) can take its
- * place; its broker secret is written to `<DATA_DIR>/gateways/<id>/secret` for that gateway's config.
+ * place; its broker secret, a gateway config and a simulator scenario for it are written to
+ * `<DATA_DIR>/gateways/<id>/` (demo/standalone-gateway.ts).
  */
 export async function startDemo(o: {
   env?: Env;
@@ -167,13 +169,16 @@ export async function startDemo(o: {
     await verification.server?.stop();
     throw err;
   }
-  const skipped = settings.skip.map((id) => {
-    const stateDir = path.join(cfg.DATA_DIR, "gateways", id);
-    const secretFile = path.join(stateDir, "secret");
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    writeFileSync(secretFile, `${settings.gatewaySecret}\n`, { mode: 0o600 });
-    return { id, secretFile, stateDir };
-  });
+  const skipped = settings.skip.map((id) =>
+    writeSkippedGateway({
+      manifest,
+      id,
+      dataDir: cfg.DATA_DIR,
+      brokerUrl: cloud.mqttUrl,
+      prefix: cfg.MQTT_PREFIX,
+      secret: settings.gatewaySecret,
+    }),
+  );
   return {
     cloud,
     gateways,
@@ -267,12 +272,7 @@ export function demoBanner(demo: RunningDemo): string {
     const id = g.config.gateway_id;
     lines.push(`    ${id.padEnd(width)}  ${parkctl} ${id} devices`);
   }
-  for (const s of demo.skipped)
-    lines.push(
-      `  Left out for a gateway daemon of your own: ${s.id} (DEMO_SKIP_GATEWAYS)`,
-      `    broker ${cloud.mqttUrl}, prefix ${settings.cfg.MQTT_PREFIX}, state_dir ${s.stateDir}, secret_file ${s.secretFile}`,
-      `    see README "Drive the standalone simulator with a gateway"; then: ${parkctl} ${s.id} devices`,
-    );
+  for (const s of demo.skipped) lines.push(...skippedGatewayBannerLines(s, parkctl));
   lines.push("");
   return lines.join("\n");
 }

@@ -3,6 +3,8 @@
  * authenticate and how to look at each gateway with parkctl. Exit codes: 2 usage, 6 a bad variable, 1 any
  * other start-up failure (a port in use names PORT or MQTT_PORT).
  */
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../shared/node/supported-node.ts";
 import { Command } from "commander";
 import { CloudConfigError } from "../cloud/config.ts";
 import { loadManifest } from "../cloud/manifest/load-manifest.ts";
@@ -11,6 +13,7 @@ import { EXIT } from "../shared/cli/exit-codes.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
 import { createLogger, LogFormatError } from "../shared/node/log.ts";
 import { packageVersion } from "../shared/node/version.ts";
+import { attachDemoConsole, DEMO_PROMPT, inBackgroundOfTerminal } from "./console-input.ts";
 import {
   DEMO_DEFAULTS,
   DEMO_MANIFEST,
@@ -19,7 +22,7 @@ import {
   demoSettings,
   startDemo,
 } from "./demo.ts";
-import { attachDemoConsole, createDemoConsole, inBackgroundOfTerminal } from "./demo-console.ts";
+import { createDemoConsole } from "./demo-console.ts";
 
 const program = new Command("demo")
   .description(
@@ -51,7 +54,7 @@ Examples:
   $ npm start
   $ printf 'status\n' | npm start                  # commands may come from a pipe too
   $ PORT=9090 MQTT_PORT=1885 npm start
-  $ DEMO_SKIP_GATEWAYS=gw-cs-lockers npm start     # then drive gw-cs-lockers with npm run sim + dev:gateway
+  $ DEMO_SKIP_GATEWAYS=gw-cs-lockers npm start     # prints the npm run sim and dev:gateway commands for it
 
 ${SERVICE_EXIT_CODES_HELP}`,
   );
@@ -73,8 +76,10 @@ async function main() {
   // where reading it would stop the demo. The end of stdin ends the console, never the demo.
   if (!(process.stdin.isTTY && inBackgroundOfTerminal())) {
     const hardware = createDemoConsole(demo);
-    attachDemoConsole(hardware, process.stdin, process.stdout);
     process.stdout.write(`Type "help" for hardware commands (e.g. ${hardware.example}).\n`);
+    attachDemoConsole(hardware, process.stdin, process.stdout, {
+      prompt: process.stdin.isTTY ? DEMO_PROMPT : undefined,
+    });
   }
   const stop = async () => {
     await demo.stop();

@@ -1,5 +1,9 @@
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../shared/node/supported-node.ts";
 import { existsSync } from "node:fs";
-import { flushCompileCache } from "node:module";
+// A namespace, not a named import: Node 20 has no flushCompileCache, and a missing named export fails the
+// whole bundle as it links, before supported-node.ts can say what to run.
+import * as nodeModule from "node:module";
 import { Command } from "commander";
 import { EXIT } from "../shared/cli/exit-codes.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
@@ -84,7 +88,7 @@ async function main(): Promise<void> {
   await sd.ready(`gateway ${config.gateway_id} running`);
   // The compile cache (NODE_COMPILE_CACHE, set by the unit) is written now rather than at exit, which a
   // daemon killed by its watchdog never reaches.
-  flushCompileCache();
+  nodeModule.flushCompileCache();
 
   const stop = async (signal: string) => {
     gateway.log.info({ signal }, "stopping");

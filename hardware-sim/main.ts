@@ -5,6 +5,8 @@
  *
  *   npm run sim -- [--dir ./data/sim] [scenario.yaml|json]
  */
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../shared/node/supported-node.ts";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -12,6 +14,7 @@ import { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { EXIT } from "../shared/cli/exit-codes.ts";
+import { exitQuietlyOnBrokenPipe } from "../shared/node/broken-pipe.ts";
 import { parseCommandLine } from "../shared/node/command-line.ts";
 import { packageVersion } from "../shared/node/version.ts";
 import { brownout } from "./faults.ts";
@@ -218,6 +221,7 @@ async function main(): Promise<void> {
   });
 }
 
+exitQuietlyOnBrokenPipe();
 main().catch((err: unknown) => {
   console.error(`hardware-sim: ${(err as Error).message}`);
   process.exit(err instanceof ScenarioError ? EXIT.checkFailed : EXIT.unexpected);

@@ -16,6 +16,32 @@ import { build } from "esbuild";
 
 const { values } = parseArgs({ options: { outdir: { type: "string", default: "dist" } } });
 
+const external = ["better-sqlite3", "@serialport/bindings-cpp", "onoff", "pino-pretty"];
+
+/**
+ * Packages left outside the bundle are loaded by require() where the bundle first uses them, not by import
+ * statements: an ES module's imports all load before its first line runs, so onoff's native addon (built
+ * for another Node) would fail before shared/node/supported-node.ts, first in the bundle, could name the
+ * Node to run.
+ */
+const requireExternals = {
+  name: "require-externals",
+  /** @param {import("esbuild").PluginBuild} b */
+  setup(b) {
+    const filter = new RegExp(`^(${external.map((e) => e.replace(/[/.]/g, "\\$&")).join("|")})(/.*)?$`);
+    // The shim's own require() stays a require() of the package (external); every other import gets the shim.
+    b.onResolve({ filter }, (args) =>
+      args.namespace === "require-external"
+        ? { path: args.path, external: true }
+        : { path: args.path, namespace: "require-external" },
+    );
+    b.onLoad({ filter: /.*/, namespace: "require-external" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: "js",
+    }));
+  },
+};
+
 /** @type {import("esbuild").BuildOptions} */
 const common = {
   absWorkingDir: path.resolve(import.meta.dirname, ".."),
@@ -30,7 +56,7 @@ const common = {
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: "linked",
-  external: ["better-sqlite3", "@serialport/bindings-cpp", "onoff", "pino-pretty"],
+  plugins: [requireExternals],
   // The CommonJS packages bundled call require() for Node's own modules; an ES module has none of its own.
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',

@@ -45,7 +45,12 @@ export function openBrokerSession(cfg: BrokerSessionConfig, deps: { clock: Clock
   });
   const filterFor = (c: (typeof UP_CHANNELS)[number]) =>
     cfg.shareGroup ? sharedFilter(cfg.shareGroup, wildcardFor(cfg.prefix, c)) : wildcardFor(cfg.prefix, c);
-  client.on("error", (err) => log.warn({ err }, "broker link error"));
+  // Once the session is ending, what the ending client refuses ("write after end") is the stop itself.
+  let ending = false;
+  client.on("error", (err) => {
+    if (ending) log.debug({ err: err.message }, "broker link error while closing");
+    else log.warn({ err }, "broker link error");
+  });
 
   return {
     client,
@@ -71,6 +76,7 @@ export function openBrokerSession(cfg: BrokerSessionConfig, deps: { clock: Clock
 
     /** A session that never started must not go on reconnecting behind its caller's back. */
     async abandon(): Promise<void> {
+      ending = true;
       reconnects.stop();
       await client.endAsync(true);
     },
@@ -80,6 +86,7 @@ export function openBrokerSession(cfg: BrokerSessionConfig, deps: { clock: Clock
      * hold the close for ever: after a grace period the client ends by force.
      */
     async close(inFlight: () => Promise<unknown>[]): Promise<void> {
+      ending = true;
       reconnects.stop();
       const drained = Promise.allSettled(inFlight()).then(() => true);
       let timer: TimerHandle | null = null;

@@ -1,7 +1,10 @@
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../../shared/node/supported-node.ts";
 import { existsSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command } from "commander";
 import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
+import { BROKEN_PIPE_EXIT, exitQuietlyOnBrokenPipe } from "../../shared/node/broken-pipe.ts";
 import { runSubcommands } from "../../shared/node/command-line.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import { packageVersion } from "../../shared/node/version.ts";
@@ -23,7 +26,10 @@ const EXIT_CODES_HELP = `Exit codes (parkctl's table):
   1  unexpected error
   2  usage error
   3  database unreachable (DATABASE_URL, or DATA_DIR not writable)
-  6  the manifest is invalid: every problem is listed, with its file line`;
+  6  the manifest is invalid: every problem is listed, with its file line
+  ${BROKEN_PIPE_EXIT}  the reader of its output went away (| head)`;
+
+exitQuietlyOnBrokenPipe();
 
 const program = new Command("manifest")
   .description(
@@ -253,4 +259,6 @@ function storeProblem(
 }
 
 // Commander's own errors (unknown command or option, missing argument) are usage errors, exit 2.
+for (const command of program.commands)
+  command.addHelpText("after", "\nExit codes: as `manifest --help` lists them (6: the manifest is invalid).");
 runSubcommands(program);

@@ -1,13 +1,14 @@
 /**
  * The one logger setup of the cloud, the gateway daemon and the demo: pino, written as aligned
- * human-readable lines when stdout is a terminal (pino-pretty) and as JSON lines otherwise (journald, a
- * file, a log shipper). LOG_FORMAT=json|pretty overrides the guess. Card ids are masked wherever they
+ * human-readable lines when stdout is a terminal (pino-pretty; short ones unless LOG_LEVEL is debug or
+ * trace) and as JSON lines otherwise (journald, a file, a log shipper). LOG_FORMAT=json|pretty overrides the guess. Card ids are masked wherever they
  * appear under a `card` key.
  */
 import { createRequire } from "node:module";
 import pino, { type DestinationStream, type Logger } from "pino";
 import type PinoPretty from "pino-pretty";
 import { maskCardId } from "../domain/card-id.ts";
+import { shortLines, wantsDetails } from "./short-log-lines.ts";
 
 /**
  * pino-pretty (and its dependencies) only when a logger is made for a terminal: a daemon logging JSON to
@@ -63,17 +64,16 @@ export function createLogger(o: LoggerOptions): Logger {
     },
   };
   if (format === "json") return pino(options, o.destination ?? pino.destination({ dest: 1, sync: true }));
-  return pino(
-    options,
-    loadPretty()({
-      destination: out as NodeJS.WritableStream,
-      sync: true,
-      colorize: colour(env, out),
-      singleLine: true,
-      translateTime: "SYS:HH:MM:ss.l",
-      // A gateway's lines lead with its id instead of repeating it among the fields.
-      ignore: "pid,hostname,gateway_id",
-      messageFormat: "{if gateway_id}{gateway_id}: {end}{msg}",
-    }),
-  );
+  const pretty = loadPretty()({
+    destination: out as NodeJS.WritableStream,
+    sync: true,
+    colorize: colour(env, out),
+    singleLine: true,
+    translateTime: "SYS:HH:MM:ss.l",
+    // A gateway's lines lead with its id instead of repeating it among the fields.
+    ignore: "pid,hostname,gateway_id",
+    messageFormat: "{if gateway_id}{gateway_id}: {end}{msg}",
+  });
+  // Short lines for a person; every field and stack trace at debug or trace (shared/node/short-log-lines.ts).
+  return pino(options, wantsDetails(String(o.level)) ? pretty : shortLines(pretty));
 }

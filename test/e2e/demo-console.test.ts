@@ -6,13 +6,9 @@ import { PassThrough } from "node:stream";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hardwareReportRepository } from "../../cloud/gateway-link/hardware-report-repository.ts";
+import { attachDemoConsole, DEMO_PROMPT, inBackgroundOfTerminal } from "../../demo/console-input.ts";
 import { REPO_ROOT, type RunningDemo, startDemo } from "../../demo/demo.ts";
-import {
-  attachDemoConsole,
-  createDemoConsole,
-  type DemoConsole,
-  inBackgroundOfTerminal,
-} from "../../demo/demo-console.ts";
+import { createDemoConsole, type DemoConsole } from "../../demo/demo-console.ts";
 import type { RunningGateway } from "../../gateway/gateway.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -222,6 +218,17 @@ describe("the demo's hardware console", () => {
     expect((await fetch(`${demo.cloud.baseUrl}/healthz`)).status).toBe(200);
   });
 
+  it("on a terminal, shows a prompt at the start and after every answer", async () => {
+    const input = new PassThrough();
+    let output = "";
+    attachDemoConsole(hw, input, { write: (t: string) => (output += t) }, { prompt: DEMO_PROMPT });
+    expect(output).toBe(DEMO_PROMPT);
+    input.end("\nHB-H nope\n");
+    // A blank line gets the prompt again; an answer is followed by it.
+    await eventually(() => expect(output).toMatch(/\n\S.*> $/));
+    expect(output).toMatch(/^demo> demo> error: unknown command "nope".*\ndemo> $/);
+  });
+
   it("lists every command in help, each with an example that works on the demo", async () => {
     const help = await hw.runLine("help");
     for (const usage of [
@@ -307,5 +314,9 @@ describe("npm start with commands on a pipe", () => {
     expect(proc.exitCode).toBeNull();
     proc.kill("SIGTERM");
     expect(await exited).toBe(0);
+    // A normal stop warns of nothing and prints no stack trace (LOG_LEVEL=warn shows any warning).
+    const all = `${out}${err}`;
+    const problem = /"level":(40|50|60)|"stack"|\n\s+at /.exec(all);
+    expect(problem && all.slice(Math.max(0, problem.index - 300), problem.index + 300)).toBeNull();
   });
 });

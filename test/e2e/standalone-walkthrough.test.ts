@@ -1,22 +1,23 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { parse as parseYaml } from "yaml";
 import { loadManifest } from "../../cloud/manifest/load-manifest.ts";
-import { DEMO_MANIFEST, demoLocker, type RunningDemo, startDemo } from "../../demo/demo.ts";
+import { DEMO_MANIFEST, demoBanner, demoLocker, type RunningDemo, startDemo } from "../../demo/demo.ts";
+import type { SkippedGateway } from "../../demo/standalone-gateway.ts";
 import { runParkctl } from "../../gateway/cli/run-parkctl.ts";
-import { type GatewayConfigInput, parseGatewayConfig } from "../../gateway/config.ts";
+import { parseGatewayConfig } from "../../gateway/config.ts";
 import { SimSiteSpec } from "../../hardware-sim/site.ts";
 import { eventually } from "../support/eventually.ts";
 
 /**
- * README, "Drive the standalone simulator with a gateway": the demo leaves gw-cs-lockers out
- * (DEMO_SKIP_GATEWAYS), `npm run sim` plays its lock boards on pseudo-terminals, a gateway daemon of its
- * own (`npm run dev:gateway`, config demo/standalone/gw-cs-lockers.gateway.yaml) drives them, parkctl
+ * docs/walkthroughs.md, "Drive the standalone simulator with a gateway": the demo leaves gw-cs-lockers out
+ * (DEMO_SKIP_GATEWAYS) and writes a gateway config and a simulator scenario for it, `npm run sim` plays its
+ * lock boards on pseudo-terminals, a gateway daemon of its own (`npm run dev:gateway`) drives them, parkctl
  * finds it by --gateway, and a lock through the API moves the simulated latch. The demo runs in this
  * process on free ports; the simulator and the daemon are child processes, as in the README.
  */
@@ -96,7 +97,17 @@ describe("the demo leaves a gateway to a daemon of your own (DEMO_SKIP_GATEWAYS)
   it("does not run it, writes its broker secret owner-only, and says so in the banner", () => {
     expect(demo.gateways.gateways.map((g) => g.config.gateway_id)).not.toContain(GW);
     const secretFile = join(dataDir, "gateways", GW, "secret");
-    expect(demo.skipped).toEqual([{ id: GW, secretFile, stateDir: join(dataDir, "gateways", GW) }]);
+    const stateDir = join(dataDir, "gateways", GW);
+    expect(demo.skipped).toEqual([
+      {
+        id: GW,
+        secretFile,
+        stateDir,
+        gatewayFile: join(stateDir, "gateway.yaml"),
+        simFile: join(stateDir, "sim.yaml"),
+        simDir: join(dataDir, "sim", GW),
+      },
+    ]);
     expect(readFileSync(secretFile, "utf8").trim()).toBe("demo-gateway-secret");
     expect(statSync(secretFile).mode & 0o777).toBe(0o600);
   });
@@ -123,26 +134,25 @@ describe("the demo leaves a gateway to a daemon of your own (DEMO_SKIP_GATEWAYS)
     expect(cfg.broker.url).toBe("mqtt://127.0.0.1:1884");
   });
 
-  it("a lock through the API reaches the standalone simulator through the gateway daemon", async () => {
-    const sim = { text: "" };
-    const simProc = start(["hardware-sim/main.ts", "--dir", join(dir, "sim"), SIM_SCENARIO], sim);
-    await eventually(() => expect(sim.text).toContain("ready"), 30_000, 50);
-    const busPath = /bus bus0 at (\S+)/.exec(sim.text)?.[1];
-    expect(busPath).toBe(join(dir, "sim", "bus0"));
+  it("the banner names the two commands, with the files the demo wrote for this run", () => {
+    const s = demo.skipped[0] as SkippedGateway;
+    const banner = demoBanner(demo);
+    expect(banner).toContain(`npm run sim -- --dir ${s.simDir} ${s.simFile}`);
+    expect(banner).toContain(`npm run dev:gateway -- --config ${s.gatewayFile}`);
+    const cfg = parseGatewayConfig(parseYaml(readFileSync(s.gatewayFile, "utf8")), s.gatewayFile);
+    expect(cfg.broker.url).toBe(demo.cloud.mqttUrl);
+    expect(statSync(s.gatewayFile).mode & 0o777).toBe(0o600);
+  });
 
-    // The shipped config with this run's broker and directories in place of the README's defaults.
-    const shipped = parseYaml(readFileSync(GATEWAY_CONFIG, "utf8")) as GatewayConfigInput;
-    const config: GatewayConfigInput = {
-      ...shipped,
-      broker: { ...shipped.broker, url: demo.cloud.mqttUrl },
-      state_dir: demo.skipped[0]?.stateDir as string,
-      secret_file: demo.skipped[0]?.secretFile as string,
-      buses: (shipped.buses ?? []).map((b) => ({ ...b, path: busPath as string })),
-    };
-    const configFile = join(dir, "gw-cs-lockers.gateway.yaml");
-    writeFileSync(configFile, stringifyYaml(config));
+  it("a lock through the API reaches the standalone simulator through the gateway daemon", async () => {
+    // The banner's two commands, as printed: the files the demo wrote, on this run's ports.
+    const s = demo.skipped[0] as SkippedGateway;
+    const sim = { text: "" };
+    const simProc = start(["hardware-sim/main.ts", "--dir", s.simDir, s.simFile], sim);
+    await eventually(() => expect(sim.text).toContain("ready"), 30_000, 50);
+    expect(/bus bus0 at (\S+)/.exec(sim.text)?.[1]).toBe(join(s.simDir, "bus0"));
     const gw = { text: "" };
-    start(["gateway/main.ts", "--config", configFile], gw);
+    start(["gateway/main.ts", "--config", s.gatewayFile], gw);
 
     // parkctl finds the daemon where the demo's own gateway would have been.
     await eventually(

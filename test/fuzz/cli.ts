@@ -3,9 +3,13 @@
  * (`--help` for the usage). Prints the figures and exits 1 on any violation, after shrinking the first one
  * to a small counterexample (fast-check's report, replayable with the seed and path it prints).
  */
+// First: on an unsupported Node this stops with what to run instead, before the rest loads.
+import "../../shared/node/supported-node.ts";
 import fc from "fast-check";
+import { exitQuietlyOnBrokenPipe } from "../../shared/node/broken-pipe.ts";
 import { FUZZ_USAGE, parseFuzzArgs } from "./fuzz-args.ts";
 
+exitQuietlyOnBrokenPipe();
 const args = parseFuzzArgs(process.argv.slice(2), () => Date.now() ^ (Math.random() * 0x100000000));
 if (args.kind === "help") {
   process.stdout.write(FUZZ_USAGE);

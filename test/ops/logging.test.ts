@@ -1,3 +1,7 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../cloud/app.ts";
@@ -6,8 +10,12 @@ import type { ControlApi } from "../../gateway/control/control-api.ts";
 import { logTechnicianActions } from "../../gateway/control/technician-log.ts";
 import { createLogger, LogFormatError, logFormat } from "../../shared/node/log.ts";
 import { ISSUER, RecordingGateways, TOKEN_SECRET } from "../support/cloud-harness.ts";
+import { eventually } from "../support/eventually.ts";
 import { FakeClock } from "../support/fake-clock.ts";
+import { MOSQUITTO_URL } from "../support/site-harness.ts";
 import { openTestDb, type TestDb } from "../support/test-db.ts";
+
+const root = path.resolve(import.meta.dirname, "../..");
 
 /** A destination that keeps what was written, and says whether it is a terminal. */
 function sink(isTTY = false) {
@@ -52,6 +60,47 @@ describe("the shared logger (shared/node/log.ts)", () => {
     expect(out.lines[0]).not.toContain("gateway_id");
     // No colour with TERM=dumb (or NO_COLOR, or off a terminal).
     expect(out.lines[0]).not.toContain("\u001b");
+  });
+
+  it("keeps a terminal's lines short: a request in a few words, an error by its message; all at debug", () => {
+    const short = sink(true);
+    const log = createLogger({ level: "info", env: { NO_COLOR: "1" }, destination: short.stream });
+    const request = {
+      correlation_id: "5af73b2f-7c26",
+      method: "POST",
+      url: "/oauth2/token",
+      status: 200,
+      ms: 88.2,
+    };
+    log.info(request, "request");
+    log.info({ ...request, status: 503 }, "request");
+    log.warn(
+      { err: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) },
+      "broker link error",
+    );
+    log
+      .child({ gateway_id: "gw-1" })
+      .warn({ bus: "bus0", err: new Error("Cannot lock port") }, "cannot open the bus");
+    expect(short.lines).toHaveLength(4);
+    expect(short.lines[0]).toMatch(/INFO: POST \/oauth2\/token 200 \(88 ms\)$/);
+    expect(short.lines[1]).toMatch(
+      /INFO: POST \/oauth2\/token 503 \(88 ms\) \{"correlation_id":"5af73b2f-7c26"\}$/,
+    );
+    expect(short.lines[2]).toMatch(/WARN: broker link error: connect ECONNREFUSED$/);
+    expect(short.lines[3]).toMatch(/WARN: gw-1: cannot open the bus: Cannot lock port \{"bus":"bus0"\}$/);
+    expect(short.lines.join("\n")).not.toContain("    at ");
+
+    const full = sink(true);
+    createLogger({ level: "debug", env: { NO_COLOR: "1" }, destination: full.stream }).warn(
+      { err: new Error("Cannot lock port") },
+      "cannot open the bus",
+    );
+    expect(full.lines.join("\n")).toMatch(/Cannot lock port[\s\S]*\n? +at /);
+
+    // Off a terminal (JSON) nothing is shortened.
+    const json = sink(false);
+    createLogger({ level: "info", env: {}, destination: json.stream }).info(request, "request");
+    expect(JSON.parse(json.lines[0] as string)).toMatchObject({ msg: "request", ...request });
   });
 
   it("masks card ids to their last four digits, wherever a card key sits", () => {
@@ -161,5 +210,45 @@ describe("technician actions in the daemon's log", () => {
         result: "lock: jammed",
       }),
     ]);
+  });
+});
+
+describe("a replica's normal stop", () => {
+  it("logs no warning and no stack trace on SIGTERM (a cloud on an external broker, as replicas run)", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "replica-stop-"));
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "cloud/main.ts")], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOST: "127.0.0.1",
+        PORT: "0",
+        DATA_DIR: dir,
+        MQTT_URL: MOSQUITTO_URL,
+        MQTT_PREFIX: `replica-stop-${process.pid}`,
+        MQTT_CLIENT_ID: `replica-stop-${process.pid}`,
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    try {
+      await eventually(() => expect(out).toContain('"cloud ready"'), 40_000, 50);
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const entries = out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(entries.map((e) => e.msg)).toContain("stopping");
+    expect(entries.filter((e) => e.level >= 40)).toEqual([]);
+    expect(out).not.toContain('"stack"');
   });
 });

@@ -1,14 +1,16 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { isBuiltin } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { loadManifest } from "../../cloud/manifest/load-manifest.ts";
 import { DEMO_MANIFEST, demoLocker } from "../../demo/demo.ts";
 import type { GatewayConfigInput } from "../../gateway/config.ts";
 import { eventually } from "../support/eventually.ts";
+import { OLD_NODE, oldNodeLine } from "../support/old-node.ts";
 import { buildProduction, type ProductionBuild, REPO } from "../support/production-build.ts";
 
 /**
@@ -49,12 +51,17 @@ afterAll(async () => {
 /** Only PATH and what a test gives: nothing of this process's environment (no NODE_OPTIONS loader). */
 const envOf = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? "", LOG_FORMAT: "json", ...env });
 
-/** A built program with plain node, to its exit. */
-function run(entry: string, args: string[], env: Record<string, string> = {}): Promise<Result> {
+/** A built program with plain node (after any preloads), to its exit. */
+function run(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  preloads: string[] = [],
+): Promise<Result> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      [join(build.out, entry), ...args],
+      [...preloads.flatMap((o) => ["--import", o]), join(build.out, entry), ...args],
       { cwd: REPO, env: envOf(env), timeout: 60_000 },
       (err, stdout, stderr) =>
         done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -96,6 +103,33 @@ describe("the built programs answer --version and --help with plain node", () =>
     const help = await run(entry, ["--help"]);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain(usage);
+  });
+});
+
+describe("on an unsupported Node the built programs say in one line what to run, before loading anything else", () => {
+  it.each([
+    "gateway/cli/parkctl.js",
+    "gateway/main.js",
+    "cloud/main.js",
+    "cloud/manifest/cli.js",
+    "cloud/operator/cli.js",
+    "hardware-sim/main.js",
+    "demo/main.js",
+  ])("%s", async (entry) => {
+    const r = await run(entry, ["--help"], {}, [OLD_NODE]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(oldNodeLine(`node ${relative(REPO, join(build.out, entry))} --help`));
+  });
+
+  it("the bundles import only Node's own modules: packages load by require() after the check", () => {
+    for (const bundle of ["gateway/main.js", "gateway/cli/parkctl.js"]) {
+      const text = readFileSync(join(build.out, bundle), "utf8");
+      const statements = /(?:^|[;}\n])\s*import\s*(?:[\w$\s{},*]+?\s*from\s*)?"([^"]+)"/g;
+      const imported = [...text.matchAll(statements)].map((m) => m[1]);
+      expect(imported.length).toBeGreaterThan(0);
+      expect(imported.filter((i) => !isBuiltin(i ?? "") && !i?.startsWith("./"))).toEqual([]);
+    }
   });
 });
 

@@ -97,6 +97,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
         },
         (err) => {
           // Fails only when the connection dropped meanwhile; the next connect subscribes again.
+          if (err && this.client !== client) return; // stopped meanwhile: nothing to subscribe for
           if (err) return this.options.log.warn({ err: err.message }, "subscription failed");
           // Announced only once subscribed: the cloud delivers what waits for this gateway when it hears
           // `online`, so nothing may arrive before we listen. Re-announced on every connect, so a broker
@@ -110,7 +111,11 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       if (this.connectedSince) this.emit("disconnected");
       this.connectedSince = null;
     });
-    client.on("error", (err) => this.options.log.warn({ err: err.message }, "broker error"));
+    client.on("error", (err) => {
+      // Once stop() has begun, what the ending client refuses ("write after end") is the stop itself.
+      if (this.client !== client) this.options.log.debug({ err: err.message }, "broker error while stopping");
+      else this.options.log.warn({ err: err.message }, "broker error");
+    });
     client.on("message", (t, payload) => this.onMessage(t, payload));
   }
 
