@@ -5,9 +5,14 @@ import { defineConfig } from "vitest/config";
  * them all. The HTTP suites run twice: on SQLite and on PostgreSQL (test/support/test-db.ts reads TEST_DB).
  * Suites that cross processes, sockets and brokers reuse one worker (`isolate: false`, docs/decisions/tooling.md).
  */
-const crossing = (name: string, include: string[], env: Record<string, string> = { TEST_DB: "sqlite" }) => ({
+const crossing = (
+  name: string,
+  include: string[],
+  env: Record<string, string> = { TEST_DB: "sqlite" },
+  exclude: string[] = [],
+) => ({
   extends: true as const,
-  test: { name, isolate: false, include, env },
+  test: { name, isolate: false, include, env, ...(exclude.length ? { exclude } : {}) },
 });
 
 export default defineConfig({
@@ -35,7 +40,10 @@ export default defineConfig({
           ],
         },
       },
-      crossing("api-sqlite", ["test/api/**/*.test.ts"], { TEST_DB: "sqlite" }),
+      // `*.postgres.test.ts`: what only PostgreSQL has (a batch statement, parallel workers).
+      crossing("api-sqlite", ["test/api/**/*.test.ts"], { TEST_DB: "sqlite" }, [
+        "test/api/**/*.postgres.test.ts",
+      ]),
       crossing("api-postgres", ["test/api/**/*.test.ts"], { TEST_DB: "postgres" }),
       // Each port's contract, run on every implementation and on the doubles that stand in for one.
       crossing("contracts", ["test/contracts/**/*.test.ts"]),

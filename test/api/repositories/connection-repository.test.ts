@@ -80,16 +80,4 @@ describe("connection repository", () => {
       ].sort((a, b) => a.location_id.localeCompare(b.location_id)),
     );
   });
-
-  it.runIf(process.env.TEST_DB === "postgres")(
-    "reads without parallel workers inside a transaction",
-    async () => {
-      const read = await store.db.transaction().execute(async (trx) => {
-        const q = connectionRepository(trx);
-        await q.withoutParallelWorkers();
-        return q.changeCandidates(T1, T1_MINUS_30S);
-      });
-      expect(read).toEqual(await repo().changeCandidates(T1, T1_MINUS_30S));
-    },
-  );
 });

@@ -10,8 +10,9 @@ import { openFixtureStore } from "./fixture-store.ts";
 const T0 = "2026-01-15T10:00:00.000Z";
 const T1 = "2026-01-15T10:00:10.000Z";
 
-// The batch statement is PostgreSQL's (SQLite writes heartbeats one by one in a transaction).
-describe.runIf(process.env.TEST_DB === "postgres")("heartbeat repository", () => {
+// The batch statement is PostgreSQL's (SQLite writes heartbeats one by one in a transaction): this suite runs
+// in the api-postgres project only (`*.postgres.test.ts`).
+describe("heartbeat repository", () => {
   let store: TestDb;
   beforeAll(async () => {
     store = await openFixtureStore();
