@@ -1,3 +1,5 @@
+import type { BusMonitor } from "../adapters/hardware/bus-monitor.ts";
+
 /**
  * What the running daemon offers parkctl over its control socket. The socket speaks JSON lines:
  * request `{"id": n, "method": "<name>", "params": {...}}`, answer `{"id": n, "result": ...}` or
@@ -139,3 +141,19 @@ export const CONTROL_ERROR = {
   /** The alias names no device: parkctl exits 4. */
   deviceNotFound: "device_not_found",
 } as const;
+
+/** One lock bus as the control API sees it. */
+export type ControlBus = {
+  name: string;
+  path: string;
+  boards: readonly number[];
+  client: { readonly isOpen: boolean };
+  monitor: Pick<BusMonitor, "health" | "isReachable" | "poll">;
+};
+
+/** One RFID reader as the control API sees it. */
+export type ControlReader = {
+  id: string;
+  path: string;
+  port: { readonly isOpen: boolean; readonly lastSeen: string | null };
+};

@@ -1,7 +1,6 @@
 import { normaliseCardId } from "../../shared/domain/card-id.ts";
 import { packageVersion } from "../../shared/node/version.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
-import type { BusMonitor } from "../adapters/hardware/bus-monitor.ts";
 import type {
   Action,
   Actuator,
@@ -15,25 +14,16 @@ import type {
   SleepStates,
 } from "../ports.ts";
 import { compareAliases } from "./alias-order.ts";
-import type { ActuationResult, CardGrantView, ControlApi, DeviceView } from "./control-api.ts";
+import type {
+  ActuationResult,
+  CardGrantView,
+  ControlApi,
+  ControlBus,
+  ControlReader,
+  DeviceView,
+} from "./control-api.ts";
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
 import { runDoctor } from "./doctor.ts";
-
-/** One lock bus as the control API sees it. */
-export type ControlBus = {
-  name: string;
-  path: string;
-  boards: readonly number[];
-  client: { readonly isOpen: boolean };
-  monitor: Pick<BusMonitor, "health" | "isReachable" | "poll">;
-};
-
-/** One RFID reader as the control API sees it. */
-export type ControlReader = {
-  id: string;
-  path: string;
-  port: { readonly isOpen: boolean; readonly lastSeen: string | null };
-};
 
 /** Exactly what parkctl's side of the daemon reads and drives; gateway.ts hands each part in. */
 export type ControlDeps = {

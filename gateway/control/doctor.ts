@@ -1,6 +1,5 @@
 import type { Clock, DeviceDirectory, GatewayStore } from "../ports.ts";
-import type { DoctorCheck } from "./control-api.ts";
-import type { ControlBus, ControlReader } from "./control-impl.ts";
+import type { ControlBus, ControlReader, DoctorCheck } from "./control-api.ts";
 
 /** What `parkctl doctor` looks at. */
 export type DoctorDeps = {
