@@ -57,6 +57,8 @@ export default defineConfig({
       crossing("e2e", ["test/e2e/**/*.test.ts"]),
       // What operators and technicians run: the CLIs, the build, the entry points, the units, the logs.
       crossing("ops", ["test/ops/**/*.test.ts"]),
+      // Pages as people open them, in Debian's Chromium (test/support/browser.ts).
+      crossing("browser", ["test/browser/**/*.test.ts"]),
     ],
   },
 });

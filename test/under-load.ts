@@ -1,5 +1,5 @@
 /**
- * Runs the suites that cross processes, sockets and brokers (contracts, gateway, simulator, cloud, e2e, ops)
+ * Runs the suites that cross processes, sockets and brokers (contracts, gateway, simulator, cloud, e2e, ops, browser)
  * several times in a row beside busy CPU hogs, the way a loaded CI machine runs them:
  * `npm run test:load -- [--runs 5] [--hogs 2] [-- extra vitest args]`. A suite that only passes on a quiet
  * machine fails here. Exits non-zero when any run fails.
@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { parseArgs } from "node:util";
 
-const CROSSING = ["contracts", "gateway", "simulator", "cloud", "e2e", "ops"];
+const CROSSING = ["contracts", "gateway", "simulator", "cloud", "e2e", "ops", "browser"];
 
 const { values, positionals } = parseArgs({
   options: { runs: { type: "string", default: "5" }, hogs: { type: "string", default: "2" } },
