@@ -8,9 +8,11 @@ import { type Browser, chromium } from "playwright-core";
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-export async function launchBrowser(): Promise<Browser> {
+export function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM))
-    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+    return Promise.reject(
+      new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`),
+    );
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
