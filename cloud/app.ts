@@ -10,6 +10,8 @@ import { createAccessListService } from "./access-lists/access-list-service.ts";
 import { createTokenIssuer } from "./auth/tokens.ts";
 import { createCommandService } from "./commands/command-service.ts";
 import { createSettledNotifier } from "./commands/command-settled.ts";
+import { consoleAssets } from "./console/console-assets.ts";
+import { registerConsolePages } from "./console/console-pages.ts";
 import { createDeviceService } from "./devices/device-service.ts";
 import type { CommandTimeoutConfig } from "./devices/timeouts.ts";
 import { installAuthentication } from "./http/authenticate.ts";
@@ -189,6 +191,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerSessionRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
   registerAccessListRoutes(app, createAccessListService({ db: deps.db, clock: deps.clock }));
   registerHealthRoutes(app, deps.isReady ?? (() => Promise.resolve(true)));
+  await registerConsolePages(app, await consoleAssets());
   app.get("/openapi.json", { config: { public: true }, schema: { hide: true } }, () => app.swagger());
   return app;
 }

@@ -494,6 +494,20 @@ export const ROWS: readonly Row[] = [
     params: { "*": "static/swagger-ui.css" },
     expect: everyone(200),
   },
+  // The operator console's page and assets are public: signing in happens in the page, against its own API.
+  { route: "GET /console", case: "the console's page", expect: everyone(200) },
+  {
+    route: "GET /console/*",
+    case: "the same page at a view's address",
+    params: { "*": "alarms" },
+    expect: everyone(200),
+  },
+  {
+    route: "GET /console/assets/{name}",
+    case: "an asset the console does not have",
+    params: { name: "console-000000000000.js" },
+    expect: everyone(404),
+  },
 ];
 
 /** The status `caller` should get on `row`. */

@@ -18,7 +18,7 @@ export type ProductionBuild = {
 /**
  * `npm run build` into a directory of its own, so a run never races with a developer's dist/: tsc
  * (tsconfig.build.json), then the gateway daemon's and parkctl's bundles over their entry points
- * (scripts/build-gateway.mjs). The directory is inside the repository, as dist/ is: the built modules find
+ * (scripts/build-gateway.mjs) and the operator console's assets (scripts/build-console.mjs). The directory is inside the repository, as dist/ is: the built modules find
  * the packages in its node_modules, the ES module type in its package.json, and the package root (version,
  * demo manifest) by walking up. The types are not checked (`--noCheck`): the emitted JavaScript is the
  * same, and `npm run typecheck` checks them.
@@ -39,9 +39,8 @@ export async function buildProduction(): Promise<ProductionBuild> {
       ],
       { cwd: REPO },
     );
-    await run(process.execPath, [path.join(REPO, "scripts/build-gateway.mjs"), "--outdir", out], {
-      cwd: REPO,
-    });
+    for (const script of ["scripts/build-gateway.mjs", "scripts/build-console.mjs"])
+      await run(process.execPath, [path.join(REPO, script), "--outdir", out], { cwd: REPO });
   } catch (err) {
     await rm(out, { recursive: true, force: true });
     const e = err as { stdout?: string; stderr?: string };

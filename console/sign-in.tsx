@@ -1,0 +1,46 @@
+import { useState } from "preact/hooks";
+import { type Staff, signIn } from "./api.ts";
+
+/** The sign-in form: email and password, and what the cloud said when it refused. */
+export function SignIn({ onSignedIn }: { onSignedIn: (staff: Staff) => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    setBusy(true);
+    setError(null);
+    try {
+      onSignedIn(await signIn(String(form.get("email")), String(form.get("password"))));
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <main class="sign-in">
+      <h1>Operator console</h1>
+      <form onSubmit={(e) => void submit(e)}>
+        <label>
+          Email
+          <input name="email" type="email" autocomplete="username" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autocomplete="current-password" required />
+        </label>
+        {error && (
+          <p role="alert" class="error">
+            {error}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}
