@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listAudit } from "../../cloud/audit/audit-log.ts";
 import type { AuditEntry } from "../../cloud/audit/audit-repository.ts";
+import { endSessionByOperator } from "../../cloud/sessions/operator-commands.ts";
 import { createSessionService } from "../../cloud/sessions/session-service.ts";
 import type { SessionV2 } from "../../shared/api/session.ts";
 import { SessionV2List } from "../../shared/api/session.ts";
@@ -80,6 +81,20 @@ describe("force commands", () => {
       ["command.force-cancel-booking", fx.device("L1", "3"), null, null],
       ["command.sync-device", PRICED, null, null],
       ["command.force-lock", LOCKER, null, null],
+    ]);
+  });
+
+  it("a replay of its Idempotency-Key records nothing more", async () => {
+    const headers = { "idempotency-key": "force-once" };
+    const payload = { command: "force-unlock", reason: "MAINTENANCE" };
+    const url = `/device/v1/devices/${LOCKER}/commands`;
+    const first = await h.call(CLIENTS.admin, { method: "POST", url, headers, payload });
+    expectStatus(first, 200);
+    h.clock.advance(1_000);
+    const replay = await h.call(CLIENTS.admin, { method: "POST", url, headers, payload });
+    expect(replay.json()).toEqual(first.json());
+    expect((await entries()).map((e) => [e.action, e.correlation_id])).toEqual([
+      ["command.force-unlock", first.headers["x-correlation-id"]],
     ]);
   });
 
@@ -201,6 +216,17 @@ describe("session ends and payment marks", () => {
       action: "session.end-without-fee",
       comment: "goodwill",
       changes: { payment_status: { from: null, to: "NOT_CHARGED" }, fee: { from: null, to: "EUR 0.00" } },
+    });
+  });
+
+  it("the site's CLI (npm run operator -- end-session) records as the system", async () => {
+    const s = await activeSession();
+    await endSessionByOperator({ db: h.db, clock: h.clock }, s.id, { withoutFee: true });
+    const [entry] = await entries();
+    expect(entry).toMatchObject({
+      actor: { kind: "system", id: "operator-cli" },
+      action: "session.end-without-fee",
+      correlation_id: null,
     });
   });
 
