@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Command, CommandRequest } from "../../shared/api/command.ts";
 import { AppError } from "../../shared/api/errors.ts";
+import type { CommandName } from "../../shared/domain/device-types.ts";
 import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
+import { type AuditOrigin, fieldChanges, recordAudit, requestOrigin } from "../audit/audit-log.ts";
 import type { Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
@@ -36,6 +38,26 @@ export type CommandServiceDeps = {
 
 const MAX_ATTEMPTS = 5;
 
+/** The operator functions the audit log records when accepted (docs/decisions/audit.md). */
+const AUDITED_COMMANDS: ReadonlySet<CommandName> = new Set([
+  "force-unlock",
+  "force-lock",
+  "force-cancel-booking",
+  "sync-device",
+]);
+
+/** What an accepted command changes on the device, field by field (its state by value). */
+function deviceChangesOf(device: DeviceRecord, accepted: CommandAcceptance) {
+  const { state, ...rest } = accepted.device;
+  const fields = ["command_id", "user_id", "booked_by"] as const;
+  const before: Record<string, unknown> = { state: device.state.value };
+  for (const f of fields) before[f] = device[f];
+  const after: Record<string, unknown> = { ...before };
+  if (state) after.state = state.value;
+  for (const f of fields) if (rest[f] !== undefined) after[f] = rest[f];
+  return fieldChanges(before, after, ["state", ...fields]);
+}
+
 export function createCommandService(deps: CommandServiceDeps) {
   const { db, clock, gateways, timeouts, log } = deps;
   const publishWaitMs = deps.publishWaitMs ?? 2_000;
@@ -44,7 +66,7 @@ export function createCommandService(deps: CommandServiceDeps) {
   const commands = commandRepository(db);
 
   /** Read → decide → write; a lost race decides again on what is there now. */
-  async function accept(principal: Principal, deviceId: string, body: CommandRequest) {
+  async function accept(principal: Principal, deviceId: string, body: CommandRequest, origin: AuditOrigin) {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = clock.now();
       const device = await devices.findForOperator(principal.operatorId, deviceId);
@@ -55,7 +77,7 @@ export function createCommandService(deps: CommandServiceDeps) {
         const { code, message, context, headers } = decision.refusal;
         throw new AppError(code, message, context, headers);
       }
-      if (await write(principal, device, decision, now)) {
+      if (await write(principal, device, decision, now, origin)) {
         if (decision.supersedes) deps.settled.notify(decision.supersedes.id);
         return { device, command: decision.command };
       }
@@ -70,13 +92,15 @@ export function createCommandService(deps: CommandServiceDeps) {
 
   /**
    * One transaction: the device (only if nobody wrote it since it was read), the command it supersedes
-   * (which ends now, not at its deadline) and the new command. False when the device had changed.
+   * (which ends now, not at its deadline), the new command and, for an operator function, its audit
+   * entry. False when the device had changed.
    */
   function write(
     principal: Principal,
     device: DeviceRecord,
     accepted: CommandAcceptance,
     now: Date,
+    origin: AuditOrigin,
   ): Promise<boolean> {
     return db.transaction().execute(async (trx) => {
       if (!(await deviceRepository(trx).compareAndSet(device, accepted.device, now))) return false;
@@ -93,6 +117,18 @@ export function createCommandService(deps: CommandServiceDeps) {
       await commandRepository(trx).insert(accepted.command);
       // A rider's lock or book opens (or continues) a session, within max_user_sessions.
       await openSessionFor(trx, { principal, device, command: accepted.command, now });
+      const { name, params } = accepted.command;
+      if (AUDITED_COMMANDS.has(name)) {
+        const done = {
+          operatorId: device.operator_id,
+          action: `command.${name}`,
+          subject: { type: "device", id: device.id },
+          reason: params.reason ?? null,
+          comment: params.comment ?? null,
+          changes: deviceChangesOf(device, accepted),
+        };
+        await recordAudit(trx, origin, done, now);
+      }
       return true;
     });
   }
@@ -129,15 +165,19 @@ export function createCommandService(deps: CommandServiceDeps) {
   }
 
   return {
-    /** With `wait`, answers once the command has ended or the wait, counted from this call, is over. */
+    /**
+     * With `wait`, answers once the command has ended or the wait, counted from this call, is over.
+     * `origin` names who acts for the audit log (by default the principal, with no request).
+     */
     async create(
       principal: Principal,
       deviceId: string,
       body: CommandRequest,
       wait?: CommandWait,
+      origin: AuditOrigin = requestOrigin(principal),
     ): Promise<Command> {
       const startedMs = clock.now().getTime();
-      const { device, command } = await accept(principal, deviceId, body);
+      const { device, command } = await accept(principal, deviceId, body, origin);
       if (command.wire_request) await dispatch(device, command.wire_request);
       const left = wait && { ...wait, ms: wait.ms - (clock.now().getTime() - startedMs) };
       return this.get(principal, command.id, left);

@@ -3,12 +3,13 @@ import { type LocationPatch, type LocationType, TAGS_MAX_COUNT } from "../../sha
 import { PATCH_PERMISSIONS } from "../../shared/api/permissions.ts";
 import { misfitDevices } from "../../shared/domain/location-devices.ts";
 import type { Clock } from "../../shared/time/clock.ts";
+import { type AuditOrigin, fieldChanges, recordAudit, requestOrigin } from "../audit/audit-log.ts";
 import { can, type Principal, requireClient } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import type { Db } from "../store/db.ts";
 import { allowlistIdsAt } from "../whitelists/allowlists.ts";
 import { aggregate } from "./aggregates.ts";
-import { parseLocationAttrs } from "./location-attrs.ts";
+import { type LocationAttrs, parseLocationAttrs } from "./location-attrs.ts";
 import {
   type LocationChange,
   type LocationHead,
@@ -105,8 +106,14 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
     /**
      * All-or-nothing PATCH: every field's permission is checked before anything is written (S15).
      * A location moved between tenants is a manifest action, so organization ids here are data only.
+     * The audit entry, written with the change, names the fields whose value changed.
      */
-    async patch(principal: Principal, id: string, patch: LocationPatch) {
+    async patch(
+      principal: Principal,
+      id: string,
+      patch: LocationPatch,
+      origin: AuditOrigin = requestOrigin(principal),
+    ) {
       requireClient(principal, "PATCH location");
       const forbidden = Object.keys(patch).filter((field) => {
         const needed = PATCH_PERMISSIONS[field];
@@ -147,7 +154,21 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
           }
         }
         const change = { ...columns, tags: JSON.stringify(tags), attrs: JSON.stringify(attrs) };
-        if (await locations.updateIfUnchanged(row, change, clock.now().toISOString())) return;
+        const now = clock.now();
+        const written = await db.transaction().execute(async (trx) => {
+          if (!(await locationRepository(trx).updateIfUnchanged(row, change, now.toISOString())))
+            return false;
+          const changes = patchedFields(row, { ...columns, tags, attrs }, Object.keys(patch));
+          const subject = { type: "location", id: row.id };
+          await recordAudit(
+            trx,
+            origin,
+            { operatorId: row.operator_id, action: "location.patch", subject, changes },
+            now,
+          );
+          return true;
+        });
+        if (written) return;
       }
       throw new AppError(
         "ERRORS.SERVICE_UNAVAILABLE",
@@ -206,6 +227,25 @@ export function createLocationService(deps: { db: Db; clock: Clock }) {
 export type LocationService = ReturnType<typeof createLocationService>;
 
 type TagChange = { add: string[]; remove: string[] };
+
+const COLUMN_FIELDS = ["code", "label", "type", "latitude", "longitude"] as const;
+
+type ColumnChange = Omit<LocationChange, "tags" | "attrs">;
+
+/** Each PATCH field as it was and as it is written: columns, public tags, and the attrs fields. */
+function patchedFields(
+  row: LocationRecord,
+  next: ColumnChange & { tags: string[]; attrs: LocationAttrs },
+  fields: string[],
+) {
+  const view = (cols: ColumnChange, tags: string[], attrs: LocationAttrs) => {
+    const out: Record<string, unknown> = { ...attrs, public_tags: tags };
+    for (const f of COLUMN_FIELDS) out[f] = cols[f] ?? row[f];
+    return out;
+  };
+  const before = view(row, JSON.parse(row.tags) as string[], parseLocationAttrs(row.attrs));
+  return fieldChanges(before, view(next, next.tags, next.attrs), fields);
+}
 
 /** A change may not take a location past TAGS_MAX_COUNT tags (one that already is may still shrink). */
 function applyTagChange(tags: string[], change: TagChange, field: string): string[] {

@@ -5,10 +5,13 @@ import { PAYMENT_STATUSES, type PaymentStatus } from "../../shared/domain/paymen
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
-import { closeSession } from "./close-session.ts";
-import { paymentRepository } from "./payment-repository.ts";
-import { movePaymentTo, PaymentRefused } from "./payments.ts";
-import { sessionRepository } from "./session-repository.ts";
+import {
+  endSessionForced,
+  markPaymentForced,
+  type OperatorAct,
+  type SessionEnded,
+} from "./operator-actions.ts";
+import { PaymentRefused } from "./payments.ts";
 
 type Deps = { db: Db; clock: Clock };
 
@@ -18,6 +21,15 @@ function idOf(what: string, value: string): string {
   return parsed.data;
 }
 
+/** The site's own CLI acts for every operator; the audit log names it as the system's. */
+const CLI_ACTOR = { kind: "system", id: "operator-cli" };
+
+const act = (deps: Deps): OperatorAct => ({
+  operatorId: null,
+  origin: { actor: CLI_ACTOR },
+  now: deps.clock.now(),
+});
+
 /**
  * The operator's forced end of a session (spec: Session status): booked or active → ended, fee and
  * payment as at any end; `withoutFee` makes the payment NOT_CHARGED. The device is left as it is.
@@ -26,24 +38,23 @@ export async function endSessionByOperator(
   deps: Deps,
   sessionId: string,
   opts: { withoutFee: boolean },
-): Promise<{ sessionId: string; fee: string | null; paymentId: string; payment: PaymentStatus }> {
+): Promise<SessionEnded> {
   const id = idOf("session_id", sessionId);
-  return await deps.db.transaction().execute(async (trx) => {
-    const session = await sessionRepository(trx).find(id);
-    if (!session) throw new CliExit(EXIT.notFound, `session ${id} not found`);
-    if (session.status === "ended") throw new CliExit(EXIT.checkFailed, `session ${id} has already ended`);
-    if (session.status === "pending")
+  const r = await endSessionForced(deps.db, act(deps), id, opts);
+  if (!("refused" in r)) return r;
+  switch (r.refused) {
+    case "not-found":
+      throw new CliExit(EXIT.notFound, `session ${id} not found`);
+    case "ended":
+      throw new CliExit(EXIT.checkFailed, `session ${id} has already ended`);
+    case "pending":
       throw new CliExit(
         EXIT.checkFailed,
         `session ${id} is pending (its lock or book never succeeded): there is nothing to end; it expires after 30 days`,
       );
-    const ended = await closeSession(trx, session, deps.clock.now(), "operator", opts);
-    if (!ended) throw new CliExit(EXIT.checkFailed, `session ${id} changed meanwhile; look again`);
-    const payment = (await paymentRepository(trx).ofSessions([id])).get(id);
-    if (!payment) throw new Error(`session ${id} ended without a payment`);
-    const fee = ended.fee_currency && ended.fee_value ? `${ended.fee_currency} ${ended.fee_value}` : null;
-    return { sessionId: id, fee, paymentId: payment.id, payment: payment.status };
-  });
+    case "changed":
+      throw new CliExit(EXIT.checkFailed, `session ${id} changed meanwhile; look again`);
+  }
 }
 
 /** Moves a payment of the built-in provider to `status`, when the payment machine allows it. */
@@ -56,16 +67,14 @@ export async function markPaymentByOperator(
   const to = status.toUpperCase() as PaymentStatus;
   if (!PAYMENT_STATUSES.includes(to))
     throw new CliExit(EXIT.usage, `status must be one of ${PAYMENT_STATUSES.join(", ")}; got ${status}`);
-  return await deps.db.transaction().execute(async (trx) => {
-    if (!(await paymentRepository(trx).find(id))) throw new CliExit(EXIT.notFound, `payment ${id} not found`);
-    try {
-      const { from } = await movePaymentTo(trx, id, to, "operator", deps.clock.now());
-      return { paymentId: id, from, to };
-    } catch (err) {
-      if (err instanceof PaymentRefused) throw new CliExit(EXIT.checkFailed, `payment ${id}: ${err.message}`);
-      throw err;
-    }
-  });
+  try {
+    const moved = await markPaymentForced(deps.db, act(deps), id, to);
+    if (!moved) throw new CliExit(EXIT.notFound, `payment ${id} not found`);
+    return { paymentId: id, from: moved.from, to };
+  } catch (err) {
+    if (err instanceof PaymentRefused) throw new CliExit(EXIT.checkFailed, `payment ${id}: ${err.message}`);
+    throw err;
+  }
 }
 
 /** `end-session` and `mark-payment` of `npm run operator`. */

@@ -9,11 +9,15 @@ import {
   type SessionV2,
   type SessionV2List,
 } from "../../shared/api/session.ts";
+import type { PaymentStatus } from "../../shared/domain/payment-machine.ts";
 import type { Clock } from "../../shared/time/clock.ts";
-import type { Principal } from "../auth/principal.ts";
+import { type AuditOrigin, requestOrigin } from "../audit/audit-log.ts";
+import { can, type Principal, requireClient } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
+import { endSessionForced, markPaymentForced, type SessionEnded } from "./operator-actions.ts";
 import { decodeCursor, encodeCursor } from "./pagination-token.ts";
 import { paymentRepository } from "./payment-repository.ts";
+import { PaymentRefused } from "./payments.ts";
 import { presentPayment, presentSessionV1, presentSessionV2, type SessionParts } from "./present-session.ts";
 import { priceListRepository } from "./price-list-repository.ts";
 import { presentPriceList } from "./price-lists.ts";
@@ -30,6 +34,18 @@ type Filters = { locationId?: string; status?: SessionRow["status"]; from?: stri
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const notFound = (what: string, id: string) => new AppError("ERRORS.NOT_FOUND", `${what} ${id} not found`);
+
+/** Ending a session or marking a payment is an operator function, as force commands are (S17). */
+function requireOperatorFunction(principal: Principal, what: string): void {
+  requireClient(principal, what);
+  if (!can(principal, "DEVICE_ADMIN"))
+    throw new AppError("ERRORS.FORBIDDEN", `${what} needs the DEVICE_ADMIN permission`);
+}
+
+const END_REFUSALS = {
+  ended: "has already ended",
+  pending: "is pending (its lock or book never succeeded): there is nothing to end",
+} as const;
 
 /**
  * Reads of sessions, payments and price lists. An external user sees only their own sessions, an S2S
@@ -154,6 +170,53 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
       const row = payment && (await sessions.findListed(visible(principal), payment.session_id));
       if (!payment || !row) throw notFound("Payment", paymentId);
       return presentPayment(payment, row);
+    },
+
+    /**
+     * The operator's forced end of a booked or active session, with or without its fee; audited. No public
+     * route takes it (the spec leaves forced ends to the operator console): the console calls it.
+     */
+    async end(
+      principal: Principal,
+      sessionId: string,
+      opts: { withoutFee: boolean; comment?: string },
+      origin: AuditOrigin = requestOrigin(principal),
+    ): Promise<SessionEnded> {
+      requireOperatorFunction(principal, "Ending a session");
+      const act = { operatorId: principal.operatorId, origin, now: clock.now() };
+      const r = await endSessionForced(db, act, sessionId, opts);
+      if (!("refused" in r)) return r;
+      if (r.refused === "not-found") throw notFound("Session", sessionId);
+      if (r.refused === "changed")
+        throw new AppError(
+          "ERRORS.SERVICE_UNAVAILABLE",
+          "The session changed meanwhile; try again",
+          {},
+          {
+            "retry-after": "1",
+          },
+        );
+      throw new AppError("ERRORS.BAD_REQUEST", `Session ${sessionId} ${END_REFUSALS[r.refused]}`);
+    },
+
+    /** Moves a payment of the built-in provider where the payment machine allows it; audited. */
+    async markPayment(
+      principal: Principal,
+      paymentId: string,
+      to: PaymentStatus,
+      origin: AuditOrigin = requestOrigin(principal),
+    ): Promise<{ from: PaymentStatus; to: PaymentStatus }> {
+      requireOperatorFunction(principal, "Marking a payment");
+      const act = { operatorId: principal.operatorId, origin, now: clock.now() };
+      try {
+        const moved = await markPaymentForced(db, act, paymentId, to);
+        if (!moved) throw notFound("Payment", paymentId);
+        return { from: moved.from, to };
+      } catch (err) {
+        if (err instanceof PaymentRefused)
+          throw new AppError("ERRORS.BAD_REQUEST", `Payment ${paymentId}: ${err.message}`);
+        throw err;
+      }
     },
 
     /** Price lists are public to the operator's callers, riders included: they show what parking costs. */

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { InjectOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listAudit } from "../../cloud/audit/audit-log.ts";
 import { deviceRepository } from "../../cloud/devices/device-repository.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
@@ -162,7 +163,8 @@ async function traceOf(c: CommandCase) {
   const deviceId = deviceOf(c);
   const device = await deviceRepository(h.db).find(deviceId);
   const sessions = await sessionRepository(h.db).onDevice(deviceId, ["pending", "booked", "active", "ended"]);
-  return { device, sessions, sent: h.gateways.commands.length };
+  const audited = (await listAudit(h.db, OP_A, { subject: { type: "device", id: deviceId } })).data;
+  return { device, sessions, sent: h.gateways.commands.length, audited };
 }
 
 beforeAll(async () => {

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { Command, CommandRequest } from "../../../shared/api/command.ts";
 import { ErrorBody } from "../../../shared/api/common.ts";
 import { Device, DeviceList } from "../../../shared/api/device.ts";
+import { requestOrigin } from "../../audit/audit-log.ts";
 import type { CommandService } from "../../commands/command-service.ts";
 import type { DeviceService } from "../../devices/device-service.ts";
 import { principalOf } from "../authenticate.ts";
@@ -73,11 +74,13 @@ export function registerDeviceRoutes(app: FastifyInstance, devices: DeviceServic
     },
     handler: async (request, reply) => {
       const waiting = requestedWait(request, reply);
+      const principal = principalOf(request);
       const command = await commands.create(
-        principalOf(request),
+        principal,
         request.params.device_id,
         request.body,
         waiting?.wait,
+        requestOrigin(principal, String(request.id)),
       );
       if (waiting) reply.header("preference-applied", waiting.applied);
       return command;

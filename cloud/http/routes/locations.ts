@@ -10,6 +10,7 @@ import {
   PublicAreaFeatureCollection,
   PublicAreaList,
 } from "../../../shared/api/location.ts";
+import { requestOrigin } from "../../audit/audit-log.ts";
 import type { LocationService } from "../../locations/location-service.ts";
 import { principalOf } from "../authenticate.ts";
 import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";
@@ -138,7 +139,9 @@ export function registerLocationRoutes(app: FastifyInstance, locations: Location
       },
     },
     handler: async (request, reply) => {
-      await locations.patch(principalOf(request), request.params.id, request.body);
+      const principal = principalOf(request);
+      const origin = requestOrigin(principal, String(request.id));
+      await locations.patch(principal, request.params.id, request.body, origin);
       return reply.code(204).send(null);
     },
   });
