@@ -121,10 +121,10 @@ operators:
         pasword_env: BOB_PASSWORD
 `;
     expect(problemsOf(yaml)).toEqual([
-      '13: operator A › staff "bob@example.com": pasword_env: unknown key; did you mean password_env?',
-      '2: superadmin "root@example.com": : give exactly one of password_env or password_hash',
-      '9: operator A › staff "ann@example.com": : give exactly one of password_env or password_hash',
-      '14: operator A › staff "bob@example.com": role: "boss" is not one of viewer, operator, admin',
+      '3: superadmin "root@example.com": : give exactly one of password_env or password_hash',
+      '9: staff "ann@example.com": : give exactly one of password_env or password_hash',
+      '14: staff "bob@example.com": role: "boss" is not one of viewer, operator, admin',
+      '15: staff "bob@example.com": pasword_env: unknown key (did you mean "password_env"?)',
     ]);
   });
 
@@ -139,8 +139,8 @@ operators:
       - { email: ann@example.com, role: viewer, password_env: ANN_PASSWORD }
 `;
     expect(problemsOf(yaml, { ROOT_PASSWORD: "set" })).toEqual([
-      '8: operator A › staff "ann@example.com": email: duplicate staff email "ann@example.com" (first at superadmin "Ann@Example.com")',
-      '8: operator A › staff "ann@example.com": password_env: environment variable ANN_PASSWORD is not set (apply reads the password from it)',
+      '8: staff "ann@example.com": email: duplicate staff email "ann@example.com" (first at superadmin "Ann@Example.com", line 3)',
+      '8: staff "ann@example.com": password_env: environment variable ANN_PASSWORD is not set (apply reads the password from it)',
     ]);
   });
 });
