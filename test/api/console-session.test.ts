@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
-import type { LightMyRequestResponse } from "fastify";
+import Fastify, { type LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { installConsoleGuard } from "../../cloud/http/console-guard.ts";
+import { installErrorHandling } from "../../cloud/http/error-handler.ts";
+import { createConsoleSessions } from "../../cloud/staff/console-sessions.ts";
 import { createStaffService, type StaffService } from "../../cloud/staff/staff-service.ts";
 import { staffSessionRepository } from "../../cloud/staff/staff-session-repository.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
@@ -263,5 +266,58 @@ describe("console sign-in limits", () => {
     expect((await signIn("bob@example.com", PASSWORD, { address: "203.0.113.10" })).statusCode).toBe(200);
     h.clock.advance(MINUTE);
     expect((await signIn("bob@example.com", PASSWORD, { address: "203.0.113.9" })).statusCode).toBe(200);
+  });
+});
+
+describe("the console guard", () => {
+  beforeEach(() => start());
+
+  it("refuses every state-changing /console/api request without the session's CSRF token, before its handler runs", async () => {
+    const probe = Fastify();
+    installErrorHandling(probe);
+    const sessions = createConsoleSessions({ db: h.db, clock: h.clock, staff });
+    await installConsoleGuard(probe, { sessions });
+    let handled = 0;
+    const handler = () => {
+      handled++;
+      return { ok: true };
+    };
+    const methods = ["POST", "PUT", "PATCH", "DELETE"] as const;
+    for (const method of methods)
+      probe.route({ method, url: "/console/api/probe", config: { public: true }, handler });
+    probe.get("/console/api/probe", { config: { public: true } }, handler);
+    await probe.ready();
+    try {
+      const signedIn = await signIn("ann@example.com", PASSWORD);
+      const cookies = { console_session: tokenOf(signedIn) };
+      const csrf: string = signedIn.json().csrf_token;
+      for (const method of methods) {
+        const anonymous = await probe.inject({
+          method,
+          url: "/console/api/probe",
+          headers: { "x-csrf-token": csrf },
+        });
+        expect(anonymous.statusCode, method).toBe(401);
+        const noToken = await probe.inject({ method, url: "/console/api/probe", cookies });
+        expect(noToken.statusCode, method).toBe(403);
+        expect(noToken.json()).toMatchObject({ error_code: "ERRORS.FORBIDDEN" });
+      }
+      expect(handled).toBe(0);
+      expect((await probe.inject({ method: "GET", url: "/console/api/probe", cookies })).statusCode).toBe(
+        200,
+      );
+      for (const method of methods) {
+        const ok = await probe.inject({
+          method,
+          url: "/console/api/probe",
+          cookies,
+          headers: { "x-csrf-token": csrf },
+        });
+        expect(ok.statusCode, method).toBe(200);
+      }
+      expect(handled).toBe(5);
+    } finally {
+      await probe.close();
+    }
   });
 });
