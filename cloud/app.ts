@@ -10,12 +10,11 @@ import { createAccessListService } from "./access-lists/access-list-service.ts";
 import { createTokenIssuer } from "./auth/tokens.ts";
 import { createCommandService } from "./commands/command-service.ts";
 import { createSettledNotifier } from "./commands/command-settled.ts";
-import { consoleAssets } from "./console/console-assets.ts";
-import { registerConsolePages } from "./console/console-pages.ts";
 import { createDeviceService } from "./devices/device-service.ts";
 import type { CommandTimeoutConfig } from "./devices/timeouts.ts";
 import { installAuthentication } from "./http/authenticate.ts";
 import { createClientErrorHandler } from "./http/client-errors.ts";
+import { type ConsoleOptions, installConsole } from "./http/console.ts";
 import { answerFrameworkError, installErrorHandling } from "./http/error-handler.ts";
 import { installIdempotency } from "./http/idempotency.ts";
 import { installNulGuard } from "./http/reject-nul.ts";
@@ -66,6 +65,11 @@ export type AppDeps = {
   settled?: CommandSettledNotifier;
   /** How often a `Prefer: wait` reads its command from the store (default 250 ms). */
   commandWaitPollMs?: number;
+  /**
+   * The console's sessions: idle timeout and sign-in limits, and the public base URL (BASE_URL), which
+   * makes the cookie Secure when https and is the Origin state-changing requests must come from.
+   */
+  console?: ConsoleOptions;
 };
 
 /** A caller-supplied correlation id is kept if it is short and plain (U4); otherwise we make one. */
@@ -155,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });
   installAuthentication(app, tokens);
   installNulGuard(app);
+  await installConsole(app, { db: deps.db, clock: deps.clock, options: deps.console });
   installIdempotency(app, { db: deps.db, clock: deps.clock, policy: deps.idempotency });
 
   const locations = createLocationService({ db: deps.db, clock: deps.clock });
@@ -191,7 +196,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerSessionRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
   registerAccessListRoutes(app, createAccessListService({ db: deps.db, clock: deps.clock }));
   registerHealthRoutes(app, deps.isReady ?? (() => Promise.resolve(true)));
-  await registerConsolePages(app, await consoleAssets());
   app.get("/openapi.json", { config: { public: true }, schema: { hide: true } }, () => app.swagger());
   return app;
 }

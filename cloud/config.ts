@@ -47,6 +47,13 @@ export const CloudConfig = z.object({
   /** Public base URL; the token issuer is `${AUTH_URL}` (default: the base URL). */
   BASE_URL: z.url().optional(),
   AUTH_URL: z.url().optional(),
+  /** Minutes a console session may go unused before it is over. */
+  CONSOLE_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(30),
   /** Serves Prometheus /metrics on this port (on HOST) when set; none by default. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -120,6 +120,7 @@ export async function startCloud(
     issuer: cfg.AUTH_URL ?? cfg.BASE_URL ?? `http://${cfg.HOST}:${cfg.PORT}`,
     timeouts,
     settled,
+    console: { baseUrl: cfg.BASE_URL, idleTimeoutMs: cfg.CONSOLE_IDLE_MINUTES * 60_000 },
     isReady: async () => {
       await sql`select 1`.execute(db);
       return link.client.connected;

@@ -6,6 +6,7 @@ import { applyManifest, derivedId } from "../cloud/manifest/apply-manifest.ts";
 import { loadManifest } from "../cloud/manifest/load-manifest.ts";
 import type { SiteManifest } from "../cloud/manifest/manifest-schema.ts";
 import { type RunningCloud, startCloud } from "../cloud/server.ts";
+import { passwordProblem } from "../cloud/staff/staff-service.ts";
 import { didYouMean } from "../shared/cli/did-you-mean.ts";
 import { PACKAGE_ROOT } from "../shared/node/package-root.ts";
 import { systemClock } from "../shared/node/system-clock.ts";
@@ -19,6 +20,7 @@ import {
   verificationSecretFrom,
   verificationUrlFrom,
 } from "./demo-riders.ts";
+import { declareDemoStaff, staffBannerLines } from "./demo-staff.ts";
 import {
   type DemoWebhook,
   declareDemoWebhook,
@@ -37,6 +39,7 @@ export const DEMO_DEFAULTS = {
   DEMO_CLIENT_ID: "demo-client",
   DEMO_CLIENT_SECRET: "demo-secret-change-me",
   DEMO_GATEWAY_SECRET: "demo-gateway-secret",
+  DEMO_CONSOLE_PASSWORD: "demo-console-password",
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -50,6 +53,8 @@ export type DemoSettings = {
   clientId: string;
   clientSecret: string;
   gatewaySecret: string;
+  /** The demo console staff's password (DEMO_CONSOLE_PASSWORD). */
+  consolePassword: string;
   /** Gateways of the manifest the demo leaves to a gateway daemon of your own (DEMO_SKIP_GATEWAYS). */
   skip: string[];
   /** Another verification server for the demo operator's riders (DEMO_VERIFICATION_URL), or null. */
@@ -68,7 +73,11 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
     ...processEnv,
     DEMO_CLIENT_SECRET: nonEmpty(processEnv.DEMO_CLIENT_SECRET) ?? DEMO_DEFAULTS.DEMO_CLIENT_SECRET,
     DEMO_GATEWAY_SECRET: nonEmpty(processEnv.DEMO_GATEWAY_SECRET) ?? DEMO_DEFAULTS.DEMO_GATEWAY_SECRET,
+    DEMO_CONSOLE_PASSWORD: nonEmpty(processEnv.DEMO_CONSOLE_PASSWORD) ?? DEMO_DEFAULTS.DEMO_CONSOLE_PASSWORD,
   };
+  const consolePassword = env.DEMO_CONSOLE_PASSWORD as string;
+  const weak = passwordProblem(consolePassword);
+  if (weak) throw new DemoConfigError(`DEMO_CONSOLE_PASSWORD: ${weak}`);
   const clientSecret = env.DEMO_CLIENT_SECRET as string;
   const gatewaySecret = env.DEMO_GATEWAY_SECRET as string;
   // A gateway refuses a broker password of fewer than 8 characters in its config: say so up front.
@@ -95,6 +104,7 @@ export function demoSettings(processEnv: Env, manifest: SiteManifest): DemoSetti
     clientId: nonEmpty(processEnv.DEMO_CLIENT_ID) ?? DEMO_DEFAULTS.DEMO_CLIENT_ID,
     clientSecret,
     gatewaySecret,
+    consolePassword,
     skip: [...new Set(skip)],
     verificationUrl,
     verificationSecret,
@@ -142,6 +152,7 @@ export async function startDemo(o: {
     o.clock,
   );
   const webhook = declareDemoWebhook(manifest, settings.webhook);
+  declareDemoStaff(manifest);
 
   const cloud = await startCloud(cfg, {
     log: o.log,
@@ -267,6 +278,7 @@ export function demoBanner(demo: RunningDemo): string {
     );
   lines.push(...riderBannerLines(base, demo.verification, demo.manifest));
   lines.push(...webhookBannerLines(demo.webhook));
+  lines.push(...staffBannerLines(settings.consolePassword));
   lines.push(`  Gateways running on the simulator: ${running.join(", ") || "none"}`);
   for (const g of demo.gateways.gateways) {
     const id = g.config.gateway_id;

@@ -7,6 +7,7 @@ import { hashSecret, verifySecret } from "../auth/secrets.ts";
 import { recordMapVersions } from "../gateway-link/device-map.ts";
 import { LocationAttrs } from "../locations/location-attrs.ts";
 import { declarePriceLists } from "../sessions/price-lists.ts";
+import { type DeclaredStaff, declareStaff, staffPasswordHashes } from "../staff/staff-manifest.ts";
 import type { Db } from "../store/db.ts";
 import { DeviceAttrs } from "../store/tables/device-attrs.ts";
 import { declareRiders } from "../users/declare-riders.ts";
@@ -110,11 +111,17 @@ export async function applyManifest(
       gatewayHashes.set(gw.id, await secretHash(gw, current, env, `gateway ${gw.id}`));
     }
   }
+  const staff: DeclaredStaff[] = [
+    ...m.superadmins.map((s) => ({ operatorId: null, staff: s })),
+    ...m.operators.flatMap((op) => op.staff.map((s) => ({ operatorId: op.id, staff: s }))),
+  ];
+  const staffHashes = await staffPasswordHashes(db, staff, env);
 
   await db.transaction().execute(async (trx) => {
     const repo = manifestRepository(trx);
     const apply: Apply = { trx, repo, ts, clock, env, summary, clientHashes, gatewayHashes };
     for (const op of m.operators) await applyOperator(apply, op);
+    count(summary, await declareStaff(trx, { ts, derive: derivedId, hashes: staffHashes }, staff));
     // Running clouds watch these versions and publish the new maps to the gateways at once.
     await recordMapVersions(trx);
   });

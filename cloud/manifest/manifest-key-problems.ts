@@ -35,6 +35,9 @@ export function unknownKeys(data: unknown, checked: Set<string>): RawProblem[] {
   };
   check(data, [], "root");
   if (!isObj(data)) return out;
+  arr(data.superadmins).forEach((s, i) => {
+    check(s, ["superadmins", i], "staff");
+  });
   arr(data.operators).forEach((op, i) => {
     const opPath = ["operators", i];
     check(op, opPath, "operator");
@@ -54,6 +57,9 @@ export function unknownKeys(data: unknown, checked: Set<string>): RawProblem[] {
     });
     arr(op.webhooks).forEach((w, j) => {
       check(w, [...opPath, "webhooks", j], "webhook");
+    });
+    arr(op.staff).forEach((s, j) => {
+      check(s, [...opPath, "staff", j], "staff");
     });
     arr(op.whitelists).forEach((wl, j) => {
       const wlPath = [...opPath, "whitelists", j];

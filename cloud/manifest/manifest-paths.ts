@@ -37,6 +37,8 @@ const NAMED: Record<string, { noun: string; key: string; alt?: string }> = {
   access_lists: { noun: "access list", key: "name", alt: "id" },
   webhooks: { noun: "webhook", key: "id" },
   whitelists: { noun: "whitelist", key: "name", alt: "id" },
+  staff: { noun: "staff", key: "email" },
+  superadmins: { noun: "superadmin", key: "email" },
 };
 
 function nameOf(v: unknown, index: number): string {

@@ -16,6 +16,12 @@ export function crossReferences(data: unknown): RawProblem[] {
   const firstRiderId = new Map<string, ManifestPath>();
   const firstWebhook = new Map<string, ManifestPath>();
   const firstWhitelist = new Map<string, ManifestPath>();
+  // Staff emails are unique whatever their case, superadmins and every operator's staff together.
+  const firstEmail = new Map<string, ManifestPath>();
+  const uniqueEmail = (s: unknown, path: ManifestPath) => {
+    const email = isObj(s) ? str(s.email) : null;
+    if (email !== null) unique(firstEmail, email.toLowerCase(), [...path, "email"], "staff email");
+  };
   const unique = (
     seen: Map<string, ManifestPath>,
     value: unknown,
@@ -29,9 +35,15 @@ export function crossReferences(data: unknown): RawProblem[] {
     if (first) out.push({ path, message: `duplicate ${what} ${JSON.stringify(v)}${scope}`, related: first });
     else seen.set(v, path);
   };
+  arr(data.superadmins).forEach((s, i) => {
+    uniqueEmail(s, ["superadmins", i]);
+  });
   arr(data.operators).forEach((op, i) => {
     if (!isObj(op)) return;
     const opPath = ["operators", i];
+    arr(op.staff).forEach((s, j) => {
+      uniqueEmail(s, [...opPath, "staff", j]);
+    });
     arr(op.clients).forEach((c, j) => {
       if (isObj(c)) unique(firstClient, c.client_id, [...opPath, "clients", j, "client_id"], "client_id");
     });

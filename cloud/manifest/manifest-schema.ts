@@ -7,6 +7,7 @@ import { ACCESS_LIST_KINDS } from "../../shared/domain/membership.ts";
 import { GATEWAY_ID_PATTERN } from "../../shared/wire/topics.ts";
 import { LocationAttrsPatch } from "../locations/location-attrs.ts";
 import { ManifestPriceList } from "../sessions/price-lists.ts";
+import { ManifestStaff, StaffFields } from "../staff/staff-manifest.ts";
 import { ExternalUsers, ExternalUsersFields, Rider } from "../users/rider-manifest.ts";
 import { ManifestWebhook, WebhookFields } from "../webhooks/webhook-manifest.ts";
 import {
@@ -133,12 +134,17 @@ const Operator = z.strictObject({
     .array(ManifestWhitelist)
     .default([])
     .describe("RFID whitelists and their targets; integrators manage the cards through the API"),
+  staff: z
+    .array(ManifestStaff)
+    .default([])
+    .describe("Console staff of this operator; one left out is kept (disable it with npm run operator)"),
 });
 
 export const SiteManifest = z
   .strictObject({
     version: z.literal(1),
     operators: z.array(Operator).min(1),
+    superadmins: z.array(ManifestStaff).default([]).describe("Console staff who see every operator"),
   })
   .meta({
     title: "Site manifest",
@@ -169,6 +175,7 @@ export const MANIFEST_KEYS = {
   whitelist: Object.keys(ManifestWhitelist.shape),
   whitelist_target: Object.keys(ManifestWhitelistTarget.shape),
   whitelist_entity: Object.keys(ManifestWhitelistEntity.shape),
+  staff: Object.keys(StaffFields.shape),
 } as const;
 export type ManifestObjectKind = keyof typeof MANIFEST_KEYS;
 export type ManifestInput = z.input<typeof SiteManifest>;

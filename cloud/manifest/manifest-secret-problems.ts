@@ -2,9 +2,20 @@ import { arr, isObj, type ManifestPath, type RawProblem, str } from "./manifest-
 
 type Env = Record<string, string | undefined>;
 
-/** What apply needs from the environment: every `secret_env` (and `previous_secret_env`) variable set. */
+/**
+ * What apply needs from the environment: every `secret_env` (and `previous_secret_env`) variable set, and
+ * every staff member's `password_env`.
+ */
 export function missingSecrets(data: unknown, env: Env): RawProblem[] {
   const out: RawProblem[] = [];
+  const password = (o: unknown, path: ManifestPath) => {
+    const name = isObj(o) ? str(o.password_env) : null;
+    if (name && !env[name])
+      out.push({
+        path: [...path, "password_env"],
+        message: `environment variable ${name} is not set (apply reads the password from it)`,
+      });
+  };
   const check = (o: unknown, path: ManifestPath) => {
     if (!isObj(o)) return;
     const name = str(o.secret_env);
@@ -15,8 +26,14 @@ export function missingSecrets(data: unknown, env: Env): RawProblem[] {
       });
   };
   if (!isObj(data)) return out;
+  arr(data.superadmins).forEach((s, i) => {
+    password(s, ["superadmins", i]);
+  });
   arr(data.operators).forEach((op, i) => {
     if (!isObj(op)) return;
+    arr(op.staff).forEach((s, j) => {
+      password(s, ["operators", i, "staff", j]);
+    });
     arr(op.clients).forEach((c, j) => {
       check(c, ["operators", i, "clients", j]);
     });

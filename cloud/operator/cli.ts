@@ -7,6 +7,7 @@ import { BROKEN_PIPE_EXIT, exitQuietlyOnBrokenPipe } from "../../shared/node/bro
 import { runSubcommands } from "../../shared/node/command-line.ts";
 import { packageVersion } from "../../shared/node/version.ts";
 import { registerSessionCommands } from "../sessions/operator-commands.ts";
+import { registerStaffCommands } from "../staff/staff-commands.ts";
 import { type Db, openDb } from "../store/db.ts";
 import { registerRiderCommands } from "../users/rider-commands.ts";
 import { registerWebhookCommands } from "../webhooks/operator-commands.ts";
@@ -40,7 +41,9 @@ export async function withStore<T>(fn: (db: Db) => Promise<T>): Promise<T> {
 exitQuietlyOnBrokenPipe();
 
 const program = new Command("operator")
-  .description("Operator actions on the parking cloud's store: sessions, payments, riders' tokens, webhooks")
+  .description(
+    "Operator actions on the parking cloud's store: sessions, payments, riders' tokens, webhooks, console staff",
+  )
   .version(packageVersion(), "-V, --version", "print the version")
   .helpOption("-h, --help", "show this help")
   .showHelpAfterError("(run with --help for usage)")
@@ -54,14 +57,16 @@ Examples:
   $ DATA_DIR=./data/demo npm run operator -- end-session <session_id> --without-fee
   $ DATA_DIR=./data/demo npm run operator -- revoke-rider-tokens --operator <uuid> --user-id rider-ann
   $ DATABASE_URL=postgres://… npm run operator -- webhook-log --limit 5
+  $ STAFF_PASSWORD=… DATA_DIR=./data/demo npm run operator -- staff add ann@example.com --role viewer --operator <uuid>
 
 Exit codes (parkctl's table):
   0  ok
   1  unexpected error
   2  usage error
   3  the store is unreachable (DATABASE_URL, or DATA_DIR's cloud.db)
-  4  not found (the session, payment, rider or message)
-  6  refused in its state (a session already ended, a payment that cannot change so, a message pending)
+  4  not found (the session, payment, rider, message or staff member)
+  6  refused in its state (a session already ended, a payment that cannot change so, a message pending,
+     a staff email already taken)
   ${BROKEN_PIPE_EXIT}  the reader of its output went away (| head)
 Every command has --help.`,
   );
@@ -70,6 +75,7 @@ Every command has --help.`,
 registerRiderCommands(program, withStore);
 registerSessionCommands(program, withStore);
 registerWebhookCommands(program, withStore);
+registerStaffCommands(program, withStore);
 
 /** An example for each command's --help (the features register the commands; their examples live here). */
 const EXAMPLES: Record<string, string> = {

@@ -15,6 +15,7 @@ import { locationHeartbeatsMigration } from "./migrations/017-location-heartbeat
 import { signUpSafetyMigration } from "./migrations/018-sign-up-safety.ts";
 import { allowlistVersionsMigration } from "./migrations/019-allowlist-versions.ts";
 import { photoRetentionMigration } from "./migrations/020-photo-retention.ts";
+import { staffMigration } from "./migrations/021-staff.ts";
 import { auditLogMigration } from "./migrations/023-audit-log.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
@@ -233,6 +234,7 @@ const migrations: Record<string, Migration> = {
   "018-sign-up-safety": signUpSafetyMigration,
   "019-allowlist-versions": allowlistVersionsMigration,
   "020-photo-retention": photoRetentionMigration,
+  "021-staff": staffMigration,
   "023-audit-log": auditLogMigration,
 };
 

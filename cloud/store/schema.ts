@@ -23,6 +23,7 @@ import type { PhotoTables } from "./tables/photo-tables.ts";
 import type { ReadingMarks } from "./tables/reading-marks.ts";
 import type { SessionTables } from "./tables/session-tables.ts";
 import type { SiteEventTables } from "./tables/site-event-tables.ts";
+import type { StaffTables } from "./tables/staff-tables.ts";
 import type { UserTables } from "./tables/user-tables.ts";
 import type { WebhookTables } from "./tables/webhook-tables.ts";
 import type { WhitelistTables } from "./tables/whitelist-tables.ts";
@@ -250,7 +251,8 @@ export interface Database
     WebhookTables,
     WhitelistTables,
     PhotoTables,
-    AuditTables {
+    AuditTables,
+    StaffTables {
   operators: OperatorsTable;
   api_clients: ApiClientsTable;
   public_areas: PublicAreasTable;

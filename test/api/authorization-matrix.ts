@@ -478,6 +478,16 @@ export const ROWS: readonly Row[] = [
     expect: { anonymous: 401, riderA: 200, riderB: 404, s2s: 200, otherOperator: 404 },
   },
 
+  // The console authenticates staff by its session cookie: a bearer token neither helps nor hurts.
+  {
+    route: "POST /console/api/session",
+    case: "a console sign-in without a password",
+    body: { email: "nobody@example.com", password: "" },
+    expect: everyone(400),
+  },
+  { route: "GET /console/api/session", case: "no console session cookie", expect: everyone(401) },
+  { route: "DELETE /console/api/session", case: "no console session cookie", expect: everyone(401) },
+
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },
   { route: "GET /readyz", case: "readiness", expect: everyone(200) },

@@ -101,6 +101,7 @@ export async function startCloudHarness(
     whitelists?: AppDeps["whitelists"];
     idempotency?: AppDeps["idempotency"];
     commandWaitPollMs?: number;
+    console?: AppDeps["console"];
     /** The store to use, e.g. one another harness (replica) uses too; its own fresh one by default. */
     store?: TestDb;
     /** The clock to use, e.g. one shared with another harness; a new FakeClock by default. */
@@ -130,6 +131,7 @@ export async function startCloudHarness(
     idempotency: opts.idempotency,
     settled,
     commandWaitPollMs: opts.commandWaitPollMs,
+    console: opts.console,
   });
   await app.ready();
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });

@@ -1,0 +1,32 @@
+import type { FastifyInstance } from "fastify";
+import type { Clock } from "../../shared/time/clock.ts";
+import { consoleAssets } from "../console/console-assets.ts";
+import { registerConsolePages } from "../console/console-pages.ts";
+import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
+import { createStaffService } from "../staff/staff-service.ts";
+import type { Db } from "../store/db.ts";
+import { installConsoleGuard } from "./console-guard.ts";
+import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
+
+/** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
+export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
+
+/**
+ * The operator console: its pages, and its API of staff sessions by cookie, CSRF-guarded
+ * (docs/decisions/console.md).
+ */
+export async function installConsole(
+  app: FastifyInstance,
+  deps: { db: Db; clock: Clock; options?: ConsoleOptions },
+) {
+  const sessions = createConsoleSessions({
+    db: deps.db,
+    clock: deps.clock,
+    staff: createStaffService({ db: deps.db, clock: deps.clock }),
+    options: deps.options,
+  });
+  const baseUrl = deps.options?.baseUrl;
+  await installConsoleGuard(app, { sessions, baseUrl });
+  registerConsoleSessionRoutes(app, { sessions, baseUrl });
+  await registerConsolePages(app, await consoleAssets());
+}
