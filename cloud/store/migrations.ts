@@ -15,6 +15,7 @@ import { locationHeartbeatsMigration } from "./migrations/017-location-heartbeat
 import { signUpSafetyMigration } from "./migrations/018-sign-up-safety.ts";
 import { allowlistVersionsMigration } from "./migrations/019-allowlist-versions.ts";
 import { photoRetentionMigration } from "./migrations/020-photo-retention.ts";
+import { alarmsMigration } from "./migrations/022-alarms.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -232,6 +233,7 @@ const migrations: Record<string, Migration> = {
   "018-sign-up-safety": signUpSafetyMigration,
   "019-allowlist-versions": allowlistVersionsMigration,
   "020-photo-retention": photoRetentionMigration,
+  "022-alarms": alarmsMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

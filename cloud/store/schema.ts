@@ -16,6 +16,7 @@ import type {
 } from "../../shared/wire/messages.ts";
 import type { Json } from "./json-column.ts";
 import type { AccessListTables } from "./tables/access-list-tables.ts";
+import type { AlarmTables } from "./tables/alarm-tables.ts";
 import type { DeviceAttrs } from "./tables/device-attrs.ts";
 import type { KeySyncTables } from "./tables/key-sync-tables.ts";
 import type { PhotoTables } from "./tables/photo-tables.ts";
@@ -248,7 +249,8 @@ export interface Database
     SiteEventTables,
     WebhookTables,
     WhitelistTables,
-    PhotoTables {
+    PhotoTables,
+    AlarmTables {
   operators: OperatorsTable;
   api_clients: ApiClientsTable;
   public_areas: PublicAreasTable;
