@@ -1,15 +1,19 @@
 import fc from "fast-check";
+import { sql } from "kysely";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AlarmService, createAlarmService } from "../../cloud/alarms/alarm-service.ts";
 import { raiseStoredAlarm } from "../../cloud/alarms/raise-alarm.ts";
+import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
+import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { connectionRepository } from "../../cloud/site-events/connection-repository.ts";
 import { createConnectionWatch } from "../../cloud/site-events/connection-watch.ts";
+import { webhookDeliveryRepository } from "../../cloud/webhooks/webhook-delivery-repository.ts";
 import { type AlarmActor, SYSTEM_ACTOR } from "../../shared/domain/alarm-machine.ts";
 import { DEAD_AFTER_MS, LONG_DEAD_AFTER_MS } from "../../shared/domain/health.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
-import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
-import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
+import { type CloudHarness, fixtureSecretHash, startCloudHarness } from "../support/cloud-harness.ts";
+import { CLIENTS, fixtureManifest, fx, OP_A, OP_B } from "../support/fixture-site.ts";
 
 /**
  * The alarm inbox's store (cloud/alarms): reports driven through the cloud as a gateway sends them, the
@@ -88,6 +92,40 @@ describe("alarms", () => {
     ]);
     // The other operator sees none of it.
     expect(await alarms.list(OP_B)).toEqual([]);
+  });
+
+  it("the alarm and its webhook are kept together or not at all", async () => {
+    const m = fixtureManifest(await fixtureSecretHash());
+    const op = m.operators.find((o) => o.id === OP_A);
+    if (!op) throw new Error("fixture operator A");
+    op.webhooks = [
+      {
+        id: "5e5e5e5e-0000-4000-8000-000000000022",
+        url: "https://hooks.example/alarms",
+        secret: `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
+        delivery: "direct",
+      },
+    ];
+    await applyManifest(h.db, SiteManifest.parse(m), h.clock);
+    const queued = () => webhookDeliveryRepository(h.db).recent({ limit: 10 });
+    const tamper = {
+      type: "hardware_event",
+      gateway_id: GW,
+      seq: ++seq,
+      observed_at: h.clock.now().toISOString(),
+      device_id: LOCKER,
+      source: "bus0/1/1",
+      event: "tamper",
+      detail: "",
+    } as const;
+    // The alarm cannot be written: the report fails whole, with no webhook queued, and the gateway resends.
+    await sql`ALTER TABLE alarms RENAME TO alarms_away`.execute(h.db);
+    await expect(h.report(GW, tamper)).rejects.toThrow();
+    expect(await queued()).toEqual([]);
+    await sql`ALTER TABLE alarms_away RENAME TO alarms`.execute(h.db);
+    expect(await h.report(GW, tamper)).toBe("applied");
+    expect((await queued()).map((q) => q.type)).toEqual(["alarm"]);
+    expect((await only("tamper")).alarm.occurrences).toBe(1);
   });
 
   it("a tamper of a board, about no device, is the gateway's alarm at its location", async () => {
@@ -170,6 +208,29 @@ describe("alarms", () => {
     const cleared = await alarms.list(OP_A, { status: ["CLEARED"] });
     expect(cleared).toHaveLength(L1_DEVICES.length + 2);
     for (const a of cleared) expect(a.cleared?.by).toEqual(SYSTEM_ACTOR);
+  });
+
+  it("a device first seen online (no connection event) still ends its location's confirmed outage", async () => {
+    // As if the location had been confirmed dark before this gateway's devices were ever heard of: a
+    // location with a second gateway installed, say.
+    await h.db.transaction().execute((trx) =>
+      raiseStoredAlarm(trx, {
+        operatorId: OP_A,
+        locationId: fx.location("L1"),
+        deviceId: null,
+        subject: { kind: "location", id: fx.location("L1") },
+        kind: "connection_confirmed",
+        details: {},
+        now: h.clock.now(),
+      }),
+    );
+    const watch = createConnectionWatch({ db: h.db, clock: h.clock, log });
+    await heartbeat();
+    await watch.check();
+    expect((await only("connection_confirmed")).alarm).toMatchObject({
+      status: "CLEARED",
+      cleared: { by: SYSTEM_ACTOR, note: "a device of the location first seen online" },
+    });
   });
 
   it("open connection alarms follow what the watch notified, under any heartbeats and clock moves", async () => {
