@@ -34,18 +34,17 @@ export async function raiseHardwareAlarm(
   tx: Executor,
   e: { gatewayId: string; deviceId: string | null; msg: HardwareEvent; now: Date },
 ): Promise<void> {
-  const type = WEBHOOK_OF[e.msg.event];
-  const clears = CLEARS[e.msg.event];
-  if (!type && !clears) return;
-  const subjects = subjectRepository(tx);
-  const gw = await subjects.gatewayPlace(e.gatewayId);
-  if (!gw) return;
   // A report about no device (a board's) is the gateway's.
   const subject: AlarmSubject = e.deviceId
     ? { kind: "device", id: e.deviceId }
     : { kind: "gateway", id: e.gatewayId };
+  const clears = CLEARS[e.msg.event];
   if (clears) await clearStoredAlarm(tx, { ...clears, subject, now: e.now });
+  const type = WEBHOOK_OF[e.msg.event];
   if (!type) return;
+  const subjects = subjectRepository(tx);
+  const gw = await subjects.gatewayPlace(e.gatewayId);
+  if (!gw) return;
   const device = e.deviceId ? await subjects.device(e.deviceId) : undefined;
   const data = {
     event: e.msg.event,
