@@ -318,6 +318,20 @@ describe("alarms", () => {
     expect(await alarms.list(OP_A, { status: ["ACTIVE"] })).toHaveLength(1);
   });
 
+  it("two people acknowledging at once: one wins, the other is told it is acknowledged already", async () => {
+    await hardwareEvent("tamper");
+    const { alarm } = await only("tamper");
+    const results = await Promise.allSettled([
+      alarms.acknowledge(OP_A, alarm.id, STAFF, "mine"),
+      alarms.acknowledge(OP_A, alarm.id, TECH, "no, mine"),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const refused = results.find((r) => r.status === "rejected");
+    expect(refused?.status === "rejected" && refused.reason).toMatchObject({ code: "ERRORS.BAD_REQUEST" });
+    const { history } = await alarms.get(OP_A, alarm.id);
+    expect(history.map((c) => c.action)).toEqual(["raise", "acknowledge"]);
+  });
+
   it("another operator's alarm is missing: acting on it or reading it changes and shows nothing", async () => {
     await hardwareEvent("tamper");
     const { alarm, history } = await only("tamper");
