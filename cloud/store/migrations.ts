@@ -16,6 +16,7 @@ import { signUpSafetyMigration } from "./migrations/018-sign-up-safety.ts";
 import { allowlistVersionsMigration } from "./migrations/019-allowlist-versions.ts";
 import { photoRetentionMigration } from "./migrations/020-photo-retention.ts";
 import { staffMigration } from "./migrations/021-staff.ts";
+import { alarmsMigration } from "./migrations/022-alarms.ts";
 import { auditLogMigration } from "./migrations/023-audit-log.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
@@ -235,6 +236,7 @@ const migrations: Record<string, Migration> = {
   "019-allowlist-versions": allowlistVersionsMigration,
   "020-photo-retention": photoRetentionMigration,
   "021-staff": staffMigration,
+  "022-alarms": alarmsMigration,
   "023-audit-log": auditLogMigration,
 };
 

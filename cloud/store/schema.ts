@@ -16,6 +16,7 @@ import type {
 } from "../../shared/wire/messages.ts";
 import type { Json } from "./json-column.ts";
 import type { AccessListTables } from "./tables/access-list-tables.ts";
+import type { AlarmTables } from "./tables/alarm-tables.ts";
 import type { AuditTables } from "./tables/audit-tables.ts";
 import type { DeviceAttrs } from "./tables/device-attrs.ts";
 import type { KeySyncTables } from "./tables/key-sync-tables.ts";
@@ -252,7 +253,8 @@ export interface Database
     WhitelistTables,
     PhotoTables,
     AuditTables,
-    StaffTables {
+    StaffTables,
+    AlarmTables {
   operators: OperatorsTable;
   api_clients: ApiClientsTable;
   public_areas: PublicAreasTable;
