@@ -1,7 +1,9 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { currentStaff, type Staff, signOut } from "./api.ts";
+import { Link, match, usePath } from "./router.tsx";
 import { SignIn } from "./sign-in.tsx";
+import { VIEWS } from "./views.tsx";
 
 /**
  * The console's shell: who is signed in (or the sign-in form), then the view the address names. Every view
@@ -10,6 +12,7 @@ import { SignIn } from "./sign-in.tsx";
 function Console() {
   const [staff, setStaff] = useState<Staff | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
+  const path = usePath();
 
   useEffect(() => {
     currentStaff().then(setStaff, (err: unknown) => setError(String(err)));
@@ -24,22 +27,55 @@ function Console() {
   if (staff === undefined) return <p aria-busy="true">Loading…</p>;
   if (staff === null) return <SignIn onSignedIn={setStaff} />;
   return (
-    <header class="bar">
-      <span>
-        Signed in as <strong>{staff.email}</strong> ({staff.role})
-      </span>
-      <button
-        type="button"
-        onClick={() =>
-          signOut().then(
-            () => setStaff(null),
-            (e: unknown) => setError(String(e)),
-          )
-        }
-      >
-        Sign out
-      </button>
-    </header>
+    <>
+      <header class="bar">
+        <nav aria-label="Console">
+          {VIEWS.filter((v) => v.nav).map((v) => (
+            <Link key={v.pattern} href={v.pattern} current={match(v.pattern, path) !== null}>
+              {v.title}
+            </Link>
+          ))}
+        </nav>
+        <span>
+          Signed in as <strong>{staff.email}</strong> ({staff.role})
+        </span>
+        <button
+          type="button"
+          onClick={() =>
+            signOut().then(
+              () => setStaff(null),
+              (e: unknown) => setError(String(e)),
+            )
+          }
+        >
+          Sign out
+        </button>
+      </header>
+      <main>
+        <CurrentView path={path} staff={staff} />
+      </main>
+    </>
+  );
+}
+
+/** The view the address names, or a page that says there is none. */
+function CurrentView({ path, staff }: { path: string; staff: Staff }) {
+  for (const view of VIEWS) {
+    const params = match(view.pattern, path);
+    if (params) {
+      document.title = `${view.title} · Operator console`;
+      return <>{view.render({ params, staff })}</>;
+    }
+  }
+  const home = VIEWS[0];
+  return (
+    <section>
+      <h1>No such page</h1>
+      <p>
+        Nothing of the console is at <code>{path}</code>.{" "}
+        {home && <Link href={home.pattern}>Go to {home.title}</Link>}
+      </p>
+    </section>
   );
 }
 
