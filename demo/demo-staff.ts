@@ -18,10 +18,11 @@ export function declareDemoStaff(manifest: SiteManifest): void {
       op.staff.push({ email: s.email, role: s.role, password_env: "DEMO_CONSOLE_PASSWORD" });
 }
 
-/** The banner's lines on the console's staff (no console pages yet: the accounts and their password). */
-export function staffBannerLines(password: string): string[] {
+/** The banner's lines on the operator console: its address, the accounts and their password. */
+export function staffBannerLines(base: string, password: string): string[] {
   return [
-    `  Console staff  ${DEMO_STAFF.map((s) => `${s.email} (${s.role})`).join(", ")}`,
+    `  Operator console  ${base}/console/`,
+    `    sign in as ${DEMO_STAFF.map((s) => `${s.email} (${s.role})`).join(" or ")}`,
     `    password ${password} (DEMO_CONSOLE_PASSWORD)`,
   ];
 }

@@ -278,7 +278,7 @@ export function demoBanner(demo: RunningDemo): string {
     );
   lines.push(...riderBannerLines(base, demo.verification, demo.manifest));
   lines.push(...webhookBannerLines(demo.webhook));
-  lines.push(...staffBannerLines(settings.consolePassword));
+  lines.push(...staffBannerLines(base, settings.consolePassword));
   lines.push(`  Gateways running on the simulator: ${running.join(", ") || "none"}`);
   for (const g of demo.gateways.gateways) {
     const id = g.config.gateway_id;

@@ -24,7 +24,8 @@ describe("the demo's console staff (npm start)", () => {
 
   it("signs in the operator and the viewer with the password the banner prints", async () => {
     const banner = demoBanner(demo);
-    expect(banner).toContain("operator@demo.example (operator), viewer@demo.example (viewer)");
+    expect(banner).toContain(`Operator console  ${demo.cloud.baseUrl}/console/`);
+    expect(banner).toContain("operator@demo.example (operator) or viewer@demo.example (viewer)");
     expect(banner).toContain("password demo-console-password (DEMO_CONSOLE_PASSWORD)");
     for (const [email, role] of [
       ["operator@demo.example", "operator"],

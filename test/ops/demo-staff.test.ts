@@ -32,13 +32,13 @@ describe("the demo's console staff", () => {
     expect(await staff.authenticate("viewer@demo.example", "console password 1")).not.toBeNull();
   });
 
-  it("have a default password the banner prints with both accounts, and no console address yet", () => {
+  it("have a default password the banner prints with both accounts and the console's address", () => {
     const settings = demoSettings({}, loadManifest(DEMO_MANIFEST));
     expect(settings.consolePassword).toBe("demo-console-password");
-    const banner = staffBannerLines(settings.consolePassword).join("\n");
-    expect(banner).toContain("operator@demo.example (operator), viewer@demo.example (viewer)");
+    const banner = staffBannerLines("http://127.0.0.1:8080", settings.consolePassword).join("\n");
+    expect(banner).toContain("Operator console  http://127.0.0.1:8080/console/");
+    expect(banner).toContain("operator@demo.example (operator) or viewer@demo.example (viewer)");
     expect(banner).toContain("password demo-console-password (DEMO_CONSOLE_PASSWORD)");
-    expect(banner).not.toContain("/console");
   });
 
   it("refuses a DEMO_CONSOLE_PASSWORD too short", () => {
