@@ -110,7 +110,8 @@ export function createConsoleLocations(deps: { db: Db; clock: Clock }) {
         };
       });
       const gateways = (await repo.gatewaysAt(row.id)).map((g) => gatewayPanel(g, now));
-      return { location, occupant_shown: occupantShown, devices: grid, gateways };
+      // The cloud's clock: the page counts down to each timeout_at from it, not from the browser's.
+      return { now: now.toISOString(), location, occupant_shown: occupantShown, devices: grid, gateways };
     },
   };
 }

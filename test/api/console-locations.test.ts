@@ -121,6 +121,7 @@ describe("the console's location page", () => {
     const res = await get(viewer, `/console/api/locations/${fx.location("L1")}`);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
+    expect(body.now).toBe(heardAt);
     expect(body.location).toMatchObject({ code: "L1", connection: "online" });
     expect(body.occupant_shown).toBe(true);
     expect(body.devices.map((d: { alias: string }) => d.alias)).toEqual(["1", "2", "3", "4", "5", "gw-a1"]);

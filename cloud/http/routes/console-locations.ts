@@ -73,6 +73,7 @@ const Gateway = z.object({
 });
 
 const Detail = z.object({
+  now: z.string(),
   location: Summary,
   occupant_shown: z.boolean(),
   devices: z.array(Cell),
