@@ -121,7 +121,7 @@ function DeviceTile({ d, now, occupantShown }: { d: DeviceCell; now: number; occ
         <dt>Health</dt>
         <dd>{d.health ?? "never heard"}</dd>
         <dt>Sleep</dt>
-        <dd>{d.sleep_state}</dd>
+        <dd>{d.sleep_state || "awake"}</dd>
         {d.hardware_state !== "NORMAL" && (
           <>
             <dt>Hardware</dt>
@@ -131,7 +131,7 @@ function DeviceTile({ d, now, occupantShown }: { d: DeviceCell; now: number; occ
         {occupantShown && (
           <>
             <dt>Occupant</dt>
-            <dd>{d.occupant ?? "none"}</dd>
+            <dd class="id">{d.occupant ?? "none"}</dd>
           </>
         )}
       </dl>

@@ -103,6 +103,7 @@ describe("the console's locations", () => {
       expect(tile).toMatch(/State\s*UNLOCKING \(\d+:\d\d left\)/);
       expect(tile).toContain("LockLOCKED");
       expect(tile).toContain("HealthHEALTHY");
+      expect(tile).toContain("Sleepawake");
       expect(tile).toMatch(/Occupant[0-9a-f-]{36}/);
       const gateway = page.getByRole("article", { name: "Gateway gw-a1" });
       const panel = await gateway.textContent();
