@@ -180,6 +180,17 @@ describe("the console's location page", () => {
     });
   });
 
+  it("says a gateway that reported itself offline is offline at once, with when it said so", async () => {
+    const viewer = await signedIn("viewer");
+    await beat();
+    h.clock.advance(1_000);
+    const at = h.clock.now().toISOString();
+    await h.status({ gateway_id: "gw-a1", online: false, at });
+    const body = (await get(viewer, `/console/api/locations/${fx.location("L1")}`)).json();
+    expect(body.gateways[0]).toMatchObject({ online: false, health: "DEAD", status: false, status_at: at });
+    expect(body.location.connection).toBe("offline");
+  });
+
   it("shows a device's occupant and its state's deadline while a command runs, to a viewer too", async () => {
     const viewer = await signedIn("viewer");
     await beat();
