@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { CONNECTIONS, type Connection, type LocationSummary, listLocations } from "./locations-api.ts";
 import { Link } from "./router.tsx";
+import type { ViewProps } from "./views.tsx";
 
 /** How a connection reads on the page. */
 export const CONNECTION_TEXT: Record<Connection, string> = {
@@ -15,13 +16,20 @@ export const CONNECTION_TEXT: Record<Connection, string> = {
  * Every location of the operator with its connection and counts, filtered by text and connection. Only the
  * cloud is asked (no map tiles, no other site), so it works wherever the console does.
  */
-export function LocationsView() {
-  const [q, setQ] = useState("");
-  const [connection, setConnection] = useState("");
+export function LocationsView({ staff }: ViewProps) {
+  const initial = new URLSearchParams(location.search);
+  const [q, setQ] = useState(initial.get("q") ?? "");
+  const [connection, setConnection] = useState(initial.get("connection") ?? "");
   const [rows, setRows] = useState<LocationSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
+    // The filters stay in the address, so a filtered list is a link too.
+    const query = new URLSearchParams();
+    if (q) query.set("q", q);
+    if (connection) query.set("connection", connection);
+    const qs = query.toString();
+    history.replaceState(null, "", `${location.pathname}${qs ? `?${qs}` : ""}`);
     let current = true;
     listLocations({ q, connection }).then(
       (data) => {
@@ -67,12 +75,17 @@ export function LocationsView() {
           {error}
         </p>
       )}
-      {rows === null ? <p aria-busy="true">Loading…</p> : <LocationTable rows={rows} />}
+      {rows === null ? (
+        <p aria-busy="true">Loading…</p>
+      ) : (
+        <LocationTable rows={rows} byOperator={staff.operator_id === null} />
+      )}
     </section>
   );
 }
 
-function LocationTable({ rows }: { rows: LocationSummary[] }) {
+/** `byOperator`: a superadmin's list, which names each location's operator. */
+function LocationTable({ rows, byOperator }: { rows: LocationSummary[]; byOperator: boolean }) {
   if (rows.length === 0) return <p>No location matches.</p>;
   return (
     <div class="scroll">
@@ -81,6 +94,7 @@ function LocationTable({ rows }: { rows: LocationSummary[] }) {
         <thead>
           <tr>
             <th scope="col">Location</th>
+            {byOperator && <th scope="col">Operator</th>}
             <th scope="col">Address</th>
             <th scope="col">Connection</th>
             <th scope="col">Available</th>
@@ -94,6 +108,7 @@ function LocationTable({ rows }: { rows: LocationSummary[] }) {
               <td>
                 <Link href={`/console/locations/${encodeURIComponent(l.id)}`}>{l.name}</Link>
               </td>
+              {byOperator && <td>{l.operator_id}</td>}
               <td>{l.address}</td>
               <td>
                 <span class={`conn conn-${l.connection}`}>{CONNECTION_TEXT[l.connection]}</span>

@@ -18,6 +18,6 @@ export type View = {
 };
 
 export const VIEWS: View[] = [
-  { pattern: "/console/", title: "Locations", nav: true, render: () => <LocationsView /> },
+  { pattern: "/console/", title: "Locations", nav: true, render: (p) => <LocationsView {...p} /> },
   { pattern: "/console/locations/:id", title: "Location", render: (p) => <LocationView {...p} /> },
 ];

@@ -83,6 +83,12 @@ describe("the console's locations", () => {
       await table.getByRole("row").nth(2).waitFor({ state: "detached" });
       expect(await table.getByRole("link").allTextContents()).toEqual(["#L1 Lockers one"]);
       expect(await scrollsSideways(page)).toBe(false);
+      // The filters are in the address: reloaded (or pasted), the list is filtered the same.
+      expect(new URL(page.url()).search).toBe("?connection=online");
+      await page.reload();
+      await page.getByRole("table").getByRole("link", { name: "#L1 Lockers one" }).waitFor();
+      expect(await page.getByRole("table").getByRole("link").count()).toBe(1);
+      expect(await page.getByLabel("Connection").inputValue()).toBe("online");
       await page.close();
     });
 
