@@ -81,9 +81,7 @@ export function createConsoleLocations(deps: { db: Db; clock: Clock }) {
       return rows
         .map((row) => summarise(row, summaries, outages))
         .filter((l) => filter.connection === undefined || filter.connection.includes(l.connection))
-        .filter(
-          (l) => text === "" || [l.code, l.label, l.address].some((s) => s.toLowerCase().includes(text)),
-        );
+        .filter((l) => text === "" || [l.name, l.address].some((s) => s.toLowerCase().includes(text)));
     },
 
     async get(staff: StaffScope, id: string) {

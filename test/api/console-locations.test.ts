@@ -89,6 +89,9 @@ describe("the console's location list", () => {
     await beat();
     expect(codes(await get(viewer, "/console/api/locations?q=docks"))).toEqual(["D1"]);
     expect(codes(await get(viewer, "/console/api/locations?q=STREET"))).toEqual(["L1"]);
+    expect(codes(await get(viewer, `/console/api/locations?q=${encodeURIComponent("#l1 lock")}`))).toEqual([
+      "L1",
+    ]);
     expect(codes(await get(viewer, "/console/api/locations?connection=online"))).toEqual(["L1"]);
     expect(codes(await get(viewer, "/console/api/locations?connection=unknown&connection=online"))).toEqual([
       "D1",

@@ -11,7 +11,7 @@ import { PathId } from "../path-id.ts";
 const Connection = z.enum(CONSOLE_CONNECTIONS);
 
 const ListQuery = z.strictObject({
-  /** Matches code, label or address, whatever the case. */
+  /** Matches the name ("#code label") or the address, whatever the case. */
   q: z.string().max(200).optional(),
   connection: z.union([Connection, z.array(Connection)]).optional(),
 });
