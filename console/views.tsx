@@ -1,5 +1,7 @@
 import type { ComponentChildren } from "preact";
 import type { Staff } from "./api.ts";
+import { LocationView } from "./location-view.tsx";
+import { LocationsView } from "./locations-view.tsx";
 
 /** What a view is handed: the address's parameters and who is signed in (a viewer sees no action controls). */
 export type ViewProps = { params: Record<string, string>; staff: Staff };
@@ -15,4 +17,7 @@ export type View = {
   render: (p: ViewProps) => ComponentChildren;
 };
 
-export const VIEWS: View[] = [];
+export const VIEWS: View[] = [
+  { pattern: "/console/", title: "Locations", nav: true, render: (p) => <LocationsView {...p} /> },
+  { pattern: "/console/locations/:id", title: "Location", render: (p) => <LocationView {...p} /> },
+];

@@ -487,6 +487,12 @@ export const ROWS: readonly Row[] = [
   },
   { route: "GET /console/api/session", case: "no console session cookie", expect: everyone(401) },
   { route: "DELETE /console/api/session", case: "no console session cookie", expect: everyone(401) },
+  { route: "GET /console/api/locations", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "GET /console/api/locations/{id}",
+    case: "a location of operator A, no console session cookie",
+    expect: everyone(401),
+  },
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },
