@@ -1,11 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import type { Clock } from "../../shared/time/clock.ts";
+import { createAlarmService } from "../alarms/alarm-service.ts";
 import { consoleAssets } from "../console/console-assets.ts";
 import { registerConsolePages } from "../console/console-pages.ts";
 import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
 import { createStaffService } from "../staff/staff-service.ts";
 import type { Db } from "../store/db.ts";
 import { installConsoleGuard } from "./console-guard.ts";
+import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
@@ -28,5 +30,9 @@ export async function installConsole(
   const baseUrl = deps.options?.baseUrl;
   await installConsoleGuard(app, { sessions, baseUrl });
   registerConsoleSessionRoutes(app, { sessions, baseUrl });
+  registerConsoleAlarmRoutes(app, {
+    db: deps.db,
+    alarms: createAlarmService({ db: deps.db, clock: deps.clock }),
+  });
   await registerConsolePages(app, await consoleAssets());
 }
