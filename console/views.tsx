@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact";
+import { AlarmsView } from "./alarms.tsx";
 import type { Staff } from "./api.ts";
 
 /** What a view is handed: the address's parameters and who is signed in (a viewer sees no action controls). */
@@ -15,4 +16,11 @@ export type View = {
   render: (p: ViewProps) => ComponentChildren;
 };
 
-export const VIEWS: View[] = [];
+export const VIEWS: View[] = [
+  {
+    pattern: "/console/alarms",
+    title: "Alarms",
+    nav: true,
+    render: ({ staff }) => <AlarmsView staff={staff} />,
+  },
+];
