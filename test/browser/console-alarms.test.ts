@@ -20,19 +20,20 @@ describe("the console's alarm inbox", () => {
   });
   afterAll(() => site?.close());
 
-  const tamper = () =>
+  const tamper = (deviceId = LOCKER) =>
     site.h.report(GW, {
       type: "hardware_event",
       gateway_id: GW,
       seq: ++seq,
       observed_at: site.h.clock.now().toISOString(),
-      device_id: LOCKER,
+      device_id: deviceId,
       source: "bus0/1/1",
       event: "tamper",
       detail: "",
     });
 
-  const alarmRow = (page: Page) => page.locator("tbody", { has: page.getByText("tamper", { exact: true }) });
+  const alarmRow = (page: Page, alias = "1") =>
+    page.locator("tbody", { has: page.getByRole("link", { name: `Device ${alias}`, exact: true }) });
 
   it("shows a reported tamper after a reload, and the operator acknowledges it with a note", async () => {
     const page = await site.signedIn("operator", "/console/alarms");
@@ -108,6 +109,43 @@ describe("the console's alarm inbox", () => {
     );
     expect(alarm.status).toBe("ACKNOWLEDGED");
     expect(history.map((c) => c.action)).toEqual(["raise", "acknowledge"]);
+    await page.close();
+  });
+
+  it("the operator assigns an alarm by keyboard and clears it; the status filter is kept in the address", async () => {
+    const second = fx.device("L1", "2");
+    await tamper(second);
+    const page = await site.signedIn("operator", "/console/alarms");
+    const row = alarmRow(page, "2");
+    await row.getByRole("button", { name: "Assign" }).click();
+    const assignee = page.getByRole("dialog").getByLabel("Assignee");
+    await assignee.fill("admin@a.example");
+    await assignee.press("Enter");
+    await row.getByRole("cell", { name: "admin@a.example" }).waitFor();
+
+    await row.getByRole("button", { name: "Clear" }).click();
+    await page.getByRole("dialog").getByLabel("Note").fill("latch reseated");
+    await page.getByRole("dialog").getByRole("button", { name: "Confirm" }).click();
+    await row.getByRole("cell", { name: "CLEARED" }).waitFor();
+    expect(await row.getByRole("button", { name: "Clear" }).count()).toBe(0);
+
+    const admin = await staffRepository(site.h.db).findByEmail("admin@a.example");
+    const alarms = createAlarmService({ db: site.h.db, clock: site.h.clock });
+    const [alarm] = await alarms.list(OP_A, { device_id: second });
+    expect(alarm).toMatchObject({
+      status: "CLEARED",
+      assignee: { kind: "staff", id: admin?.id },
+      cleared: { note: "latch reseated" },
+    });
+
+    await page.getByLabel("Status").selectOption({ label: "Open" });
+    await page.getByRole("button", { name: "Filter" }).click();
+    await alarmRow(page, "2").waitFor({ state: "detached" });
+    expect(new URL(page.url()).searchParams.get("status")).toBe("ACTIVE,ACKNOWLEDGED");
+    await alarmRow(page, "1").waitFor();
+    await page.reload();
+    await alarmRow(page, "1").waitFor();
+    expect(await alarmRow(page, "2").count()).toBe(0);
     await page.close();
   });
 });
