@@ -13,6 +13,7 @@ type Done = { by: Actor; at: string; note: string } | null;
 
 export type Alarm = {
   id: string;
+  operator_id: string;
   location_id: string;
   device_id: string | null;
   subject: string;
@@ -39,7 +40,14 @@ export type AlarmChange = {
 
 export type StaffNames = Record<string, string>;
 
-export type AlarmFilters = { status: string; severity: string; location: string; device: string };
+/** `operator_id`: the operator a superadmin reads (staff of an operator always read their own). */
+export type AlarmFilters = {
+  status: string;
+  severity: string;
+  location: string;
+  device: string;
+  operator_id: string;
+};
 
 export function listAlarms(f: AlarmFilters): Promise<{ data: Alarm[]; staff: StaffNames }> {
   const q = new URLSearchParams(Object.entries(f).filter(([, v]) => v !== ""));
@@ -47,18 +55,22 @@ export function listAlarms(f: AlarmFilters): Promise<{ data: Alarm[]; staff: Sta
   return call("GET", `/console/api/alarms${query}`);
 }
 
+/** The path of one alarm, naming its operator (which a superadmin must). */
+const alarmPath = (a: Pick<Alarm, "id" | "operator_id">, action = "") =>
+  `/console/api/alarms/${encodeURIComponent(a.id)}${action}?operator_id=${encodeURIComponent(a.operator_id)}`;
+
 export function alarmHistory(
-  id: string,
+  a: Pick<Alarm, "id" | "operator_id">,
 ): Promise<{ alarm: Alarm; history: AlarmChange[]; staff: StaffNames }> {
-  return call("GET", `/console/api/alarms/${encodeURIComponent(id)}`);
+  return call("GET", alarmPath(a));
 }
 
 export type AlarmAction = "acknowledge" | "assign" | "clear";
 
 /** Acknowledge or clear with a note; assign to a staff member's email (empty: to nobody). */
-export function actOnAlarm(id: string, action: AlarmAction, text: string): Promise<Alarm> {
+export function actOnAlarm(a: Alarm, action: AlarmAction, text: string): Promise<Alarm> {
   const body = action === "assign" ? { assignee: text.trim() === "" ? null : text.trim() } : { note: text };
-  return call("POST", `/console/api/alarms/${encodeURIComponent(id)}/${action}`, body);
+  return call("POST", alarmPath(a, `/${action}`), body);
 }
 
 /** Who an actor is, for people: a staff member's email, else its kind and id. */

@@ -15,7 +15,7 @@ import {
 import type { Staff } from "./api.ts";
 import { Link } from "./router.tsx";
 
-const FILTERS = ["status", "severity", "location", "device"] as const;
+const FILTERS = ["status", "severity", "location", "device", "operator_id"] as const;
 
 /** The filters the address holds, so a filtered inbox is a deep link too. */
 function filtersOf(search: string): AlarmFilters {
@@ -94,6 +94,12 @@ export function AlarmsView({ staff }: { staff: Staff }) {
           Device
           <input name="device" value={filters.device} placeholder="device id" />
         </label>
+        {staff.operator_id === null && (
+          <label>
+            Operator
+            <input name="operator_id" value={filters.operator_id} placeholder="operator id" required />
+          </label>
+        )}
         <button type="submit">Filter</button>
       </form>
       {error && (
@@ -158,7 +164,7 @@ export function AlarmsView({ staff }: { staff: Staff }) {
                 {shown === a.id && (
                   <tr>
                     <td colSpan={8}>
-                      <History id={a.id} version={version} />
+                      <History alarm={a} version={version} />
                     </td>
                   </tr>
                 )}
@@ -194,12 +200,12 @@ function Subject({ alarm }: { alarm: Alarm }) {
 }
 
 /** Every change of one alarm, oldest first, with who made it and their note. */
-function History({ id, version }: { id: string; version: number }) {
+function History({ alarm, version }: { alarm: Alarm; version: number }) {
   const [got, setGot] = useState<{ history: AlarmChange[]; staff: StaffNames } | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    alarmHistory(id).then(setGot, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
-  }, [id, version]);
+    alarmHistory(alarm).then(setGot, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+  }, [alarm, version]);
   if (error) return <p class="error">{error}</p>;
   if (!got) return <p aria-busy="true">Loading…</p>;
   return (
@@ -241,7 +247,7 @@ function ActionDialog({
     const form = new FormData(event.currentTarget as HTMLFormElement);
     setBusy(true);
     try {
-      await actOnAlarm(alarm.id, action, String(form.get("text") ?? ""));
+      await actOnAlarm(alarm, action, String(form.get("text") ?? ""));
       onDone();
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));

@@ -173,10 +173,18 @@ describe("the console's alarm inbox", () => {
     expect(await auditOf()).toEqual([]);
   });
 
-  it("a superadmin names the operator it reads; without one the list is refused", async () => {
+  it("a superadmin names the operator it reads; without one it is refused", async () => {
     await tamper();
     const root = await signIn("root@example.com");
     expect((await get(root, ALARMS)).statusCode).toBe(400);
-    expect(ok<{ data: Alarm[] }>(await get(root, `${ALARMS}?operator_id=${OP_A}`)).data).toHaveLength(1);
+    const { data } = ok<{ data: Alarm[] }>(await get(root, `${ALARMS}?operator_id=${OP_A}`));
+    expect(data).toHaveLength(1);
+    const id = data[0]?.id ?? "";
+    expect((await get(root, `${ALARMS}/${id}`)).statusCode).toBe(400);
+    expect((await get(root, `${ALARMS}/${id}?operator_id=${OP_A}`)).statusCode).toBe(200);
+    expect((await get(root, `${ALARMS}/${id}?operator_id=${OP_B}`)).statusCode).toBe(404);
+    // A viewer still, for every operator.
+    const refused = await post(root, `${ALARMS}/${id}/acknowledge?operator_id=${OP_A}`, { note: "x" });
+    expect(refused.statusCode).toBe(403);
   });
 });
