@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact";
+import { AlarmsView } from "./alarms.tsx";
 import type { Staff } from "./api.ts";
 import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
@@ -20,4 +21,10 @@ export type View = {
 export const VIEWS: View[] = [
   { pattern: "/console/", title: "Locations", nav: true, render: (p) => <LocationsView {...p} /> },
   { pattern: "/console/locations/:id", title: "Location", render: (p) => <LocationView {...p} /> },
+  {
+    pattern: "/console/alarms",
+    title: "Alarms",
+    nav: true,
+    render: ({ staff }) => <AlarmsView staff={staff} />,
+  },
 ];

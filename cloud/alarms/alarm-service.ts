@@ -8,6 +8,7 @@ import {
   moveAlarm,
 } from "../../shared/domain/alarm-machine.ts";
 import type { Clock } from "../../shared/time/clock.ts";
+import { fieldChanges, recordAudit } from "../audit/audit-log.ts";
 import type { Db } from "../store/db.ts";
 import { type AlarmRecord, alarmRepository } from "./alarm-repository.ts";
 
@@ -31,12 +32,19 @@ export type AlarmQuery = {
  * The alarm inbox of an operator (docs/decisions/alarms.md): what the console's routes call. Every call
  * names the operator it acts for, and another operator's alarm is missing (404), as with every other
  * resource. Actions are checked by the lifecycle (shared/domain/alarm-machine.ts) and kept in the alarm's
- * history with who did them, so the history is the alarm's audit trail.
+ * history with who did them, so the history is the alarm's audit trail; each is also written to the audit
+ * log in the same transaction (docs/decisions/audit.md), so the console's log names who acted on alarms too.
  */
 export function createAlarmService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
-  function act(operatorId: string, id: string, action: AlarmAction, by: AlarmActor): Promise<AlarmRecord> {
+  function act(
+    operatorId: string,
+    id: string,
+    action: AlarmAction,
+    by: AlarmActor,
+    correlationId?: string,
+  ): Promise<AlarmRecord> {
     return db.transaction().execute(async (trx) => {
       if ("note" in action) checkNote(action.note);
       const repo = alarmRepository(trx);
@@ -46,8 +54,21 @@ export function createAlarmService(deps: { db: Db; clock: Clock }) {
         const move = moveAlarm(alarm, action, by, clock.now().toISOString());
         if (!move.ok) throw new AppError("ERRORS.BAD_REQUEST", move.message, { status: alarm.status });
         const next = { ...alarm, ...move.life };
-        if (await repo.compareAndSet(next, alarm.version, move.change))
+        if (await repo.compareAndSet(next, alarm.version, move.change)) {
+          await recordAudit(
+            trx,
+            { actor: by, ...(correlationId ? { correlationId } : {}) },
+            {
+              operatorId,
+              action: `alarm.${action.kind}`,
+              subject: { type: "alarm", id },
+              comment: "note" in action ? action.note : null,
+              changes: fieldChanges(alarm, next, ["status", "assignee"]),
+            },
+            clock.now(),
+          );
           return { ...next, version: alarm.version + 1 };
+        }
       }
       throw new AppError("ERRORS.SERVICE_UNAVAILABLE", `Alarm ${id} is changing too often; try again`);
     });
@@ -72,8 +93,14 @@ export function createAlarmService(deps: { db: Db; clock: Clock }) {
       return { alarm, history: await repo.history(id) };
     },
 
-    acknowledge(operatorId: string, id: string, by: AlarmActor, note: string): Promise<AlarmRecord> {
-      return act(operatorId, id, { kind: "acknowledge", note }, by);
+    acknowledge(
+      operatorId: string,
+      id: string,
+      by: AlarmActor,
+      note: string,
+      correlationId?: string,
+    ): Promise<AlarmRecord> {
+      return act(operatorId, id, { kind: "acknowledge", note }, by, correlationId);
     },
 
     /** Gives the alarm to someone (null: to nobody) while it is open. */
@@ -82,12 +109,19 @@ export function createAlarmService(deps: { db: Db; clock: Clock }) {
       id: string,
       by: AlarmActor,
       assignee: AlarmActor | null,
+      correlationId?: string,
     ): Promise<AlarmRecord> {
-      return act(operatorId, id, { kind: "assign", assignee }, by);
+      return act(operatorId, id, { kind: "assign", assignee }, by, correlationId);
     },
 
-    clear(operatorId: string, id: string, by: AlarmActor, note: string): Promise<AlarmRecord> {
-      return act(operatorId, id, { kind: "clear", note }, by);
+    clear(
+      operatorId: string,
+      id: string,
+      by: AlarmActor,
+      note: string,
+      correlationId?: string,
+    ): Promise<AlarmRecord> {
+      return act(operatorId, id, { kind: "clear", note }, by, correlationId);
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Clock } from "../../shared/time/clock.ts";
+import { createAlarmService } from "../alarms/alarm-service.ts";
 import { consoleAssets } from "../console/console-assets.ts";
 import { createConsoleLocations } from "../console/console-locations.ts";
 import { registerConsolePages } from "../console/console-pages.ts";
@@ -8,6 +9,7 @@ import { createStaffService } from "../staff/staff-service.ts";
 import type { Db } from "../store/db.ts";
 import { installConsoleGuard } from "./console-guard.ts";
 import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
+import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
@@ -31,5 +33,9 @@ export async function installConsole(
   await installConsoleGuard(app, { sessions, baseUrl });
   registerConsoleSessionRoutes(app, { sessions, baseUrl });
   registerConsoleLocationRoutes(app, createConsoleLocations({ db: deps.db, clock: deps.clock }));
+  registerConsoleAlarmRoutes(app, {
+    db: deps.db,
+    alarms: createAlarmService({ db: deps.db, clock: deps.clock }),
+  });
   await registerConsolePages(app, await consoleAssets());
 }

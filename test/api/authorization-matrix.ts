@@ -493,6 +493,16 @@ export const ROWS: readonly Row[] = [
     case: "a location of operator A, no console session cookie",
     expect: everyone(401),
   },
+  { route: "GET /console/api/alarms", case: "no console session cookie", expect: everyone(401) },
+  ...(["", "/acknowledge", "/assign", "/clear"] as const).map(
+    (action): Row => ({
+      route: `${action ? "POST" : "GET"} /console/api/alarms/{id}${action}`,
+      case: "no console session cookie",
+      params: { id: "00000000-0000-4000-8000-000000000000" },
+      ...(action ? { body: action === "/assign" ? { assignee: null } : { note: "" } } : {}),
+      expect: everyone(401),
+    }),
+  ),
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },
