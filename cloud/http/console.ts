@@ -2,11 +2,14 @@ import type { FastifyInstance } from "fastify";
 import type { Clock } from "../../shared/time/clock.ts";
 import { consoleAssets } from "../console/console-assets.ts";
 import { registerConsolePages } from "../console/console-pages.ts";
+import { createSessionService } from "../sessions/session-service.ts";
 import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
 import { createStaffService } from "../staff/staff-service.ts";
 import type { Db } from "../store/db.ts";
 import { installConsoleGuard } from "./console-guard.ts";
+import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
+import { registerConsoleSessionsRoutes } from "./routes/console-sessions.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
 export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
@@ -28,5 +31,7 @@ export async function installConsole(
   const baseUrl = deps.options?.baseUrl;
   await installConsoleGuard(app, { sessions, baseUrl });
   registerConsoleSessionRoutes(app, { sessions, baseUrl });
+  registerConsoleSessionsRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
+  registerConsoleAuditRoutes(app, deps.db);
   await registerConsolePages(app, await consoleAssets());
 }
