@@ -1,5 +1,7 @@
 import type { ComponentChildren } from "preact";
 import type { Staff } from "./api.ts";
+import { AuditView } from "./audit.tsx";
+import { SessionsView, SessionView } from "./sessions.tsx";
 
 /** What a view is handed: the address's parameters and who is signed in (a viewer sees no action controls). */
 export type ViewProps = { params: Record<string, string>; staff: Staff };
@@ -15,4 +17,8 @@ export type View = {
   render: (p: ViewProps) => ComponentChildren;
 };
 
-export const VIEWS: View[] = [];
+export const VIEWS: View[] = [
+  { pattern: "/console/sessions", title: "Sessions", nav: true, render: (p) => <SessionsView {...p} /> },
+  { pattern: "/console/sessions/:id", title: "Session", render: (p) => <SessionView {...p} /> },
+  { pattern: "/console/audit", title: "Audit", nav: true, render: (p) => <AuditView {...p} /> },
+];
