@@ -111,4 +111,26 @@ describe("the console's sessions and audit log", () => {
       await page.close();
     }
   });
+
+  it("moves a payment where the payment machine allows, confirmed in a dialog", async () => {
+    const id = (await publicSession(bob)).id;
+    // An hour parked, so the session has a fee to pay.
+    site.h.clock.advance(60 * 60_000);
+    const page = await site.signedIn("operator", `/console/sessions/${id}`);
+    await page.getByRole("button", { name: "End session" }).click();
+    await page.getByRole("dialog", { name: "End session" }).getByRole("button", { name: "Confirm" }).click();
+    await expect.poll(() => page.getByTestId("payment-status").textContent()).toBe("PENDING");
+    // PENDING may become PAID but never REFUNDED.
+    expect(await page.getByRole("button", { name: "Mark payment REFUNDED" }).count()).toBe(0);
+    await page.getByRole("button", { name: "Mark payment PAID" }).click();
+    await page
+      .getByRole("dialog", { name: "Mark payment PAID" })
+      .getByRole("button", { name: "Confirm" })
+      .click();
+    await expect.poll(() => page.getByTestId("payment-status").textContent()).toBe("PAID");
+    expect(await page.getByRole("button", { name: "Mark payment REFUNDED" }).count()).toBe(1);
+    const payment = (await publicSession(bob)).payment;
+    expect(payment?.status).toBe("PAID");
+    await page.close();
+  });
 });
