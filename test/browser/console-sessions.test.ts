@@ -2,7 +2,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionV2List } from "../../shared/api/session.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
-import { fx, OP_A } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 import { type Caller, type RiderFlow, rider, riderFlow } from "../support/rider-sessions.ts";
 
 const PRICED = fx.device("L1", "2");
@@ -72,6 +72,30 @@ describe("the console's sessions and audit log", () => {
     expect(await row.getByRole("cell").filter({ hasText: "status" }).textContent()).toContain('"ended"');
     await row.getByRole("link", { name: `session ${id}` }).click();
     expect(new URL(page.url()).pathname).toBe(`/console/sessions/${id}`);
+    await page.close();
+  });
+
+  it("lists a PATCH made through the API above the end, with its field-level changes as text", async () => {
+    // A second later than the end (entries of one instant are ordered by id).
+    site.h.clock.advance(1_000);
+    const patched = await site.h.call(CLIENTS.basic, {
+      method: "PATCH",
+      url: `/location/v1/locations/${fx.location("L1")}`,
+      payload: { label: HOSTILE },
+    });
+    expect(patched.statusCode, patched.body).toBe(204);
+    const page = await site.signedIn("viewer", "/console/audit");
+    const rows = page.getByRole("row");
+    await rows.filter({ hasText: "location.patch" }).waitFor();
+    // Newest first: the header, the PATCH, then the session's end.
+    const [patch, end] = [await rows.nth(1).textContent(), await rows.nth(2).textContent()];
+    expect(patch).toContain("location.patch");
+    expect(patch).toContain(`api_client ${CLIENTS.basic}`);
+    expect(patch).toContain(`label: "Lockers one" → ${JSON.stringify(HOSTILE)}`);
+    expect(end).toContain("session.end-without-fee");
+    expect(await page.locator("main img").count()).toBe(0);
+    // A location has no page of its own here: its subject is plain text.
+    expect(await rows.nth(1).getByRole("link").count()).toBe(0);
     await page.close();
   });
 
