@@ -22,7 +22,7 @@ let alice: Caller;
 let bob: Caller;
 let staff: Record<"viewer" | "operator" | "otherOperator", Staff>;
 
-async function signedIn(email: string, role: StaffRole, operatorId: string): Promise<Staff> {
+async function signedIn(email: string, role: StaffRole, operatorId: string | null): Promise<Staff> {
   // The least cost secrets.ts accepts, as the other suites that verify passwords.
   const service = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
   const made = await service.create({ email, role, operatorId, password: PASSWORD });
@@ -216,6 +216,27 @@ describe("the console's sessions", () => {
         actor: { kind: "staff", id: staff.operator.id, name: "operator@a.example" },
         subject: { type: "payment", id: ended.payment?.id },
       }),
+    ]);
+  });
+});
+
+describe("a superadmin in the console", () => {
+  it("names the operator it reads or acts for, and is refused without one", async () => {
+    const root = await signedIn("root@example.com", "operator", null);
+    const { aliceSession } = await twoActive();
+    expectError(await get(root, "/console/api/sessions"), 400, "ERRORS.BAD_REQUEST");
+    expect((await list(root, `?operator_id=${OP_A}`)).data).toHaveLength(2);
+    expect((await list(root, `?operator_id=${OP_B}`)).data).toEqual([]);
+    const end = `/console/api/sessions/${aliceSession}/end`;
+    expectError(
+      await post(root, `${end}?operator_id=${OP_B}`, { without_fee: true }),
+      404,
+      "ERRORS.NOT_FOUND",
+    );
+    const ended = await post(root, `${end}?operator_id=${OP_A}`, { without_fee: true });
+    expect(ended.statusCode, ended.body).toBe(200);
+    expect((await audit(root, `?operator_id=${OP_A}`)).data.map((e) => e.actor)).toEqual([
+      { kind: "staff", id: root.id, name: "root@example.com" },
     ]);
   });
 });
