@@ -1,8 +1,10 @@
 import type { ComponentChildren } from "preact";
 import { AlarmsView } from "./alarms.tsx";
 import type { Staff } from "./api.ts";
+import { AuditView } from "./audit.tsx";
 import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
+import { SessionsView, SessionView } from "./sessions.tsx";
 
 /** What a view is handed: the address's parameters and who is signed in (a viewer sees no action controls). */
 export type ViewProps = { params: Record<string, string>; staff: Staff };
@@ -27,4 +29,7 @@ export const VIEWS: View[] = [
     nav: true,
     render: ({ staff }) => <AlarmsView staff={staff} />,
   },
+  { pattern: "/console/sessions", title: "Sessions", nav: true, render: (p) => <SessionsView {...p} /> },
+  { pattern: "/console/sessions/:id", title: "Session", render: (p) => <SessionView {...p} /> },
+  { pattern: "/console/audit", title: "Audit", nav: true, render: (p) => <AuditView {...p} /> },
 ];

@@ -4,13 +4,16 @@ import { createAlarmService } from "../alarms/alarm-service.ts";
 import { consoleAssets } from "../console/console-assets.ts";
 import { createConsoleLocations } from "../console/console-locations.ts";
 import { registerConsolePages } from "../console/console-pages.ts";
+import { createSessionService } from "../sessions/session-service.ts";
 import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
 import { createStaffService } from "../staff/staff-service.ts";
 import type { Db } from "../store/db.ts";
 import { installConsoleGuard } from "./console-guard.ts";
-import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
 import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
+import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
+import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
+import { registerConsoleSessionsRoutes } from "./routes/console-sessions.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
 export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
@@ -37,5 +40,7 @@ export async function installConsole(
     db: deps.db,
     alarms: createAlarmService({ db: deps.db, clock: deps.clock }),
   });
+  registerConsoleSessionsRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
+  registerConsoleAuditRoutes(app, deps.db);
   await registerConsolePages(app, await consoleAssets());
 }

@@ -1,3 +1,4 @@
+import type { ConsoleSession } from "../../shared/api/console-sessions.ts";
 import type { Payment, SessionV1, SessionV2 } from "../../shared/api/session.ts";
 import { deviceUri, locationUri } from "../../shared/api/uris.ts";
 import { deriveSession, type SessionEvent } from "../../shared/domain/session-machine.ts";
@@ -78,4 +79,9 @@ export function presentPayment(payment: PaymentRow, row: SessionRow): Payment {
     fee: feeOf(row),
     session: { id: row.id, uri: sessionV2Uri(row.user_id, row.id) },
   };
+}
+
+/** The console's record: the v2 record and where the session is. */
+export function presentConsoleSession(parts: SessionParts): ConsoleSession {
+  return { ...presentSessionV2(parts), device_id: parts.row.device_id, location_id: parts.row.location_id };
 }

@@ -35,6 +35,7 @@ export type SessionScope = { operatorId: string; userId?: string; pendingAfter: 
 /** Filters of a session list; `statusFrom`/`statusBefore` bound the time of the event that gave the status. */
 export type SessionFilters = {
   locationId?: string;
+  deviceId?: string;
   status?: SessionStatus;
   userId?: string;
   statusFrom?: string;
@@ -80,6 +81,7 @@ export function sessionRepository(db: Executor) {
     ): Promise<ListedSession[]> {
       let q = listedIn(scope);
       if (f.locationId) q = q.where("s.location_id", "=", f.locationId);
+      if (f.deviceId) q = q.where("s.device_id", "=", f.deviceId);
       if (f.status) q = q.where("s.status", "=", f.status);
       if (f.userId) q = q.where("s.user_id", "=", f.userId);
       if (f.statusFrom) q = q.where("s.status_at", ">=", f.statusFrom);

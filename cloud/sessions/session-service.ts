@@ -1,3 +1,8 @@
+import type {
+  ConsoleSession,
+  ConsoleSessionList,
+  ConsoleSessionsQuery,
+} from "../../shared/api/console-sessions.ts";
 import { AppError } from "../../shared/api/errors.ts";
 import {
   DEFAULT_SESSIONS_LIMIT,
@@ -18,7 +23,13 @@ import { endSessionForced, markPaymentForced, type SessionEnded } from "./operat
 import { decodeCursor, encodeCursor } from "./pagination-token.ts";
 import { paymentRepository } from "./payment-repository.ts";
 import { PaymentRefused } from "./payments.ts";
-import { presentPayment, presentSessionV1, presentSessionV2, type SessionParts } from "./present-session.ts";
+import {
+  presentConsoleSession,
+  presentPayment,
+  presentSessionV1,
+  presentSessionV2,
+  type SessionParts,
+} from "./present-session.ts";
 import { priceListRepository } from "./price-list-repository.ts";
 import { presentPriceList } from "./price-lists.ts";
 import {
@@ -88,43 +99,65 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
     return parts as SessionParts;
   }
 
+  /**
+   * A list page, newest first, with a keyset cursor on (created_at, id): both immutable, so sessions created
+   * while a client pages land before its cursor and never shift what it has not read yet.
+   */
+  async function listed(
+    principal: Principal,
+    query: SessionsV2Query & { device_id?: string },
+  ): Promise<{ pagination_token: string | null; data: SessionParts[] }> {
+    const limit = query.limit ?? DEFAULT_SESSIONS_LIMIT;
+    const filters = {
+      caller: `${principal.kind}:${principal.id}`,
+      user_id: query.user_id,
+      location_id: query.location_id,
+      ...(query.device_id ? { device_id: query.device_id } : {}),
+      status: query.status,
+      from: query.from,
+      to: query.to,
+    };
+    const cursor = query.pagination_token ? decodeCursor(query.pagination_token, filters) : null;
+    // A rider asking for another user's sessions gets none of them (an empty list, like any filter).
+    if (principal.kind === "user" && query.user_id && query.user_id !== principal.id)
+      return { pagination_token: null, data: [] };
+    const f = filtered({
+      locationId: query.location_id,
+      status: query.status,
+      from: query.from,
+      to: query.to,
+    });
+    if (query.user_id) f.userId = query.user_id;
+    if (query.device_id) f.deviceId = query.device_id;
+    if (cursor) f.after = cursor;
+    const rows = await sessions.listed(visible(principal), f, { limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      pagination_token:
+        rows.length > limit && last
+          ? encodeCursor({ createdAt: last.created_at, id: last.id }, filters)
+          : null,
+      data: await withParts(page),
+    };
+  }
+
   return {
-    /**
-     * v2 list, newest first, with a keyset cursor on (created_at, id): both immutable, so sessions created
-     * while a client pages land before its cursor and never shift what it has not read yet.
-     */
+    /** v2 list (see `listed`). */
     async listV2(principal: Principal, query: SessionsV2Query): Promise<SessionV2List> {
-      const limit = query.limit ?? DEFAULT_SESSIONS_LIMIT;
-      const filters = {
-        caller: `${principal.kind}:${principal.id}`,
-        user_id: query.user_id,
-        location_id: query.location_id,
-        status: query.status,
-        from: query.from,
-        to: query.to,
-      };
-      const cursor = query.pagination_token ? decodeCursor(query.pagination_token, filters) : null;
-      // A rider asking for another user's sessions gets none of them (an empty list, like any filter).
-      if (principal.kind === "user" && query.user_id && query.user_id !== principal.id)
-        return { pagination_token: null, data: [] };
-      const f = filtered({
-        locationId: query.location_id,
-        status: query.status,
-        from: query.from,
-        to: query.to,
-      });
-      if (query.user_id) f.userId = query.user_id;
-      if (cursor) f.after = cursor;
-      const rows = await sessions.listed(visible(principal), f, { limit: limit + 1 });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        pagination_token:
-          rows.length > limit && last
-            ? encodeCursor({ createdAt: last.created_at, id: last.id }, filters)
-            : null,
-        data: (await withParts(page)).map(presentSessionV2),
-      };
+      const { pagination_token, data } = await listed(principal, query);
+      return { pagination_token, data: data.map(presentSessionV2) };
+    },
+
+    /** The console's list: the v2 list's rows and cursor, also by device, each with where it is. */
+    async listConsole(principal: Principal, query: ConsoleSessionsQuery): Promise<ConsoleSessionList> {
+      const { pagination_token, data } = await listed(principal, query);
+      return { pagination_token, data: data.map(presentConsoleSession) };
+    },
+
+    async getConsole(principal: Principal, sessionId: string): Promise<ConsoleSession> {
+      const row = await sessions.findListed(visible(principal), sessionId);
+      return presentConsoleSession(await one(row, "Session", sessionId));
     },
 
     async getV2(principal: Principal, userId: string, sessionId: string): Promise<SessionV2> {

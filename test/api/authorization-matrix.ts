@@ -503,6 +503,25 @@ export const ROWS: readonly Row[] = [
       expect: everyone(401),
     }),
   ),
+  { route: "GET /console/api/sessions", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "GET /console/api/sessions/{id}",
+    case: "no console session cookie",
+    expect: everyone(401),
+  },
+  {
+    route: "POST /console/api/sessions/{id}/end",
+    case: "no console session cookie",
+    body: { without_fee: true },
+    expect: everyone(401),
+  },
+  {
+    route: "POST /console/api/payments/{id}/status",
+    case: "no console session cookie",
+    body: { status: "PAID" },
+    expect: everyone(401),
+  },
+  { route: "GET /console/api/audit", case: "no console session cookie", expect: everyone(401) },
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },

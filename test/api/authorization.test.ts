@@ -68,7 +68,9 @@ function servedRoutes(): string[] {
     const depth = Math.round((m[1] as string).length / 4);
     stack.length = depth;
     const segment = m[2] as string;
-    stack.push(segment.startsWith("/") || depth === 0 ? segment : `/${segment}`);
+    // A wildcard is printed as its own segment; any other segment without a slash continues its parent's
+    // name (`/console/api/session` then `s`).
+    stack.push(segment.startsWith("*") && !stack.join("").endsWith("/") ? `/${segment}` : segment);
     const path = stack.join("").replace(/:([A-Za-z_]+)/g, "{$1}");
     for (const method of (m[3] ?? "").split(", ").filter((x) => x && x !== "HEAD"))
       routes.push(`${method} ${path}`);
