@@ -487,6 +487,18 @@ export const ROWS: readonly Row[] = [
   },
   { route: "GET /console/api/session", case: "no console session cookie", expect: everyone(401) },
   { route: "DELETE /console/api/session", case: "no console session cookie", expect: everyone(401) },
+  { route: "GET /console/api/devices/{device_id}", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "POST /console/api/devices/{device_id}/commands",
+    case: "no console session cookie",
+    body: { command: "force-lock" },
+    expect: everyone(401),
+  },
+  {
+    route: "GET /console/api/commands/{command_id}",
+    case: "no console session cookie",
+    expect: everyone(401),
+  },
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },
