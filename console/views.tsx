@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { Staff } from "./api.ts";
+import { DeviceView } from "./device-view.tsx";
 
 /** What a view is handed: the address's parameters and who is signed in (a viewer sees no action controls). */
 export type ViewProps = { params: Record<string, string>; staff: Staff };
@@ -15,4 +16,6 @@ export type View = {
   render: (p: ViewProps) => ComponentChildren;
 };
 
-export const VIEWS: View[] = [];
+export const VIEWS: View[] = [
+  { pattern: "/console/devices/:id", title: "Device", render: (p) => <DeviceView {...p} /> },
+];
