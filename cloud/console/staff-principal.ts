@@ -24,8 +24,8 @@ export function staffPrincipal(session: SignedIn, operatorId: string, action: St
 
 /** A staff member whose role may never `action` is refused before anything is looked up. */
 export function requireRole(session: SignedIn, action: StaffAction): void {
-  const { staff } = session;
-  const anyOperator = staff.operatorId ?? "";
-  if (!staffMay({ role: staff.role, operatorId: null }, action, anyOperator))
-    throw new AppError("ERRORS.FORBIDDEN", `The ${staff.role} role may not do this`);
+  const { role } = session.staff;
+  // Asked as of no operator in particular: only the role counts here, ownership is asked per object.
+  if (!staffMay({ role, operatorId: null }, action, ""))
+    throw new AppError("ERRORS.FORBIDDEN", `The ${role} role may not do this`);
 }
