@@ -1,15 +1,27 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAudit } from "../../cloud/audit/audit-log.ts";
+import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
+import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import type { Command } from "../../shared/api/command.ts";
+import { fixtureSecretHash } from "../support/cloud-harness.ts";
 import { CONSOLE_PASSWORD, type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
-import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
+import { CLIENTS, fixtureManifest, fx, OP_A } from "../support/fixture-site.ts";
 import { type GatewayReports, gatewayReports } from "../support/gateway-reports.ts";
 
 const LOCKER = fx.device("L1", "1");
 const PHONE = { width: 390, height: 844 };
 const HOSTILE = "<img src=x onerror=alert(1)>";
+
+/** The fixture site with one more locker at L1, whose alias is markup. */
+async function addHostileLocker(site: ConsoleSite) {
+  const input = fixtureManifest(await fixtureSecretHash());
+  const devices = input.operators?.[0]?.locations?.[0]?.gateways?.[0]?.devices;
+  if (!devices) throw new Error("the fixture manifest has no devices at L1");
+  devices.push({ alias: HOSTILE, type: "LOCKER", bus: { board: 1, channel: 9 } });
+  await applyManifest(site.h.db, SiteManifest.parse(input), site.h.clock);
+}
 
 /** Whether the page scrolls sideways (it must not on a phone). */
 const scrollsSideways = (page: Page) =>
@@ -92,6 +104,15 @@ describe("the console's device page", () => {
       return res.status;
     }, LOCKER);
     expect(status).toBe(403);
+    expect(await scrollsSideways(page)).toBe(false);
+    await page.close();
+  });
+
+  it("shows a hostile alias as text", async () => {
+    await addHostileLocker(site);
+    const page = await site.signedIn("viewer", `/console/devices/${fx.device("L1", HOSTILE)}`, PHONE);
+    await page.getByRole("heading", { name: `Device ${HOSTILE}` }).waitFor();
+    expect(await page.locator("main img").count()).toBe(0);
     expect(await scrollsSideways(page)).toBe(false);
     await page.close();
   });
