@@ -44,7 +44,7 @@ export type TimelineEntry =
   | {
       kind: "audit";
       at: string;
-      actor: { kind: string; id: string };
+      actor: { kind: string; id: string; email?: string };
       action: string;
       reason: string | null;
       comment: string | null;

@@ -236,7 +236,7 @@ function describe(e: TimelineEntry): { what: string; detail: string } {
       };
     case "audit":
       return {
-        what: `${e.action} by ${e.actor.kind} ${e.actor.id}`,
+        what: `${e.action} by ${e.actor.kind} ${e.actor.email ?? e.actor.id}`,
         detail: [e.reason && `reason ${e.reason}`, e.comment && `“${e.comment}”`].filter(Boolean).join(" · "),
       };
     case "session":

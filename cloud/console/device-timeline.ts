@@ -5,6 +5,7 @@ import { listAudit } from "../audit/audit-log.ts";
 import type { Principal } from "../auth/principal.ts";
 import { hardwareReportRepository } from "../gateway-link/hardware-report-repository.ts";
 import { accessEventRepository } from "../key-sync/access-event-repository.ts";
+import { staffRepository } from "../staff/staff-repository.ts";
 import type { Db } from "../store/db.ts";
 import { deviceTimelineRepository } from "./device-timeline-repository.ts";
 
@@ -38,7 +39,8 @@ export const TimelineEntry = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("audit"),
     at: z.string(),
-    actor: z.object({ kind: z.string(), id: z.string() }),
+    /** `email`: a staff member's, when the account is still there. */
+    actor: z.object({ kind: z.string(), id: z.string(), email: z.string().optional() }),
     action: z.string(),
     reason: z.string().nullable(),
     comment: z.string().nullable(),
@@ -86,6 +88,7 @@ export async function deviceTimeline(
     repo.sessionsOf(operatorId, deviceId, PER_KIND),
     accessEventRepository(db).atDevice(deviceId),
   ]);
+  const emails = await staffEmails(db, audit.data);
   const entries: TimelineEntry[] = [
     ...commands.map((c) => ({
       kind: "command" as const,
@@ -110,7 +113,7 @@ export async function deviceTimeline(
     ...audit.data.map((a) => ({
       kind: "audit" as const,
       at: a.at,
-      actor: a.actor,
+      actor: { ...a.actor, ...(emails.has(a.actor.id) ? { email: emails.get(a.actor.id) } : {}) },
       action: a.action,
       reason: a.reason,
       comment: a.comment,
@@ -141,6 +144,14 @@ export async function deviceTimeline(
       })),
   ];
   return entries.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+}
+
+/** The emails of the staff members among `entries`' actors (the log keeps only their ids). */
+async function staffEmails(db: Db, entries: { actor: { kind: string; id: string } }[]) {
+  const ids = new Set(entries.filter((e) => e.actor.kind === "staff").map((e) => e.actor.id));
+  const staff = staffRepository(db);
+  const found = await Promise.all([...ids].map((id) => staff.find(id)));
+  return new Map(found.flatMap((s) => (s ? [[s.id, s.email] as const] : [])));
 }
 
 /** The operator whose data a staff member's request is about: its own, or for a superadmin the owner's. */

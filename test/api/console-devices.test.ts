@@ -129,6 +129,14 @@ describe("the console's operator functions", () => {
     const followed = await consoleGet("operator", `/console/api/commands/${cmd.id}`);
     expect(followed.json<Command>().state.value).toBe("SUCCESS");
     expect(await deviceState()).toBe("UNLOCKED");
+    const page = await consoleGet("viewer", `/console/api/devices/${LOCKER}`);
+    expect(page.json<{ timeline: unknown[] }>().timeline).toContainEqual(
+      expect.objectContaining({
+        kind: "audit",
+        actor: { kind: "staff", id: as("operator").id, email: "operator@a.example" },
+        reason: "LOCKED_EMPTY",
+      }),
+    );
     const [entry] = (await listAudit(h.db, OP_A, { action: "command.force-unlock" })).data;
     expect(entry).toMatchObject({
       actor: { kind: "staff", id: as("operator").id },

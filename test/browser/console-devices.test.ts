@@ -82,7 +82,9 @@ describe("the console's device page", () => {
     });
 
     // The comment shows as text in the timeline, never as markup.
-    await page.getByRole("table", { name: "Timeline" }).getByText(HOSTILE).first().waitFor();
+    const timeline = page.getByRole("table", { name: "Timeline" });
+    await timeline.getByText(HOSTILE).first().waitFor();
+    await timeline.getByText("command.force-unlock by staff operator@a.example").waitFor();
     expect(await page.locator("main img").count()).toBe(0);
     expect(alerts).toEqual([]);
     expect(await scrollsSideways(page)).toBe(false);
