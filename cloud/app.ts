@@ -20,6 +20,7 @@ import { installIdempotency } from "./http/idempotency.ts";
 import { installNulGuard } from "./http/reject-nul.ts";
 import { installRequestLog } from "./http/request-log.ts";
 import { registerAccessListRoutes } from "./http/routes/access-lists.ts";
+import { registerConsoleDeviceRoutes } from "./http/routes/console-devices.ts";
 import { registerDeviceRoutes } from "./http/routes/devices.ts";
 import { registerExternalUserRoutes } from "./http/routes/external-users.ts";
 import { registerHealthRoutes } from "./http/routes/health.ts";
@@ -192,6 +193,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
   );
   registerDeviceRoutes(app, devices, commands);
+  registerConsoleDeviceRoutes(app, { db: deps.db, devices, commands });
   registerPhotoRoutes(app, createPhotoService({ db: deps.db }));
   registerSessionRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
   registerAccessListRoutes(app, createAccessListService({ db: deps.db, clock: deps.clock }));

@@ -24,8 +24,13 @@ export class ApiError extends Error {
 let csrf: string | null = null;
 
 /** A request to the console's API: JSON in and out, the CSRF token on every change. */
-export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
+export async function call<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  extra: Record<string, string> = {},
+): Promise<T> {
+  const headers: Record<string, string> = { ...extra };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET" && csrf) headers["x-csrf-token"] = csrf;
   const res = await fetch(path, {

@@ -2,6 +2,7 @@ import type { ComponentChildren } from "preact";
 import { AlarmsView } from "./alarms.tsx";
 import type { Staff } from "./api.ts";
 import { AuditView } from "./audit.tsx";
+import { DeviceView } from "./device-view.tsx";
 import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
 import { SessionsView, SessionView } from "./sessions.tsx";
@@ -32,4 +33,5 @@ export const VIEWS: View[] = [
   { pattern: "/console/sessions", title: "Sessions", nav: true, render: (p) => <SessionsView {...p} /> },
   { pattern: "/console/sessions/:id", title: "Session", render: (p) => <SessionView {...p} /> },
   { pattern: "/console/audit", title: "Audit", nav: true, render: (p) => <AuditView {...p} /> },
+  { pattern: "/console/devices/:id", title: "Device", render: (p) => <DeviceView {...p} /> },
 ];

@@ -24,13 +24,15 @@ export type AuditedAction = {
   changes?: FieldChanges;
 };
 
-/** The actor a bearer token names: an integrator's API client or a rider. */
+/** The actor a principal names: an integrator's API client, a rider, or a staff member in the console. */
 export function actorOf(principal: Principal): Actor {
   switch (principal.kind) {
     case "client":
       return { kind: "api_client", id: principal.id };
     case "user":
       return { kind: "rider", id: principal.id };
+    case "staff":
+      return { kind: "staff", id: principal.id };
   }
 }
 

@@ -19,8 +19,23 @@ export type UserPrincipal = {
   permissions: ReadonlySet<Permission>;
 };
 
-/** Who is calling, as established by the bearer token. Every object lookup is scoped by operatorId. */
-export type Principal = ClientPrincipal | UserPrincipal;
+/**
+ * A member of the operator's staff acting through the console (signed in by cookie, not by a token), with
+ * the permissions of the operator's back end that the staff role grants (cloud/console/staff-principal.ts).
+ */
+export type StaffPrincipal = {
+  kind: "staff";
+  /** The staff member's id. */
+  id: string;
+  operatorId: string;
+  permissions: ReadonlySet<Permission>;
+};
+
+/** Who a bearer token names. */
+export type TokenPrincipal = ClientPrincipal | UserPrincipal;
+
+/** Who is calling, as established by the bearer token or the console session. Every lookup is scoped by operatorId. */
+export type Principal = ClientPrincipal | UserPrincipal | StaffPrincipal;
 
 export function can(p: Principal, permission: Permission): boolean {
   return p.permissions.has(permission);

@@ -3,15 +3,15 @@ import { decodeJwt, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "./lru-map.ts";
-import type { ClientPrincipal, Principal, UserPrincipal } from "./principal.ts";
+import type { ClientPrincipal, TokenPrincipal, UserPrincipal } from "./principal.ts";
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 /** Tokens whose signature and claims were checked, kept until they expire: pollers repeat theirs. */
 const VERIFIED_TOKENS = 10_000;
 
-export type TokenVerdict = { ok: true; principal: Principal } | { ok: false; reason: string };
+export type TokenVerdict = { ok: true; principal: TokenPrincipal } | { ok: false; reason: string };
 
-type Kind = Principal["kind"];
+type Kind = TokenPrincipal["kind"];
 
 /**
  * Signed bearer tokens (HS256 with a server secret). The algorithm is pinned on verification, so
@@ -29,7 +29,7 @@ export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; cl
     user: createSecretKey(createHmac("sha256", deps.secret).update("external-user access token").digest()),
   };
   /** A token verified before is the same token: only its expiry can change the verdict (no nbf issued). */
-  const verified = new LruMap<string, { principal: Principal; expMs: number }>(VERIFIED_TOKENS);
+  const verified = new LruMap<string, { principal: TokenPrincipal; expMs: number }>(VERIFIED_TOKENS);
 
   function sign(kind: Kind, subject: string, claims: Record<string, unknown>): Promise<string> {
     const now = Math.floor(clock.now().getTime() / 1000);

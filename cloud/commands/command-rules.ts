@@ -78,8 +78,9 @@ export function checkCommandRequest(
       { command: name, accepted },
     );
   }
-  // Operator functions are closed to riders' tokens whatever they hold (S17).
-  if (ADMIN_COMMANDS.has(name) && principal.kind !== "client") {
+  // Operator functions are closed to riders' tokens whatever they hold (S17); the operator's back end and
+  // its staff in the console may hold them.
+  if (ADMIN_COMMANDS.has(name) && principal.kind === "user") {
     return refuse("ERRORS.FORBIDDEN", `${name} is not available to external users`);
   }
   if (ADMIN_COMMANDS.has(name) && !can(principal, "DEVICE_ADMIN")) {

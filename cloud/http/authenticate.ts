@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AppError } from "../../shared/api/errors.ts";
-import type { Principal } from "../auth/principal.ts";
+import type { TokenPrincipal } from "../auth/principal.ts";
 import type { TokenIssuer } from "../auth/tokens.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
-    principal: Principal | null;
+    principal: TokenPrincipal | null;
   }
   interface FastifyContextConfig {
     /** Routes open without a bearer token: the public map, the token endpoint, docs, health. */
@@ -47,7 +47,7 @@ export function installAuthentication(app: FastifyInstance, tokens: TokenIssuer)
 }
 
 /** The caller, for handlers of authenticated routes. */
-export function principalOf(request: FastifyRequest): Principal {
+export function principalOf(request: FastifyRequest): TokenPrincipal {
   if (!request.principal) throw new AppError("ERRORS.UNAUTHORIZED", "Missing bearer token");
   return request.principal;
 }

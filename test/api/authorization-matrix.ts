@@ -522,6 +522,18 @@ export const ROWS: readonly Row[] = [
     expect: everyone(401),
   },
   { route: "GET /console/api/audit", case: "no console session cookie", expect: everyone(401) },
+  { route: "GET /console/api/devices/{device_id}", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "POST /console/api/devices/{device_id}/commands",
+    case: "no console session cookie",
+    body: { command: "force-lock" },
+    expect: everyone(401),
+  },
+  {
+    route: "GET /console/api/commands/{command_id}",
+    case: "no console session cookie",
+    expect: everyone(401),
+  },
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },
