@@ -29,7 +29,7 @@ function assets(script: Buffer, style: Buffer): ConsoleAssets {
   return { script: js, style: css, byName: new Map([js, css].map((a) => [a.name, a])) };
 }
 
-/** Builds the console from its sources with esbuild (a development dependency), in memory. */
+/** Builds the console from its sources with esbuild, in memory. */
 export async function buildConsole(sources: string): Promise<ConsoleAssets> {
   const { build } = await import("esbuild");
   const out = await build({
@@ -50,8 +50,8 @@ export async function buildConsole(sources: string): Promise<ConsoleAssets> {
 }
 
 /**
- * The console's script and style: those `npm run build` wrote (a production install has no esbuild), or else
- * built now from the sources (`npm start` in a clone needs no build step).
+ * The console's script and style: those `npm run build` wrote, or else built now from the sources (`npm start`
+ * in a clone needs no build step).
  */
 export function loadConsoleAssets(dir = CONSOLE_DIR): Promise<ConsoleAssets> {
   const files = existsSync(dir) ? readdirSync(dir) : [];
