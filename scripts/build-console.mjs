@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * The operator console's script and style, built from console/ into <outdir>/console with hashed names (the
- * cloud serves them from there in production, where esbuild is not installed). Runs after tsc, with the
- * cloud's own build function:
+ * cloud then serves them as they are instead of building at start). Runs after tsc, with the cloud's own
+ * build function:
  *   node scripts/build-console.mjs [--outdir dist]
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
