@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { Link } from "./router.tsx";
 import { type ConsoleAuditPage, listAudit } from "./sessions-api.ts";
-import type { ViewProps } from "./views.tsx";
+import type { ViewProps } from "./view-props.ts";
 
 type Entry = ConsoleAuditPage["data"][number];
 

@@ -12,7 +12,7 @@ import {
   type TimelineEntry,
 } from "./device-api.ts";
 import { Link } from "./router.tsx";
-import type { ViewProps } from "./views.tsx";
+import type { ViewProps } from "./view-props.ts";
 
 /** The operator functions the page offers, by the names on their buttons. */
 const ACTIONS: { command: ConsoleCommandName; label: string }[] = [

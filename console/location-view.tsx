@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { type DeviceCell, type GatewayPanel, getLocation, type LocationPage } from "./locations-api.ts";
 import { CONNECTION_TEXT } from "./locations-view.tsx";
 import { Link } from "./router.tsx";
-import type { ViewProps } from "./views.tsx";
+import type { ViewProps } from "./view-props.ts";
 
 const NOT_REPORTED = "not reported";
 

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { CONNECTIONS, type Connection, type LocationSummary, listLocations } from "./locations-api.ts";
 import { Link } from "./router.tsx";
-import type { ViewProps } from "./views.tsx";
+import type { ViewProps } from "./view-props.ts";
 
 /** How a connection reads on the page. */
 export const CONNECTION_TEXT: Record<Connection, string> = {

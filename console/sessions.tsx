@@ -10,7 +10,7 @@ import {
   markPayment,
   queryOf,
 } from "./sessions-api.ts";
-import type { ViewProps } from "./views.tsx";
+import type { ViewProps } from "./view-props.ts";
 
 const FILTERS = ["status", "device_id", "user_id"] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;

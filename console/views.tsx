@@ -1,14 +1,11 @@
 import type { ComponentChildren } from "preact";
 import { AlarmsView } from "./alarms.tsx";
-import type { Staff } from "./api.ts";
 import { AuditView } from "./audit.tsx";
 import { DeviceView } from "./device-view.tsx";
 import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
 import { SessionsView, SessionView } from "./sessions.tsx";
-
-/** What a view is handed: the address's parameters and who is signed in (a viewer sees no action controls). */
-export type ViewProps = { params: Record<string, string>; staff: Staff };
+import type { ViewProps } from "./view-props.ts";
 
 /**
  * The console's views by address (each a deep link), in the order the navigation lists those with `nav`.
