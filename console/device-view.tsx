@@ -101,7 +101,7 @@ export function DeviceView({ params, staff }: ViewProps) {
         <dt>Hardware</dt>
         <dd>{device.hardware_state}</dd>
         <dt>Sleep</dt>
-        <dd>{device.sleep_state}</dd>
+        <dd>{device.sleep_state || "awake"}</dd>
         {device.user?.id && (
           <>
             <dt>Occupant</dt>
