@@ -88,20 +88,7 @@ export type ConsoleCommand = {
   power_cycle?: boolean;
 };
 
-/** The spec's force-unlock reasons (shared/api/command.ts), and those that need a comment. */
-export const FORCE_UNLOCK_REASONS = [
-  "STUCK_USER_RFID_ISSUE",
-  "STUCK_USER_APP_ISSUE",
-  "STUCK_USER_USER_ERROR",
-  "STUCK_USER_OTHER_ISSUE",
-  "LOCKED_EMPTY",
-  "MAINTENANCE",
-  "TESTING",
-  "RENTAL_VEHICLE_LOCKED",
-  "FALSE_LOCK",
-  "OTHER",
-] as const;
-export const REASONS_NEEDING_COMMENT: ReadonlySet<string> = new Set(["STUCK_USER_OTHER_ISSUE", "OTHER"]);
+export { FORCE_UNLOCK_REASONS, REASONS_NEEDING_COMMENT } from "../shared/domain/force-unlock-reasons.ts";
 
 const path = (id: string) => encodeURIComponent(id);
 

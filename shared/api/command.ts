@@ -1,23 +1,10 @@
 import { z } from "zod";
 import { COMMAND_STATE_VALUES } from "../domain/command-machine.ts";
 import { COMMAND_NAMES } from "../domain/device-types.ts";
+import { FORCE_UNLOCK_REASONS, REASONS_NEEDING_COMMENT } from "../domain/force-unlock-reasons.ts";
 import { Reference } from "./common.ts";
 
-export const FORCE_UNLOCK_REASONS = [
-  "STUCK_USER_RFID_ISSUE",
-  "STUCK_USER_APP_ISSUE",
-  "STUCK_USER_USER_ERROR",
-  "STUCK_USER_OTHER_ISSUE",
-  "LOCKED_EMPTY",
-  "MAINTENANCE",
-  "TESTING",
-  "RENTAL_VEHICLE_LOCKED",
-  "FALSE_LOCK",
-  "OTHER",
-] as const;
-
-/** Reasons whose force-unlock needs a comment of at least 5 characters (spec: Limits). */
-export const REASONS_NEEDING_COMMENT = new Set<string>(["STUCK_USER_OTHER_ISSUE", "OTHER"]);
+export { FORCE_UNLOCK_REASONS, REASONS_NEEDING_COMMENT };
 
 /**
  * Command request body (spec: Endpoints → Command request body). Field-to-command rules that need more
