@@ -160,7 +160,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });
   installAuthentication(app, tokens);
   installNulGuard(app);
-  await installConsole(app, { db: deps.db, clock: deps.clock, options: deps.console });
+  const whitelists = createWhitelistService({
+    db: deps.db,
+    clock: deps.clock,
+    log: deps.log,
+    gateways: deps.gateways,
+    options: deps.whitelists,
+  });
+  const accessLists = createAccessListService({ db: deps.db, clock: deps.clock });
+  await installConsole(app, {
+    db: deps.db,
+    clock: deps.clock,
+    options: deps.console,
+    whitelists,
+    accessLists,
+  });
   installIdempotency(app, { db: deps.db, clock: deps.clock, policy: deps.idempotency });
 
   const locations = createLocationService({ db: deps.db, clock: deps.clock });
@@ -182,21 +196,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   registerLocationRoutes(app, locations);
   registerLocationLinkRoutes(app, createLocationLinks({ db: deps.db, clock: deps.clock }));
-  registerWhitelistRoutes(
-    app,
-    createWhitelistService({
-      db: deps.db,
-      clock: deps.clock,
-      log: deps.log,
-      gateways: deps.gateways,
-      options: deps.whitelists,
-    }),
-  );
+  registerWhitelistRoutes(app, whitelists);
   registerDeviceRoutes(app, devices, commands);
   registerConsoleDeviceRoutes(app, { db: deps.db, devices, commands });
   registerPhotoRoutes(app, createPhotoService({ db: deps.db }));
   registerSessionRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
-  registerAccessListRoutes(app, createAccessListService({ db: deps.db, clock: deps.clock }));
+  registerAccessListRoutes(app, accessLists);
   registerHealthRoutes(app, deps.isReady ?? (() => Promise.resolve(true)));
   app.get("/openapi.json", { config: { public: true }, schema: { hide: true } }, () => app.swagger());
   return app;

@@ -7,6 +7,7 @@ import type {
 import { AppError } from "../../shared/api/errors.ts";
 import { inviteExpiry, inviteStatus, removeMembership } from "../../shared/domain/membership.ts";
 import type { Clock } from "../../shared/time/clock.ts";
+import { type AuditOrigin, recordAudit } from "../audit/audit-log.ts";
 import { type Principal, requireClient } from "../auth/principal.ts";
 import type { Db } from "../store/db.ts";
 import {
@@ -21,6 +22,12 @@ import { membershipOf, termsFor } from "./membership-rows.ts";
 import { presentInvite, presentMember } from "./present-member.ts";
 
 export const membersUri = (listId: string) => `/access-control/v1/mgmt/access-lists/${listId}/users`;
+
+/** Who a body names, as an audit entry's field: the user id, or the phone number. */
+const whoOf = (body: { user_id?: string; phone_number?: string }) =>
+  body.user_id !== undefined
+    ? { field: "user_id", value: body.user_id }
+    : { field: "phone_number", value: body.phone_number as string };
 
 /** Access-list management (spec: Access lists): an operator function, closed to riders' tokens. */
 export function createAccessListService(deps: { db: Db; clock: Clock }) {
@@ -73,6 +80,33 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
     else await lists.addInviteUnlessPresent(row);
   }
 
+  /** One audit entry on the list, naming who was added or removed (docs/decisions/audit.md). */
+  function audit(
+    trx: Db,
+    origin: AuditOrigin,
+    list: AccessListRecord,
+    action: "access-list.add" | "access-list.remove",
+    body: { user_id?: string; phone_number?: string; remove_now?: boolean },
+    now: Date,
+  ) {
+    const who = whoOf(body);
+    const added = action === "access-list.add";
+    return recordAudit(
+      trx,
+      origin,
+      {
+        operatorId: list.operator_id,
+        action,
+        subject: { type: "access_list", id: list.id },
+        changes: {
+          [who.field]: added ? { from: null, to: who.value } : { from: who.value, to: null },
+          ...(body.remove_now ? { remove_now: { from: null, to: true } } : {}),
+        },
+      },
+      now,
+    );
+  }
+
   async function endMembership(
     lists: AccessListRepository,
     list: AccessListRecord,
@@ -100,7 +134,12 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
      * Spec: Add body. A user id names a user of this operator; a phone number adds the users who have it
      * at once, or else invites it.
      */
-    async add(principal: Principal, listId: string, body: AddAccessListMember): Promise<void> {
+    async add(
+      principal: Principal,
+      listId: string,
+      body: AddAccessListMember,
+      origin?: AuditOrigin,
+    ): Promise<void> {
       const list = await findList(principal, listId);
       const now = clock.now();
       const asked: JoinAsked = {
@@ -117,12 +156,13 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
               field: "user_id",
             });
           await joinList(lists, list, userId, asked, now, "renew");
-          return;
+        } else {
+          const phone = body.phone_number as string;
+          const userIds = await lists.userIdsWithPhone(list.operator_id, phone);
+          if (userIds.length === 0) await invite(lists, list, phone, asked, now);
+          for (const id of userIds) await joinList(lists, list, id, asked, now, "renew");
         }
-        const phone = body.phone_number as string;
-        const userIds = await lists.userIdsWithPhone(list.operator_id, phone);
-        if (userIds.length === 0) return invite(lists, list, phone, asked, now);
-        for (const id of userIds) await joinList(lists, list, id, asked, now, "renew");
+        if (origin) await audit(trx, origin, list, "access-list.add", body, now);
       });
     },
 
@@ -130,7 +170,12 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
      * Spec: Remove body. A paid membership ends with its period unless remove_now; closed and password
      * memberships and invites end at once. Someone who is neither a member nor invited: 400.
      */
-    async remove(principal: Principal, listId: string, body: RemoveAccessListMember): Promise<void> {
+    async remove(
+      principal: Principal,
+      listId: string,
+      body: RemoveAccessListMember,
+      origin?: AuditOrigin,
+    ): Promise<void> {
       const list = await findList(principal, listId);
       const now = clock.now();
       const removeNow = body.remove_now ?? false;
@@ -150,6 +195,7 @@ export function createAccessListService(deps: { db: Db; clock: Clock }) {
           });
         }
         for (const m of members) await endMembership(lists, list, m, now, removeNow);
+        if (origin) await audit(trx, origin, list, "access-list.remove", body, now);
       });
     },
   };

@@ -1,19 +1,25 @@
 import type { FastifyInstance } from "fastify";
 import type { Clock } from "../../shared/time/clock.ts";
+import type { AccessListService } from "../access-lists/access-list-service.ts";
 import { createAlarmService } from "../alarms/alarm-service.ts";
+import { createConsoleAccessLists } from "../console/console-access-lists.ts";
 import { consoleAssets } from "../console/console-assets.ts";
 import { createConsoleLocations } from "../console/console-locations.ts";
 import { registerConsolePages } from "../console/console-pages.ts";
+import { createConsoleWhitelists } from "../console/console-whitelists.ts";
 import { createSessionService } from "../sessions/session-service.ts";
 import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
 import { createStaffService } from "../staff/staff-service.ts";
 import type { Db } from "../store/db.ts";
+import type { WhitelistService } from "../whitelists/whitelist-service.ts";
 import { installConsoleGuard } from "./console-guard.ts";
+import { registerConsoleAccessListRoutes } from "./routes/console-access-lists.ts";
 import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
 import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
 import { registerConsoleSessionsRoutes } from "./routes/console-sessions.ts";
+import { registerConsoleWhitelistRoutes } from "./routes/console-whitelists.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
 export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
@@ -24,7 +30,14 @@ export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
  */
 export async function installConsole(
   app: FastifyInstance,
-  deps: { db: Db; clock: Clock; options?: ConsoleOptions },
+  deps: {
+    db: Db;
+    clock: Clock;
+    options?: ConsoleOptions;
+    /** The public API's services the console acts through (the same instances, the same gateway link). */
+    whitelists: WhitelistService;
+    accessLists: AccessListService;
+  },
 ) {
   const sessions = createConsoleSessions({
     db: deps.db,
@@ -42,5 +55,13 @@ export async function installConsole(
   });
   registerConsoleSessionsRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
   registerConsoleAuditRoutes(app, deps.db);
+  registerConsoleWhitelistRoutes(app, {
+    views: createConsoleWhitelists({ db: deps.db, clock: deps.clock, whitelists: deps.whitelists }),
+    whitelists: deps.whitelists,
+  });
+  registerConsoleAccessListRoutes(app, {
+    views: createConsoleAccessLists({ db: deps.db, clock: deps.clock, lists: deps.accessLists }),
+    lists: deps.accessLists,
+  });
   await registerConsolePages(app, await consoleAssets());
 }

@@ -11,11 +11,12 @@ import type {
 } from "../../shared/api/whitelist.ts";
 import { DEFAULT_MAX_WHITELISTS_PER_DEVICE } from "../../shared/domain/whitelist-entity.ts";
 import type { Clock } from "../../shared/time/clock.ts";
+import { type AuditOrigin, recordAudit } from "../audit/audit-log.ts";
 import { can, type Principal, requireClient } from "../auth/principal.ts";
 import type { GatewayPublisher } from "../ports.ts";
 import type { Db } from "../store/db.ts";
 import type { WhitelistsTable } from "../store/tables/whitelist-tables.ts";
-import { addEntity, removeEntity } from "./entity-batch.ts";
+import { addEntity, type CardChange, type OnCardChange, removeEntity } from "./entity-batch.ts";
 import { presentEntity, presentTarget, presentWhitelist, whitelistUri } from "./present-whitelist.ts";
 import { withDeadline } from "./read-deadline.ts";
 import { type ItemFailure, runBatch } from "./run-batch.ts";
@@ -30,6 +31,19 @@ export type WhitelistOptions = {
 };
 
 export const DEFAULT_WHITELIST_READ_TIMEOUT_MS = 5_000;
+
+/** An audit entry's field changes for one card: its id always, then the fields that moved. */
+function cardChanges({ cardId, before, after }: CardChange) {
+  const changes: Record<string, { from: unknown; to: unknown }> = {
+    card_id: { from: before ? cardId : null, to: after ? cardId : null },
+  };
+  for (const field of ["status", "expires_at", "is_master_key", "comment"] as const) {
+    const from = before ? (field === "is_master_key" ? before[field] === 1 : before[field]) : null;
+    const to = after ? (field === "is_master_key" ? after[field] === 1 : after[field]) : null;
+    if (from !== to) changes[field] = { from, to };
+  }
+  return changes;
+}
 
 /**
  * The whitelist service (spec: Whitelist): an operator function, closed to riders' tokens. Every client of
@@ -114,14 +128,36 @@ export function createWhitelistService(deps: {
       });
     },
 
-    /** Item by item (run-batch.ts); the failed items, or none when all were applied. */
-    async modifyEntities(principal: Principal, id: string, body: EntityModification): Promise<ItemFailure[]> {
+    /**
+     * Item by item (run-batch.ts); the failed items, or none when all were applied. With an origin, each
+     * card changed is audited (`whitelist.card-add`, `whitelist.card-remove`) in its item's transaction.
+     */
+    async modifyEntities(
+      principal: Principal,
+      id: string,
+      body: EntityModification,
+      origin?: AuditOrigin,
+    ): Promise<ItemFailure[]> {
       const list = await findWhitelist(principal, id);
       const now = clock.now();
+      const audit: OnCardChange | undefined = origin
+        ? (trx, change) =>
+            recordAudit(
+              trx,
+              origin,
+              {
+                operatorId: list.operator_id,
+                action: change.after ? "whitelist.card-add" : "whitelist.card-remove",
+                subject: { type: "whitelist", id: list.id },
+                changes: cardChanges(change),
+              },
+              now,
+            )
+        : undefined;
       return batch((changed) =>
         body.operation === "ADD"
-          ? runBatch(db, body.entities, addEntity(list.id, now), changed)
-          : runBatch(db, body.entities, removeEntity(list.id, now), changed),
+          ? runBatch(db, body.entities, addEntity(list.id, now, audit), changed)
+          : runBatch(db, body.entities, removeEntity(list.id, now, audit), changed),
       );
     },
 

@@ -9,6 +9,7 @@ import {
 import { ErrorBody } from "../../../shared/api/common.ts";
 import { Uuid } from "../../../shared/api/uuid.ts";
 import type { AccessListService } from "../../access-lists/access-list-service.ts";
+import { requestOrigin } from "../../audit/audit-log.ts";
 import { principalOf } from "../authenticate.ts";
 import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";
 
@@ -50,7 +51,9 @@ export function registerAccessListRoutes(app: FastifyInstance, lists: AccessList
       response: { 204: z.null().describe("Added"), ...errors, ...BODY_ERRORS },
     },
     handler: async (request, reply) => {
-      await lists.add(principalOf(request), request.params.access_list_id, request.body);
+      const principal = principalOf(request);
+      const origin = requestOrigin(principal, String(request.id));
+      await lists.add(principal, request.params.access_list_id, request.body, origin);
       return reply.code(204).send(null);
     },
   });
@@ -68,7 +71,9 @@ export function registerAccessListRoutes(app: FastifyInstance, lists: AccessList
       response: { 204: z.null().describe("Removed"), ...errors, ...BODY_ERRORS },
     },
     handler: async (request, reply) => {
-      await lists.remove(principalOf(request), request.params.access_list_id, request.body);
+      const principal = principalOf(request);
+      const origin = requestOrigin(principal, String(request.id));
+      await lists.remove(principal, request.params.access_list_id, request.body, origin);
       return reply.code(204).send(null);
     },
   });

@@ -15,6 +15,7 @@ import {
   WhitelistList,
   WhitelistTargetList,
 } from "../../../shared/api/whitelist.ts";
+import { requestOrigin } from "../../audit/audit-log.ts";
 import type { ItemFailure } from "../../whitelists/run-batch.ts";
 import type { WhitelistService } from "../../whitelists/whitelist-service.ts";
 import { principalOf } from "../authenticate.ts";
@@ -114,7 +115,12 @@ export function registerWhitelistRoutes(app: FastifyInstance, whitelists: Whitel
       answerBatch(
         request,
         reply,
-        await whitelists.modifyEntities(principalOf(request), request.params.whitelist_id, request.body),
+        await whitelists.modifyEntities(
+          principalOf(request),
+          request.params.whitelist_id,
+          request.body,
+          requestOrigin(principalOf(request), String(request.id)),
+        ),
         "entity",
       ),
   });
