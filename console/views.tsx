@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact";
+import { AccessListsView, AccessListView } from "./access-lists.tsx";
 import { AlarmsView } from "./alarms.tsx";
 import { AuditView } from "./audit.tsx";
 import { DeviceView } from "./device-view.tsx";
@@ -6,6 +7,7 @@ import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
 import { SessionsView, SessionView } from "./sessions.tsx";
 import type { ViewProps } from "./view-props.ts";
+import { WhitelistsView, WhitelistView } from "./whitelists.tsx";
 
 /**
  * The console's views by address (each a deep link), in the order the navigation lists those with `nav`.
@@ -31,4 +33,18 @@ export const VIEWS: View[] = [
   { pattern: "/console/sessions/:id", title: "Session", render: (p) => <SessionView {...p} /> },
   { pattern: "/console/audit", title: "Audit", nav: true, render: (p) => <AuditView {...p} /> },
   { pattern: "/console/devices/:id", title: "Device", render: (p) => <DeviceView {...p} /> },
+  {
+    pattern: "/console/whitelists",
+    title: "Whitelists",
+    nav: true,
+    render: (p) => <WhitelistsView {...p} />,
+  },
+  { pattern: "/console/whitelists/:id", title: "Whitelist", render: (p) => <WhitelistView {...p} /> },
+  {
+    pattern: "/console/access-lists",
+    title: "Access lists",
+    nav: true,
+    render: (p) => <AccessListsView {...p} />,
+  },
+  { pattern: "/console/access-lists/:id", title: "Access list", render: (p) => <AccessListView {...p} /> },
 ];

@@ -1,0 +1,331 @@
+import { useState } from "preact/hooks";
+import type { ConsoleAccessList } from "../shared/api/console-access-lists.ts";
+import { addMember, getAccessList, listAccessLists, removeMember } from "./access-lists-api.ts";
+import { ActionDialog, When } from "./action-dialog.tsx";
+import { Link } from "./router.tsx";
+import { useLoad } from "./use-load.ts";
+import type { ViewProps } from "./view-props.ts";
+
+function Alert({ error }: { error: string | null }) {
+  if (!error) return null;
+  return (
+    <p role="alert" class="error">
+      {error}
+    </p>
+  );
+}
+
+/** `/console/access-lists`: the operator's lists in force (every operator's for a superadmin). */
+export function AccessListsView({ staff }: ViewProps) {
+  const { data, error } = useLoad(listAccessLists, "");
+  const everyone = staff.operator_id === null;
+  return (
+    <section>
+      <h1>Access lists</h1>
+      <Alert error={error} />
+      {!data && !error && <p aria-busy="true">Loading…</p>}
+      {data && data.data.length === 0 && <p>No access lists.</p>}
+      {data && data.data.length > 0 && (
+        <div class="scroll">
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                {everyone && <th>Operator</th>}
+                <th>Kind</th>
+                <th>Location</th>
+                <th>With access</th>
+                <th>Members</th>
+                <th>Invites</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.data.map((l) => (
+                <tr key={l.id}>
+                  <td>
+                    <Link href={`/console/access-lists/${l.id}`}>{l.name}</Link>
+                  </td>
+                  {everyone && <td>{l.operator_id}</td>}
+                  <td>{l.kind}</td>
+                  <td>
+                    <Link href={`/console/locations/${l.location_id}`}>{l.location}</Link>
+                  </td>
+                  <td>{l.included}</td>
+                  <td>{l.members}</td>
+                  <td>{l.invites}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** What a dialog on the page is about to do. */
+type Pending =
+  | { kind: "add" }
+  | { kind: "invite" }
+  | { kind: "remove"; userId: string }
+  | { kind: "revoke"; phone: string };
+
+/** `/console/access-lists/:id`: its members and phone invites, and what an operator may do to them. */
+export function AccessListView({ params, staff }: ViewProps) {
+  const id = params.id ?? "";
+  const { data: list, error, reload } = useLoad(() => getAccessList(id), id);
+  const [pending, setPending] = useState<Pending | null>(null);
+  const mayAct = staff.role !== "viewer";
+
+  if (!list)
+    return (
+      <section>
+        <h1>Access list</h1>
+        <Alert error={error} />
+        {!error && <p aria-busy="true">Loading…</p>}
+      </section>
+    );
+  return (
+    <section>
+      <h1>{list.name}</h1>
+      <dl class="facts">
+        <dt>Kind</dt>
+        <dd>{list.kind}</dd>
+        <dt>Location</dt>
+        <dd>
+          <Link href={`/console/locations/${list.location_id}`}>{list.location}</Link>
+        </dd>
+      </dl>
+      <Alert error={error} />
+      <div class="actions">
+        {mayAct && (
+          <>
+            <button type="button" onClick={() => setPending({ kind: "add" })}>
+              Add member
+            </button>
+            <button type="button" onClick={() => setPending({ kind: "invite" })}>
+              Invite
+            </button>
+          </>
+        )}
+        <button type="button" onClick={reload}>
+          Refresh
+        </button>
+      </div>
+      <Members list={list} mayAct={mayAct} onRemove={(userId) => setPending({ kind: "remove", userId })} />
+      <Invites list={list} mayAct={mayAct} onRevoke={(phone) => setPending({ kind: "revoke", phone })} />
+      {pending && (
+        <ListDialog
+          list={list}
+          pending={pending}
+          onClose={() => setPending(null)}
+          onDone={() => {
+            setPending(null);
+            reload();
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+function Members(props: { list: ConsoleAccessList; mayAct: boolean; onRemove: (userId: string) => void }) {
+  const paid = props.list.kind === "paid";
+  return (
+    <>
+      <h2>Members</h2>
+      {props.list.members.length === 0 ? (
+        <p>No members.</p>
+      ) : (
+        <div class="scroll">
+          <table aria-label="Members">
+            <thead>
+              <tr>
+                <th>Rider</th>
+                <th>Status</th>
+                <th>Joined</th>
+                <th>Ends</th>
+                {paid && <th>Next payment</th>}
+                <th>Comment</th>
+                <th>External id</th>
+                {props.mayAct && <th>Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {props.list.members.map((m) => (
+                <tr key={m.user_id}>
+                  <td>
+                    <Link href={`/console/riders/${m.user_id}`}>{m.user_id}</Link>
+                  </td>
+                  <td>{m.status}</td>
+                  <td>
+                    <When at={m.joined_at} />
+                  </td>
+                  <td>
+                    <When at={m.expires_at} />
+                  </td>
+                  {paid && (
+                    <td>
+                      <When at={m.next_payment_at} />
+                    </td>
+                  )}
+                  <td>{m.comment}</td>
+                  <td>{m.external_id}</td>
+                  {props.mayAct && (
+                    <td class="actions">
+                      {m.status.startsWith("included:") && (
+                        <button
+                          type="button"
+                          aria-label={`Remove member ${m.user_id}`}
+                          onClick={() => props.onRemove(m.user_id)}
+                        >
+                          Remove member
+                        </button>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+function Invites(props: { list: ConsoleAccessList; mayAct: boolean; onRevoke: (phone: string) => void }) {
+  return (
+    <>
+      <h2>Invites</h2>
+      {props.list.invites.length === 0 ? (
+        <p>No invites.</p>
+      ) : (
+        <div class="scroll">
+          <table aria-label="Invites">
+            <thead>
+              <tr>
+                <th>Phone number</th>
+                <th>Status</th>
+                <th>Created</th>
+                <th>Expires</th>
+                <th>Comment</th>
+                {props.mayAct && <th>Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {props.list.invites.map((i) => (
+                <tr key={i.phone_number}>
+                  <td>{i.phone_number}</td>
+                  <td>{i.status}</td>
+                  <td>
+                    <When at={i.created_at} />
+                  </td>
+                  <td>
+                    <When at={i.expires_at} />
+                  </td>
+                  <td>{i.comment}</td>
+                  {props.mayAct && (
+                    <td class="actions">
+                      <button
+                        type="button"
+                        aria-label={`Revoke invite ${i.phone_number}`}
+                        onClick={() => props.onRevoke(i.phone_number)}
+                      >
+                        Revoke invite
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+/** The dialog of each action, with the public API's fields; the cloud checks them and its refusal shows. */
+function ListDialog(props: {
+  list: ConsoleAccessList;
+  pending: Pending;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const { list, pending } = props;
+  const text = (form: FormData, name: string) => String(form.get(name) ?? "").trim();
+  const comment = (form: FormData) => (text(form, "comment") ? { comment: text(form, "comment") } : {});
+  const common = { onClose: props.onClose, onDone: props.onDone };
+  const commentField = (
+    <label>
+      Comment
+      <textarea name="comment" maxLength={1000} rows={2} />
+    </label>
+  );
+  switch (pending.kind) {
+    case "add":
+      return (
+        <ActionDialog
+          title="Add member"
+          {...common}
+          act={(f) => addMember(list.id, { user_id: text(f, "user_id"), ...comment(f) })}
+        >
+          <label>
+            User id
+            <input name="user_id" required autocomplete="off" placeholder="the rider's service user id" />
+          </label>
+          {commentField}
+        </ActionDialog>
+      );
+    case "invite":
+      return (
+        <ActionDialog
+          title="Invite"
+          {...common}
+          act={(f) => addMember(list.id, { phone_number: text(f, "phone_number"), ...comment(f) })}
+        >
+          <label>
+            Phone number
+            <input name="phone_number" type="tel" required autocomplete="off" placeholder="+31612345678" />
+          </label>
+          <p>
+            Someone who already has an account with this number joins at once; anyone else on their next
+            sign-in.
+          </p>
+          {commentField}
+        </ActionDialog>
+      );
+    case "remove":
+      return (
+        <ActionDialog
+          title={`Remove member ${pending.userId}`}
+          {...common}
+          act={(f) =>
+            removeMember(list.id, {
+              user_id: pending.userId,
+              ...(list.kind === "paid" ? { remove_now: f.get("remove_now") === "on" } : {}),
+            })
+          }
+        >
+          {list.kind === "paid" ? (
+            <label class="check">
+              <input type="checkbox" name="remove_now" /> Remove now (else at the end of the paid period)
+            </label>
+          ) : (
+            <p>Their access ends at once.</p>
+          )}
+        </ActionDialog>
+      );
+    case "revoke":
+      return (
+        <ActionDialog
+          title={`Revoke invite ${pending.phone}`}
+          {...common}
+          act={() => removeMember(list.id, { phone_number: pending.phone })}
+        >
+          <p>A member whose account has this number is removed too, as through the API.</p>
+        </ActionDialog>
+      );
+  }
+}
