@@ -534,6 +534,42 @@ export const ROWS: readonly Row[] = [
     case: "no console session cookie",
     expect: everyone(401),
   },
+  { route: "GET /console/api/whitelists", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "GET /console/api/whitelists/{id}",
+    case: "no console session cookie",
+    params: { id: "00000000-0000-4000-8000-000000000000" },
+    expect: everyone(401),
+  },
+  {
+    route: "POST /console/api/whitelists/{id}/cards",
+    case: "no console session cookie",
+    params: { id: "00000000-0000-4000-8000-000000000000" },
+    body: { id: "0a0b" },
+    expect: everyone(401),
+  },
+  {
+    route: "DELETE /console/api/whitelists/{id}/cards/{card_id}",
+    case: "no console session cookie",
+    params: { id: "00000000-0000-4000-8000-000000000000", card_id: "0a0b" },
+    expect: everyone(401),
+  },
+  { route: "GET /console/api/access-lists", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "GET /console/api/access-lists/{id}",
+    case: "no console session cookie",
+    params: { id: "00000000-0000-4000-8000-000000000000" },
+    expect: everyone(401),
+  },
+  ...(["members", "remove"] as const).map(
+    (action): Row => ({
+      route: `POST /console/api/access-lists/{id}/${action}`,
+      case: "no console session cookie",
+      params: { id: "00000000-0000-4000-8000-000000000000" },
+      body: { phone_number: "+31612345678" },
+      expect: everyone(401),
+    }),
+  ),
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },
