@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import type { ConsoleGatewaySync } from "../shared/api/console-whitelists.ts";
+import type { ConsoleGatewaySync, ConsoleWhitelist } from "../shared/api/console-whitelists.ts";
 import type { WhitelistEntity } from "../shared/api/whitelist.ts";
 import { ActionDialog, When } from "./action-dialog.tsx";
 import { Link } from "./router.tsx";
@@ -103,6 +103,27 @@ export function WhitelistView({ params, staff }: ViewProps) {
         </button>
       </div>
       <Cards cards={wl.cards} mayAct={mayAct} onRemove={(card) => setPending({ kind: "remove", card })} />
+      <Targets wl={wl} />
+      <KeySync wl={wl} />
+      {pending && (
+        <CardDialog
+          whitelistId={wl.id}
+          pending={pending}
+          onClose={() => setPending(null)}
+          onDone={() => {
+            setPending(null);
+            reload();
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+/** The devices and locations the whitelist applies to, each linked to its page. */
+function Targets({ wl }: { wl: ConsoleWhitelist }) {
+  return (
+    <>
       <h2>Targets</h2>
       {wl.targets.length === 0 ? (
         <p>No targets: the cards open nothing yet.</p>
@@ -119,6 +140,14 @@ export function WhitelistView({ params, staff }: ViewProps) {
           ))}
         </ul>
       )}
+    </>
+  );
+}
+
+/** Each gateway serving a target, and how far its key set is behind the cloud's. */
+function KeySync({ wl }: { wl: ConsoleWhitelist }) {
+  return (
+    <>
       <h2>Key sync</h2>
       {wl.gateways.length === 0 ? (
         <p>No gateway serves these targets.</p>
@@ -131,30 +160,29 @@ export function WhitelistView({ params, staff }: ViewProps) {
           ))}
         </ul>
       )}
-      {pending?.kind === "add" && (
-        <AddCardDialog
-          act={(card) => addCard(wl.id, card)}
-          onClose={() => setPending(null)}
-          onDone={() => {
-            setPending(null);
-            reload();
-          }}
-        />
-      )}
-      {pending?.kind === "remove" && (
-        <ActionDialog
-          title={`Remove card ${pending.card}`}
-          act={() => removeCard(wl.id, pending.card)}
-          onClose={() => setPending(null)}
-          onDone={() => {
-            setPending(null);
-            reload();
-          }}
-        >
-          <p>The gateways serving this whitelist's targets stop accepting it once they sync.</p>
-        </ActionDialog>
-      )}
-    </section>
+    </>
+  );
+}
+
+/** The dialog of the pending action: the card's fields to add, or a confirmation to remove one. */
+function CardDialog(props: {
+  whitelistId: string;
+  pending: Pending;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const { whitelistId, pending, onClose, onDone } = props;
+  if (pending.kind === "add")
+    return <AddCardDialog act={(card) => addCard(whitelistId, card)} onClose={onClose} onDone={onDone} />;
+  return (
+    <ActionDialog
+      title={`Remove card ${pending.card}`}
+      act={() => removeCard(whitelistId, pending.card)}
+      onClose={onClose}
+      onDone={onDone}
+    >
+      <p>The gateways serving this whitelist's targets stop accepting it once they sync.</p>
+    </ActionDialog>
   );
 }
 
