@@ -4,6 +4,7 @@ import { AccessListMemberList } from "../../shared/api/access-list.ts";
 import { declareKeysFixture, HOSTILE, KEYS } from "../support/console-keys-fixture.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { accessibilityViolations } from "../support/page-accessibility.ts";
 
 const LIST = KEYS.list;
 const NEW_PHONE = "+31612345679";
@@ -67,14 +68,25 @@ describe("the console's access lists", () => {
       expect.arrayContaining(["invited", `${madeAt.slice(0, 19).replace("T", " ")} UTC`, HOSTILE]),
     );
     expect(await page.locator("main img").count()).toBe(0);
+    expect(await accessibilityViolations(page)).toEqual([]);
     for (const name of ["Add member", "Invite", /^Remove member/, /^Revoke invite/])
       expect(await page.getByRole("button", { name }).count()).toBe(0);
     await page.close();
   });
 
-  it("invites a phone number, revokes the invite and removes a member, each confirmed in a dialog", async () => {
+  it("adds a member, invites a phone number, revokes the invite and removes a member, each confirmed in a dialog", async () => {
     const page = await site.signedIn("operator", `/console/access-lists/${LIST}`);
     await row(page, "Members", KEYS.riderA).waitFor();
+
+    await page.getByRole("button", { name: "Add member" }).click();
+    const add = page.getByRole("dialog", { name: "Add member" });
+    await add.getByLabel("User id").fill(KEYS.riderB);
+    await add.getByLabel("Comment").fill(HOSTILE);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await add.getByRole("button", { name: "Confirm" }).click();
+    await row(page, "Members", KEYS.riderB).getByText("included:active").waitFor();
+    expect(await row(page, "Members", KEYS.riderB).textContent()).toContain(HOSTILE);
+    expect((await publicMembers()).find((m) => m.user_id === KEYS.riderB)?.status).toBe("included:active");
 
     await page.getByRole("button", { name: "Invite", exact: true }).click();
     const invite = page.getByRole("dialog", { name: "Invite" });

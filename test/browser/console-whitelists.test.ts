@@ -4,6 +4,7 @@ import { WhitelistEntityList } from "../../shared/api/whitelist.ts";
 import { declareKeysFixture, HOSTILE, KEYS, reportKeyVersion } from "../support/console-keys-fixture.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { accessibilityViolations } from "../support/page-accessibility.ts";
 
 const WL = KEYS.whitelist;
 const PHONE = { width: 390, height: 844 };
@@ -66,6 +67,7 @@ describe("the console's whitelists", () => {
       `/console/devices/${fx.device("D1", "1")}`,
     );
     await page.getByTestId("sync-gw-a1").getByText("gw-a1: in sync at version 1").waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
     // Nothing to act with for a viewer.
     expect(await page.getByRole("button", { name: "Add card" }).count()).toBe(0);
     expect(await page.getByRole("button", { name: /^Remove card/ }).count()).toBe(0);
