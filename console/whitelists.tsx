@@ -210,7 +210,7 @@ function SyncState({ g }: { g: ConsoleGatewaySync }) {
         <When at={g.pending_since} />
       ) : (
         <>
-          at most <When at={g.pending_since} />
+          <When at={g.pending_since} /> or earlier
         </>
       )}{" "}
       (cloud version {g.cloud_version}, gateway {held}){note}

@@ -52,11 +52,7 @@ export function addEntity(
       const lists = whitelistRepository(trx);
       const before = onChange ? recordOf(await lists.findEntity(whitelistId, e.id)) : null;
       await lists.putEntity(whitelistId, e.id, record, at);
-      await onChange?.(trx, {
-        cardId: e.id,
-        before,
-        after: recordOf({ ...record, whitelist_id: whitelistId, card_id: e.id, created_at: at }),
-      });
+      await onChange?.(trx, { cardId: e.id, before, after: record });
       return whitelistChanged(trx, { whitelistId, cardIds: [e.id] }, now);
     },
   };

@@ -186,6 +186,26 @@ describe("the console's whitelists", () => {
     });
   });
 
+  it("says since when a gateway lags from the first version past what it holds, or the latest one once that record is pruned", async () => {
+    await reportKeyVersion(h, "gw-a1", 1);
+    h.clock.advance(60_000);
+    const firstAt = h.clock.now().toISOString();
+    expect((await addCard(staff.operator, { id: "0e0f" })).statusCode).toBe(204);
+    h.clock.advance(60_000);
+    const latestAt = h.clock.now().toISOString();
+    expect((await addCard(staff.operator, { id: "0e10" })).statusCode).toBe(204);
+    const lagging = async () => (await page(staff.viewer)).gateways.find((g) => g.gateway_id === "gw-a1");
+    expect(await lagging()).toMatchObject({
+      state: "pending",
+      cloud_version: 3,
+      held_version: 1,
+      pending_since: firstAt,
+      pending_since_exact: true,
+    });
+    await keySyncRepository(h.db).dropChangesUpTo("gw-a1", 2);
+    expect(await lagging()).toMatchObject({ pending_since: latestAt, pending_since_exact: false });
+  });
+
   it("removes a card: gone from the public API, a new key version, audited", async () => {
     const res = await removeCard(staff.operator, KEYS.cards.master);
     expect(res.statusCode, res.body).toBe(204);

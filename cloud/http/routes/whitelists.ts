@@ -111,18 +111,17 @@ export function registerWhitelistRoutes(app: FastifyInstance, whitelists: Whitel
         400: z.union([ErrorBody, EntityBatchFailure]),
       },
     },
-    handler: async (request, reply) =>
-      answerBatch(
-        request,
-        reply,
-        await whitelists.modifyEntities(
-          principalOf(request),
-          request.params.whitelist_id,
-          request.body,
-          requestOrigin(principalOf(request), String(request.id)),
-        ),
-        "entity",
-      ),
+    handler: async (request, reply) => {
+      const principal = principalOf(request);
+      const origin = requestOrigin(principal, String(request.id));
+      const failures = await whitelists.modifyEntities(
+        principal,
+        request.params.whitelist_id,
+        request.body,
+        origin,
+      );
+      return answerBatch(request, reply, failures, "entity");
+    },
   });
 
   r.get(`${BASE}/:whitelist_id/targets`, {
