@@ -3,6 +3,7 @@ import type { ConsoleAccessList } from "../shared/api/console-access-lists.ts";
 import { addMember, getAccessList, listAccessLists, removeMember } from "./access-lists-api.ts";
 import { ActionDialog, When } from "./action-dialog.tsx";
 import { Link } from "./router.tsx";
+import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
 
@@ -113,6 +114,11 @@ export function AccessListView({ params, staff }: ViewProps) {
         </button>
       </div>
       <Members list={list} mayAct={mayAct} onRemove={(userId) => setPending({ kind: "remove", userId })} />
+      <p>
+        <Link href={`/console/audit${queryOf({ subject_type: "access_list", subject_id: list.id })}`}>
+          This list in the audit log
+        </Link>
+      </p>
       <Invites list={list} mayAct={mayAct} onRevoke={(phone) => setPending({ kind: "revoke", phone })} />
       {pending && (
         <ListDialog

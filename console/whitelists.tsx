@@ -3,6 +3,7 @@ import type { ConsoleGatewaySync, ConsoleWhitelist } from "../shared/api/console
 import type { WhitelistEntity } from "../shared/api/whitelist.ts";
 import { ActionDialog, When } from "./action-dialog.tsx";
 import { Link } from "./router.tsx";
+import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
 import { addCard, getWhitelist, listWhitelists, removeCard } from "./whitelists-api.ts";
@@ -103,6 +104,11 @@ export function WhitelistView({ params, staff }: ViewProps) {
         </button>
       </div>
       <Cards cards={wl.cards} mayAct={mayAct} onRemove={(card) => setPending({ kind: "remove", card })} />
+      <p>
+        <Link href={`/console/audit${queryOf({ subject_type: "whitelist", subject_id: wl.id })}`}>
+          This whitelist in the audit log
+        </Link>
+      </p>
       <Targets wl={wl} />
       <KeySync wl={wl} />
       {pending && (

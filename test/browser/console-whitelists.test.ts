@@ -115,6 +115,17 @@ describe("the console's whitelists", () => {
     await gw1.getByText("pending on gw-a1").waitFor();
     expect(await cardRow(page, "0e0f").count()).toBe(0);
     expect(await publicCards()).not.toContain("0e0f");
+
+    // The audit log names the staff member for both, and links back to the whitelist.
+    await page.getByRole("link", { name: "This whitelist in the audit log" }).click();
+    const removed = page.getByRole("row").filter({ hasText: "whitelist.card-remove" });
+    await removed.waitFor();
+    expect(await removed.textContent()).toContain("operator@a.example");
+    expect(await page.getByRole("row").filter({ hasText: "whitelist.card-add" }).textContent()).toContain(
+      'card_id: — → "0e0f"',
+    );
+    await removed.getByRole("link", { name: `whitelist ${WL}` }).click();
+    expect(new URL(page.url()).pathname).toBe(`/console/whitelists/${WL}`);
     await page.close();
   });
 
