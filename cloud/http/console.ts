@@ -11,12 +11,13 @@ import type { Db } from "../store/db.ts";
 import { installConsoleGuard } from "./console-guard.ts";
 import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
+import { installConsoleLive, type LiveOptions } from "./routes/console-live.ts";
 import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
 import { registerConsoleSessionsRoutes } from "./routes/console-sessions.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
-export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
+export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string; live?: LiveOptions };
 
 /**
  * The operator console: its pages, and its API of staff sessions by cookie, CSRF-guarded
@@ -42,5 +43,6 @@ export async function installConsole(
   });
   registerConsoleSessionsRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
   registerConsoleAuditRoutes(app, deps.db);
+  installConsoleLive(app, { db: deps.db, clock: deps.clock, sessions, options: deps.options?.live });
   await registerConsolePages(app, await consoleAssets());
 }
