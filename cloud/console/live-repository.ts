@@ -97,3 +97,5 @@ function recent(db: Executor, table: "sessions" | "payments", operatorId: string
 async function keys<R>(rows: Promise<R[]>, key: (r: R) => string): Promise<string[]> {
   return (await rows).map(key);
 }
+
+export type LiveRepository = ReturnType<typeof liveRepository>;

@@ -1,6 +1,6 @@
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
-import { LIVE_TOPICS, type LiveTopic, liveRepository } from "./live-repository.ts";
+import { LIVE_TOPICS, type LiveRepository, type LiveTopic, liveRepository } from "./live-repository.ts";
 
 /** One event of the console's live stream: a location changed (its id and data_version), or a topic did. */
 export type LiveEvent =
@@ -34,6 +34,31 @@ type Scope = {
   seen: Map<LiveTopic, Set<string>>;
 };
 
+const emit = (scope: Scope, event: LiveEvent) => {
+  for (const listener of scope.listeners) listener(event);
+};
+
+/** Reads one operator's watermarks and pushes what moved since the last poll (the first one only reads). */
+async function pollScope(repo: LiveRepository, operatorId: string, scope: Scope, since: string) {
+  const [versions, ...changes] = await Promise.all([
+    repo.locationVersions(operatorId),
+    ...LIVE_TOPICS.map((t) => repo.recentChanges(t, operatorId, since)),
+  ]);
+  const first = scope.versions === null;
+  for (const [id, version] of versions)
+    if (!first && scope.versions?.get(id) !== version)
+      emit(scope, { name: "location", data: { id, data_version: version } });
+  scope.versions = versions;
+  LIVE_TOPICS.forEach((topic, i) => {
+    const now = new Set(changes[i]);
+    const before = scope.seen.get(topic);
+    // A key never seen is a change; one leaving the window is not.
+    if (before && [...now].some((k) => !before.has(k)))
+      emit(scope, { name: topic, data: { operator_id: operatorId } });
+    scope.seen.set(topic, now);
+  });
+}
+
 /**
  * The per-process change watch behind GET /console/api/live (docs/decisions/console.md): nothing on the
  * write path; every `pollMs`, for the operators with an open stream only, it reads cheap watermarks from the
@@ -53,31 +78,7 @@ export function createLiveWatch(
   let timer: NodeJS.Timeout | null = null;
   let polling = false;
   let closed = false;
-
-  const emit = (scope: Scope, event: LiveEvent) => {
-    for (const listener of scope.listeners) listener(event);
-  };
-
-  async function pollScope(operatorId: string, scope: Scope) {
-    const since = new Date(deps.clock.now().getTime() - lookbackMs).toISOString();
-    const [versions, ...changes] = await Promise.all([
-      repo.locationVersions(operatorId),
-      ...LIVE_TOPICS.map((t) => repo.recentChanges(t, operatorId, since)),
-    ]);
-    const first = scope.versions === null;
-    for (const [id, version] of versions)
-      if (!first && scope.versions?.get(id) !== version)
-        emit(scope, { name: "location", data: { id, data_version: version } });
-    scope.versions = versions;
-    LIVE_TOPICS.forEach((topic, i) => {
-      const now = new Set(changes[i]);
-      const before = scope.seen.get(topic);
-      // A key never seen is a change; one leaving the window is not.
-      if (before && [...now].some((k) => !before.has(k)))
-        emit(scope, { name: topic, data: { operator_id: operatorId } });
-      scope.seen.set(topic, now);
-    });
-  }
+  const since = () => new Date(deps.clock.now().getTime() - lookbackMs).toISOString();
 
   async function tick() {
     timer = null;
@@ -86,7 +87,9 @@ export function createLiveWatch(
     waiting = [];
     try {
       await Promise.all(
-        [...scopes].map(([id, scope]) => pollScope(id, scope).catch((err: unknown) => deps.log?.(err))),
+        [...scopes].map(([id, scope]) =>
+          pollScope(repo, id, scope, since()).catch((err: unknown) => deps.log?.(err)),
+        ),
       );
     } finally {
       polling = false;
