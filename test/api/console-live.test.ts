@@ -25,7 +25,8 @@ const streams: SseStream[] = [];
 const gw = gatewayReports(() => h);
 
 beforeEach(async () => {
-  h = await startCloudHarness();
+  // A keep-alive (and the session's check) every 100 ms, so the test sees them without waiting 15 s.
+  h = await startCloudHarness({ console: { live: { keepAliveMs: 100 } } });
   await h.app.listen({ port: 0, host: "127.0.0.1" });
   base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
   const staff = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
@@ -42,6 +43,8 @@ afterEach(async () => {
   await h.close();
 });
 
+const csrf = new Map<string, string>();
+
 async function signIn(email: string): Promise<string> {
   const res = await h.app.inject({
     method: "POST",
@@ -50,6 +53,7 @@ async function signIn(email: string): Promise<string> {
   });
   const cookie = res.cookies.find((c) => c.name === "console_session");
   if (!cookie) throw new Error(`${res.statusCode} ${res.body}`);
+  csrf.set(cookie.value, res.json<{ csrf_token: string }>().csrf_token);
   return cookie.value;
 }
 
@@ -133,6 +137,27 @@ describe("the console's live stream", () => {
     (open[0] as SseStream).close();
     await expect.poll(() => h.app.consoleLive.count()).toBe(MAX_STREAMS_PER_SESSION - 1);
     await live(cookie);
+  });
+
+  it("keeps the connection with comments, and ends once the session is signed out", async () => {
+    const cookie = await signIn("viewer@a.example");
+    const res = await fetch(`${base}${LIVE}`, { headers: { cookie: `console_session=${cookie}` } });
+    const reader = res.body?.getReader();
+    let text = "";
+    while (!text.includes(": keep-alive")) {
+      const { value } = (await reader?.read()) ?? {};
+      text += new TextDecoder().decode(value);
+    }
+    const out = await h.app.inject({
+      method: "DELETE",
+      url: "/console/api/session",
+      cookies: { console_session: cookie },
+      headers: { "x-csrf-token": csrf.get(cookie) ?? "" },
+    });
+    expect(out.statusCode).toBe(204);
+    // The server ends the stream at its next keep-alive: the read comes to its end.
+    for (;;) if ((await reader?.read())?.done !== false) break;
+    await expect.poll(() => h.app.consoleLive.count()).toBe(0);
   });
 });
 

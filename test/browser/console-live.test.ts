@@ -2,8 +2,9 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Command } from "../../shared/api/command.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
-import { CLIENTS, fx } from "../support/fixture-site.ts";
+import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 import { type GatewayReports, gatewayReports } from "../support/gateway-reports.ts";
+import { rider, riderFlow } from "../support/rider-sessions.ts";
 
 const L1 = fx.location("L1");
 const ONE = fx.device("L1", "1");
@@ -81,13 +82,16 @@ describe("the console's live updates", () => {
     await device.close();
   });
 
-  it("shows a reported tamper in the alarm inbox, keeping what is typed in an open dialog", async () => {
+  it("shows a reported tamper in the alarm inbox, keeping what is typed in a filter and an open dialog", async () => {
     const page = await site.signedIn("operator", "/console/alarms");
     await page.getByText("No alarms.").waitFor();
     await liveStatus(page).getByText("Live", { exact: true }).waitFor();
+    // A filter being typed (not applied yet) stays as typed when the inbox reads again.
+    await page.getByLabel("Device").fill("half typed");
     await site.h.report("gw-a1", tamperOn(ONE));
     const first = page.locator("tbody", { has: page.getByRole("link", { name: "Device 1", exact: true }) });
     await first.getByRole("cell", { name: "ACTIVE" }).waitFor();
+    expect(await page.getByLabel("Device").inputValue()).toBe("half typed");
 
     // A dialog open with a note half typed: the next alarm arrives, the note stays.
     await first.getByRole("button", { name: "Acknowledge" }).click();
@@ -98,6 +102,30 @@ describe("the console's live updates", () => {
     expect(await dialog.getByLabel("Note").inputValue()).toBe("Half a no");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await page.close();
+  });
+
+  it("shows a rider's new session in the session list and an integrator's PATCH in the audit log", async () => {
+    const sessions = await site.signedIn("viewer", "/console/sessions");
+    const audit = await site.signedIn("viewer", "/console/audit");
+    // Each read once (the tests before left audit entries, and may leave sessions).
+    await sessions.getByRole("table").or(sessions.getByText("No sessions.")).waitFor();
+    await audit.getByRole("table").or(audit.getByText("Nothing recorded.")).waitFor();
+    expect(await audit.getByRole("row").filter({ hasText: "location.patch" }).count()).toBe(0);
+    await liveStatus(sessions).getByText("Live", { exact: true }).waitFor();
+    await liveStatus(audit).getByText("Live", { exact: true }).waitFor();
+
+    expect(await sessions.getByRole("row").filter({ hasText: "active" }).count()).toBe(0);
+    await riderFlow(site.h).lock(await rider(site.h, OP_A, "alice"), fx.device("L1", "4"));
+    await sessions.getByRole("row").filter({ hasText: "active" }).waitFor();
+    const patched = await site.h.call(CLIENTS.basic, {
+      method: "PATCH",
+      url: `/location/v1/locations/${L1}`,
+      payload: { label: "Lockers, renamed" },
+    });
+    expect(patched.statusCode, patched.body).toBe(204);
+    await audit.getByRole("row").filter({ hasText: "location.patch" }).waitFor();
+    await sessions.close();
+    await audit.close();
   });
 
   it("says Reconnecting… while the stream is cut, then comes back and catches up", async () => {
