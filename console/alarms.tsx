@@ -13,6 +13,7 @@ import {
   type StaffNames,
 } from "./alarms-api.ts";
 import type { Staff } from "./api.ts";
+import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 
 const FILTERS = ["status", "severity", "location", "device", "operator_id"] as const;
@@ -47,6 +48,8 @@ export function AlarmsView({ staff }: { staff: Staff }) {
       (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
     );
   }, [filters, version]);
+  // An open history reads again too: its alarm is a new object after the list is read.
+  useLive(["alarms"], () => listAlarms(filters).then(setInbox));
 
   function applyFilters(event: Event) {
     event.preventDefault();
@@ -62,14 +65,17 @@ export function AlarmsView({ staff }: { staff: Staff }) {
   return (
     <section>
       <h1>Alarms</h1>
+      {/* Uncontrolled (read on submit): a live refresh never resets a filter being typed. */}
       <form class="filters" onSubmit={applyFilters} aria-label="Filters">
         <label>
           Status
-          <select name="status" value={filters.status}>
+          <select name="status">
             <option value="">Open and cleared</option>
-            <option value="ACTIVE,ACKNOWLEDGED">Open</option>
+            <option value="ACTIVE,ACKNOWLEDGED" selected={filters.status === "ACTIVE,ACKNOWLEDGED"}>
+              Open
+            </option>
             {STATUSES.map((s) => (
-              <option key={s} value={s}>
+              <option key={s} value={s} selected={filters.status === s}>
                 {s}
               </option>
             ))}
@@ -77,10 +83,10 @@ export function AlarmsView({ staff }: { staff: Staff }) {
         </label>
         <label>
           Severity
-          <select name="severity" value={filters.severity}>
+          <select name="severity">
             <option value="">Any</option>
             {SEVERITIES.map((s) => (
-              <option key={s} value={s}>
+              <option key={s} value={s} selected={filters.severity === s}>
                 {s}
               </option>
             ))}
@@ -88,16 +94,16 @@ export function AlarmsView({ staff }: { staff: Staff }) {
         </label>
         <label>
           Location
-          <input name="location" value={filters.location} placeholder="location id" />
+          <input name="location" defaultValue={filters.location} placeholder="location id" />
         </label>
         <label>
           Device
-          <input name="device" value={filters.device} placeholder="device id" />
+          <input name="device" defaultValue={filters.device} placeholder="device id" />
         </label>
         {staff.operator_id === null && (
           <label>
             Operator
-            <input name="operator_id" value={filters.operator_id} placeholder="operator id" required />
+            <input name="operator_id" defaultValue={filters.operator_id} placeholder="operator id" required />
           </label>
         )}
         <button type="submit">Filter</button>

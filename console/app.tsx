@@ -1,6 +1,8 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { currentStaff, type Staff, signOut } from "./api.ts";
+import { startLive, stopLive } from "./live.ts";
+import { LiveStatusLine } from "./live-status.tsx";
 import { Link, match, usePath } from "./router.tsx";
 import { SignIn } from "./sign-in.tsx";
 import { VIEWS } from "./views.tsx";
@@ -17,6 +19,12 @@ function Console() {
   useEffect(() => {
     currentStaff().then(setStaff, (err: unknown) => setError(String(err)));
   }, []);
+
+  // One live stream for the page while someone is signed in.
+  useEffect(() => {
+    if (staff) startLive();
+    else if (staff === null) stopLive();
+  }, [staff]);
 
   if (error)
     return (
@@ -36,6 +44,7 @@ function Console() {
             </Link>
           ))}
         </nav>
+        <LiveStatusLine />
         <span>
           Signed in as <strong>{staff.email}</strong> ({staff.role})
         </span>

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import { type ConsoleAuditPage, listAudit } from "./sessions-api.ts";
 import type { ViewProps } from "./view-props.ts";
@@ -58,6 +59,7 @@ export function AuditView(_: ViewProps) {
       setError(e instanceof Error ? e.message : String(e)),
     );
   }, [filters, cursor]);
+  useLive(["audit"], () => listAudit({ ...filters, limit: "50", cursor }).then(setPage));
 
   return (
     <section>

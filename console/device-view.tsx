@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { countdown } from "./countdown.ts";
 import {
   type Command,
   type ConsoleCommand,
@@ -11,6 +12,7 @@ import {
   sendCommand,
   type TimelineEntry,
 } from "./device-api.ts";
+import { cloudNow, useLive, useSecondTick } from "./live.ts";
 import { Link } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
 
@@ -47,6 +49,9 @@ export function DeviceView({ params, staff }: ViewProps) {
     setPage(null);
     void load();
   }, [id]);
+  // Its location's version moves with every change of the device; its commands move on their own.
+  const locationId = page?.device.location.id;
+  useLive(locationId ? [`location:${locationId}`, "commands"] : ["commands"], load);
 
   /** Follows the command until it ends (each read waits on the cloud), then shows the device as it is now. */
   async function follow(command: Command) {
@@ -91,7 +96,9 @@ export function DeviceView({ params, staff }: ViewProps) {
         {device.state.timeout_at && (
           <>
             <dt>Times out at</dt>
-            <dd>{device.state.timeout_at}</dd>
+            <dd>
+              <Deadline at={device.state.timeout_at} />
+            </dd>
           </>
         )}
         <dt>Lock</dt>
@@ -133,6 +140,23 @@ export function DeviceView({ params, staff }: ViewProps) {
       <h2>Timeline</h2>
       <Timeline entries={page.timeline} />
     </section>
+  );
+}
+
+/** The deadline and, once the cloud's time is known, the time left to it, ticking. */
+function Deadline({ at }: { at: string }) {
+  useSecondTick();
+  const now = cloudNow();
+  return (
+    <>
+      <time dateTime={at}>{at}</time>
+      {now !== null && (
+        <>
+          {" "}
+          (<span class="countdown">{countdown(at, now)}</span>)
+        </>
+      )}
+    </>
   );
 }
 

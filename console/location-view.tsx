@@ -1,4 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
+import { countdown } from "./countdown.ts";
+import { useLive } from "./live.ts";
 import { type DeviceCell, type GatewayPanel, getLocation, type LocationPage } from "./locations-api.ts";
 import { CONNECTION_TEXT } from "./locations-view.tsx";
 import { Link } from "./router.tsx";
@@ -26,14 +28,6 @@ function useCloudNow(cloudNow: string | undefined): number {
   return Date.now() + offset;
 }
 
-function countdown(timeoutAt: string, now: number): string {
-  const left = Math.round((Date.parse(timeoutAt) - now) / 1000);
-  if (left <= 0) return "deadline passed";
-  const m = Math.floor(left / 60);
-  const s = String(left % 60).padStart(2, "0");
-  return `${m}:${s} left`;
-}
-
 /** One location: its devices by alias (each linked to its page) and its gateways as the cloud knows them. */
 export function LocationView({ params }: ViewProps) {
   const id = params.id ?? "";
@@ -56,6 +50,7 @@ export function LocationView({ params }: ViewProps) {
       current = false;
     };
   }, [id, loads]);
+  useLive([`location:${id}`], () => getLocation(id).then(setPage));
 
   if (error && !page)
     return (

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { useLive } from "./live.ts";
 import { CONNECTIONS, type Connection, type LocationSummary, listLocations } from "./locations-api.ts";
 import { Link } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
@@ -43,6 +44,8 @@ export function LocationsView({ staff }: ViewProps) {
       current = false;
     };
   }, [q, connection]);
+  // Any location's change may move its counts or its connection.
+  useLive(["location"], () => listLocations({ q, connection }).then(setRows));
 
   return (
     <section>

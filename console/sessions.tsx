@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { PAYMENT_TRANSITIONS, type PaymentStatus } from "../shared/domain/payment-machine.ts";
+import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import {
   type ConsoleSession,
@@ -13,6 +14,7 @@ import {
 import type { ViewProps } from "./view-props.ts";
 
 const FILTERS = ["status", "device_id", "user_id"] as const;
+const STATUSES = { active: "Active", booked: "Booked", ended: "Ended" };
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 const when = (t: string | null) => (t ? new Date(t).toLocaleString() : "—");
@@ -40,6 +42,9 @@ export function SessionsView(_: ViewProps) {
       setError(message(e)),
     );
   }, [filters, token]);
+  useLive(["sessions"], () =>
+    listSessions({ ...filters, limit: "50", pagination_token: token }).then(setList),
+  );
 
   function apply(event: Event) {
     event.preventDefault();
@@ -53,23 +58,26 @@ export function SessionsView(_: ViewProps) {
   return (
     <section>
       <h1>Sessions</h1>
+      {/* Uncontrolled (read on submit): a live refresh never resets a filter being typed. */}
       <form class="filters" onSubmit={apply}>
         <label>
           Status
-          <select name="status" value={filters.status ?? ""}>
+          <select name="status">
             <option value="">Any</option>
-            <option value="active">Active</option>
-            <option value="booked">Booked</option>
-            <option value="ended">Ended</option>
+            {Object.entries(STATUSES).map(([value, text]) => (
+              <option key={value} value={value} selected={filters.status === value}>
+                {text}
+              </option>
+            ))}
           </select>
         </label>
         <label>
           Device
-          <input name="device_id" value={filters.device_id ?? ""} placeholder="device id" />
+          <input name="device_id" defaultValue={filters.device_id ?? ""} placeholder="device id" />
         </label>
         <label>
           Rider
-          <input name="user_id" value={filters.user_id ?? ""} placeholder="user id" />
+          <input name="user_id" defaultValue={filters.user_id ?? ""} placeholder="user id" />
         </label>
         <button type="submit">Filter</button>
       </form>
@@ -154,6 +162,7 @@ export function SessionView({ params, staff }: ViewProps) {
   useEffect(() => {
     void load();
   }, [id]);
+  useLive(["sessions"], load);
 
   if (!session)
     return (

@@ -16,13 +16,14 @@ import { installConsoleGuard } from "./console-guard.ts";
 import { registerConsoleAccessListRoutes } from "./routes/console-access-lists.ts";
 import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
+import { installConsoleLive, type LiveOptions } from "./routes/console-live.ts";
 import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
 import { registerConsoleSessionsRoutes } from "./routes/console-sessions.ts";
 import { registerConsoleWhitelistRoutes } from "./routes/console-whitelists.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
-export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
+export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string; live?: LiveOptions };
 
 /**
  * The operator console: its pages, and its API of staff sessions by cookie, CSRF-guarded
@@ -63,5 +64,6 @@ export async function installConsole(
     views: createConsoleAccessLists({ db: deps.db, clock: deps.clock, lists: deps.accessLists }),
     lists: deps.accessLists,
   });
+  installConsoleLive(app, { db: deps.db, clock: deps.clock, sessions, options: deps.options?.live });
   await registerConsolePages(app, await consoleAssets());
 }

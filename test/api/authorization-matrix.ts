@@ -570,6 +570,7 @@ export const ROWS: readonly Row[] = [
       expect: everyone(401),
     }),
   ),
+  { route: "GET /console/api/live", case: "no console session cookie", expect: everyone(401) },
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },
