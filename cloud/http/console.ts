@@ -4,6 +4,8 @@ import { createAlarmService } from "../alarms/alarm-service.ts";
 import { consoleAssets } from "../console/console-assets.ts";
 import { createConsoleLocations } from "../console/console-locations.ts";
 import { registerConsolePages } from "../console/console-pages.ts";
+import { createConsoleRiders } from "../console/console-riders.ts";
+import { createConsoleWebhooks } from "../console/console-webhooks.ts";
 import { createSessionService } from "../sessions/session-service.ts";
 import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
 import { createStaffService } from "../staff/staff-service.ts";
@@ -12,8 +14,10 @@ import { installConsoleGuard } from "./console-guard.ts";
 import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
 import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
+import { registerConsoleRiderRoutes } from "./routes/console-riders.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
 import { registerConsoleSessionsRoutes } from "./routes/console-sessions.ts";
+import { registerConsoleWebhookRoutes } from "./routes/console-webhooks.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
 export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string };
@@ -40,7 +44,13 @@ export async function installConsole(
     db: deps.db,
     alarms: createAlarmService({ db: deps.db, clock: deps.clock }),
   });
-  registerConsoleSessionsRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
+  const sessionService = createSessionService({ db: deps.db, clock: deps.clock });
+  registerConsoleSessionsRoutes(app, sessionService);
   registerConsoleAuditRoutes(app, deps.db);
+  registerConsoleRiderRoutes(
+    app,
+    createConsoleRiders({ db: deps.db, clock: deps.clock, sessions: sessionService }),
+  );
+  registerConsoleWebhookRoutes(app, createConsoleWebhooks({ db: deps.db, clock: deps.clock }));
   await registerConsolePages(app, await consoleAssets());
 }

@@ -18,6 +18,7 @@ import { photoRetentionMigration } from "./migrations/020-photo-retention.ts";
 import { staffMigration } from "./migrations/021-staff.ts";
 import { alarmsMigration } from "./migrations/022-alarms.ts";
 import { auditLogMigration } from "./migrations/023-audit-log.ts";
+import { riderTokenGenerationMigration } from "./migrations/024-rider-token-generation.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -238,6 +239,7 @@ const migrations: Record<string, Migration> = {
   "021-staff": staffMigration,
   "022-alarms": alarmsMigration,
   "023-audit-log": auditLogMigration,
+  "024-rider-token-generation": riderTokenGenerationMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
