@@ -4,8 +4,10 @@ import { AuditView } from "./audit.tsx";
 import { DeviceView } from "./device-view.tsx";
 import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
+import { RidersView, RiderView } from "./riders.tsx";
 import { SessionsView, SessionView } from "./sessions.tsx";
 import type { ViewProps } from "./view-props.ts";
+import { WebhooksView, WebhookView } from "./webhooks.tsx";
 
 /**
  * The console's views by address (each a deep link), in the order the navigation lists those with `nav`.
@@ -31,4 +33,8 @@ export const VIEWS: View[] = [
   { pattern: "/console/sessions/:id", title: "Session", render: (p) => <SessionView {...p} /> },
   { pattern: "/console/audit", title: "Audit", nav: true, render: (p) => <AuditView {...p} /> },
   { pattern: "/console/devices/:id", title: "Device", render: (p) => <DeviceView {...p} /> },
+  { pattern: "/console/riders", title: "Riders", nav: true, render: (p) => <RidersView {...p} /> },
+  { pattern: "/console/riders/:id", title: "Rider", render: (p) => <RiderView {...p} /> },
+  { pattern: "/console/webhooks", title: "Webhooks", nav: true, render: (p) => <WebhooksView {...p} /> },
+  { pattern: "/console/webhooks/:id", title: "Webhook endpoint", render: (p) => <WebhookView {...p} /> },
 ];
