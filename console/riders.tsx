@@ -94,25 +94,15 @@ export function RiderView({ params, staff }: ViewProps) {
         </>
       )}
       {rider && confirming && (
-        <ConfirmDialog
-          title="Revoke tokens"
-          act={async (form) => {
-            const r = await revokeRiderTokens(rider.id, String(form.get("reason") ?? ""));
-            const n = r.refresh_tokens_revoked;
-            setDone(`Revoked: ${n} refresh token${n === 1 ? "" : "s"} and every access token.`);
-          }}
+        <RevokeDialog
+          rider={rider}
+          onRevoked={setDone}
           onClose={() => setConfirming(false)}
           onDone={() => {
             setConfirming(false);
             void load();
           }}
-        >
-          <p>The rider's apps must sign in again.</p>
-          <label>
-            Reason
-            <textarea name="reason" required maxLength={2000} rows={3} />
-          </label>
-        </ConfirmDialog>
+        />
       )}
     </section>
   );
@@ -199,5 +189,32 @@ function RiderSessions({ rider }: { rider: ConsoleRider }) {
         </p>
       )}
     </>
+  );
+}
+
+/** Asks for a reason, then revokes the rider's tokens. */
+function RevokeDialog(props: {
+  rider: ConsoleRider;
+  onRevoked: (said: string) => void;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  return (
+    <ConfirmDialog
+      title="Revoke tokens"
+      act={async (form) => {
+        const r = await revokeRiderTokens(props.rider.id, String(form.get("reason") ?? ""));
+        const n = r.refresh_tokens_revoked;
+        props.onRevoked(`Revoked: ${n} refresh token${n === 1 ? "" : "s"} and every access token.`);
+      }}
+      onClose={props.onClose}
+      onDone={props.onDone}
+    >
+      <p>The rider's apps must sign in again.</p>
+      <label>
+        Reason
+        <textarea name="reason" required maxLength={2000} rows={3} />
+      </label>
+    </ConfirmDialog>
   );
 }

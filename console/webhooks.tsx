@@ -126,24 +126,7 @@ export function WebhookView({ params, staff }: ViewProps) {
         </p>
       )}
       {!log && !error && <p aria-busy="true">Loading…</p>}
-      {endpoint && (
-        <dl class="facts">
-          <dt>URL</dt>
-          <dd class="wrap" data-testid="endpoint-url">
-            {endpoint.url}
-          </dd>
-          <dt>Events</dt>
-          <dd>{endpoint.types.join(", ")}</dd>
-          <dt>Delivery</dt>
-          <dd>{endpoint.delivery}</dd>
-          <dt>State</dt>
-          <dd>{stateOf(endpoint)}</dd>
-          <dt>Last delivery</dt>
-          <dd>
-            <LastAttempt endpoint={endpoint} />
-          </dd>
-        </dl>
-      )}
+      {endpoint && <EndpointFacts endpoint={endpoint} />}
       {done && <p role="status">{done}</p>}
       <div class="actions">
         {mayAct && endpoint?.enabled && (
@@ -171,28 +154,17 @@ export function WebhookView({ params, staff }: ViewProps) {
         )}
       </p>
       {pending && (
-        <ConfirmDialog
-          title={pending.kind === "test" ? "Send test event" : "Replay delivery"}
-          act={async () => {
-            const queued =
-              pending.kind === "test"
-                ? await sendTestEvent(id)
-                : await replayDelivery(id, pending.delivery.id);
-            setDone(`Queued ${queued.message_id}.`);
-          }}
+        <ActionDialog
+          endpointId={id}
+          pending={pending}
+          onQueued={(messageId) => setDone(`Queued ${messageId}.`)}
           onClose={() => setPending(null)}
           onDone={() => {
             setPending(null);
             if (pages.length > 1) setPages([undefined]);
             else void load();
           }}
-        >
-          <p>
-            {pending.kind === "test"
-              ? "A message of type test goes to this endpoint through its queue."
-              : `Delivery ${pending.delivery.id} is sent again under the same id, so the receiver can tell it has it.`}
-          </p>
-        </ConfirmDialog>
+        />
       )}
     </section>
   );
@@ -250,5 +222,57 @@ function Deliveries(props: {
         </li>
       ))}
     </ol>
+  );
+}
+
+function EndpointFacts({ endpoint }: { endpoint: ConsoleWebhookEndpoint }) {
+  return (
+    <dl class="facts">
+      <dt>URL</dt>
+      <dd class="wrap" data-testid="endpoint-url">
+        {endpoint.url}
+      </dd>
+      <dt>Events</dt>
+      <dd>{endpoint.types.join(", ")}</dd>
+      <dt>Delivery</dt>
+      <dd>{endpoint.delivery}</dd>
+      <dt>State</dt>
+      <dd>{stateOf(endpoint)}</dd>
+      <dt>Last delivery</dt>
+      <dd>
+        <LastAttempt endpoint={endpoint} />
+      </dd>
+    </dl>
+  );
+}
+
+/** Asks before a replay or a test event, then queues it. */
+function ActionDialog(props: {
+  endpointId: string;
+  pending: Pending;
+  onQueued: (messageId: string) => void;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const { pending } = props;
+  return (
+    <ConfirmDialog
+      title={pending.kind === "test" ? "Send test event" : "Replay delivery"}
+      act={async () => {
+        const queued =
+          pending.kind === "test"
+            ? await sendTestEvent(props.endpointId)
+            : await replayDelivery(props.endpointId, pending.delivery.id);
+        props.onQueued(queued.message_id);
+      }}
+      onClose={props.onClose}
+      onDone={props.onDone}
+    >
+      <p>
+        {pending.kind === "test"
+          ? "A message of type test goes to this endpoint through its queue."
+          : `Delivery ${pending.delivery.id} is sent again under the same id, so the receiver can tell it has it.`}
+      </p>
+    </ConfirmDialog>
   );
 }
