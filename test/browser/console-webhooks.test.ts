@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import axe from "axe-core";
 import pino from "pino";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +18,17 @@ const PHONE = { width: 390, height: 844 };
 /** The page's width against the viewport's: no sideways scrolling. */
 const fitsWidth = (page: Page) =>
   page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth");
+
+/** axe-core's WCAG 2 A/AA rules over the page's main content: the violations' ids and their nodes. */
+async function accessibilityViolations(page: Page): Promise<string[]> {
+  // Evaluated by the browser's debugger, which the console's CSP (script-src 'self') does not cover.
+  await page.evaluate(axe.source);
+  return await page.evaluate(async () => {
+    const run = (globalThis as unknown as { axe: typeof axe }).axe.run;
+    const result = await run("main", { runOnly: ["wcag2a", "wcag2aa"] });
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+}
 
 // An operator reads an endpoint's delivery log, replays a delivery and sends a test event; the receiver gets them.
 describe("the console's webhooks", () => {
@@ -130,11 +142,12 @@ describe("the console's webhooks", () => {
     await page.close();
   });
 
-  it("fits a phone 390 px wide", async () => {
+  it("fits a phone 390 px wide, with no accessibility violation axe finds", async () => {
     for (const path of ["/console/webhooks", `/console/webhooks/${EP}`]) {
       const page = await site.signedIn("operator", path, PHONE);
       await page.locator("table").first().waitFor();
       expect(await fitsWidth(page), path).toBe(true);
+      expect(await accessibilityViolations(page), path).toEqual([]);
       await page.close();
     }
   });
