@@ -8,7 +8,12 @@ type Entry = ConsoleAuditPage["data"][number];
 const FILTERS = ["actor_kind", "actor_id", "subject_type", "subject_id", "action", "from", "before"];
 
 /** The subjects the console has a page for. */
-const PAGES: Record<string, string> = { device: "/console/devices/", session: "/console/sessions/" };
+const PAGES: Record<string, string> = {
+  device: "/console/devices/",
+  session: "/console/sessions/",
+  rider: "/console/riders/",
+  webhook_endpoint: "/console/webhooks/",
+};
 
 const shown = (value: unknown) => (value === null || value === undefined ? "—" : JSON.stringify(value));
 

@@ -73,6 +73,9 @@ describe("the console's riders", () => {
     const entry = page.getByRole("row").filter({ hasText: "rider.revoke_tokens" });
     await entry.waitFor();
     expect(await entry.textContent()).toContain("phone reported stolen");
+    // The audit entry links back to the rider's page.
+    await entry.getByRole("link", { name: `rider ${alice.id}` }).click();
+    await expect.poll(() => page.getByTestId("rider-user-id").textContent()).toBe("alice");
     await page.close();
   });
 
