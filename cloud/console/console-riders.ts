@@ -5,6 +5,7 @@ import type { SessionService } from "../sessions/session-service.ts";
 import type { SignedIn } from "../staff/console-sessions.ts";
 import { staffOrigin, staffPrincipal } from "../staff/staff-principal.ts";
 import type { Db } from "../store/db.ts";
+import { refreshTokenRepository } from "../users/refresh-token-repository.ts";
 import { revokeRiderTokens } from "../users/rider-token-revocation.ts";
 
 /** Sessions shown on a rider's page; the sessions view, filtered by the rider, lists the rest. */
@@ -34,16 +35,16 @@ export function createConsoleRiders(deps: { db: Db; clock: Clock; sessions: Sess
     async get(signed: SignedIn, id: string): Promise<ConsoleRider> {
       const row = await riderRow(signed, id);
       const principal = staffPrincipal(signed, row.operator_id, "read");
-      const tokens = await db
-        .selectFrom("external_user_refresh_tokens")
-        .select(["id", "created_at", "expires_at", "last_used_at"])
-        .where("operator_id", "=", row.operator_id)
-        .where("user_id", "=", row.id)
-        .where("revoked_at", "is", null)
-        .where("expires_at", ">", clock.now().toISOString())
-        .orderBy("created_at", "desc")
-        .orderBy("id", "desc")
-        .execute();
+      const now = clock.now().toISOString();
+      // At most a few rows a rider (sign-in keeps 10 live ones); the hashes stay here.
+      const tokens = (await refreshTokenRepository(db).ofRider(row.id))
+        .filter((t) => t.operatorId === row.operator_id && t.revokedAt === null && t.expiresAt > now)
+        .map((t) => ({
+          id: t.id,
+          created_at: t.createdAt,
+          expires_at: t.expiresAt,
+          last_used_at: t.lastUsedAt,
+        }));
       const sessions = await deps.sessions.listConsole(principal, {
         user_id: row.id,
         limit: RIDER_SESSIONS,
