@@ -25,7 +25,7 @@ type Staff = { cookie: string; csrf: string };
 let h: CloudHarness;
 let worker: WebhookDelivery;
 let receiver: WebhookReceiver;
-let staff: Record<"viewer" | "operator" | "otherOperator", Staff>;
+let staff: Record<"viewer" | "operator" | "otherOperator" | "superadmin", Staff>;
 
 async function signedIn(email: string, role: StaffRole, operatorId: string | null): Promise<Staff> {
   // The least cost secrets.ts accepts, as the other suites that verify passwords.
@@ -80,6 +80,7 @@ beforeEach(async () => {
     viewer: await signedIn("viewer@a.example", "viewer", OP_A),
     operator: await signedIn("operator@a.example", "operator", OP_A),
     otherOperator: await signedIn("operator@b.example", "operator", OP_B),
+    superadmin: await signedIn("root@example.com", "viewer", null),
   };
 });
 afterEach(async () => {
@@ -141,6 +142,11 @@ describe("the console's webhooks", () => {
       enabled: true,
       last_attempt: { attempt: 1, status_code: 503, error: "HTTP 503" },
     });
+    // A superadmin reads every operator's endpoints.
+    const all = ConsoleWebhookEndpointList.parse(
+      (await get(staff.superadmin, "/console/api/webhooks")).json(),
+    );
+    expect(all.data.map((e) => e.id).sort()).toEqual([EP_A, EP_B].sort());
   });
 
   it("shows the delivery log newest first with every attempt, a page at a time", async () => {
