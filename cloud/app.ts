@@ -37,6 +37,7 @@ import { createPhotoService } from "./photos/photo-service.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "./ports.ts";
 import { createSessionService } from "./sessions/session-service.ts";
 import type { Db } from "./store/db.ts";
+import { riderTokenRevoked } from "./users/rider-token-revocation.ts";
 import { createUserService, type ExternalUserOptions } from "./users/user-service.ts";
 import { webhooksOpenApi } from "./webhooks/webhook-openapi.ts";
 import { createWhitelistService, type WhitelistOptions } from "./whitelists/whitelist-service.ts";
@@ -158,7 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });
-  installAuthentication(app, tokens);
+  installAuthentication(app, tokens, (rider) => riderTokenRevoked(deps.db, rider));
   installNulGuard(app);
   const whitelists = createWhitelistService({
     db: deps.db,

@@ -14,6 +14,8 @@ const PAGES: Record<string, string> = {
   session: "/console/sessions/",
   whitelist: "/console/whitelists/",
   access_list: "/console/access-lists/",
+  rider: "/console/riders/",
+  webhook_endpoint: "/console/webhooks/",
 };
 
 const shown = (value: unknown) => (value === null || value === undefined ? "—" : JSON.stringify(value));

@@ -5,8 +5,10 @@ import { AuditView } from "./audit.tsx";
 import { DeviceView } from "./device-view.tsx";
 import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
+import { RidersView, RiderView } from "./riders.tsx";
 import { SessionsView, SessionView } from "./sessions.tsx";
 import type { ViewProps } from "./view-props.ts";
+import { WebhooksView, WebhookView } from "./webhooks.tsx";
 import { WhitelistsView, WhitelistView } from "./whitelists.tsx";
 
 /**
@@ -47,4 +49,8 @@ export const VIEWS: View[] = [
     render: (p) => <AccessListsView {...p} />,
   },
   { pattern: "/console/access-lists/:id", title: "Access list", render: (p) => <AccessListView {...p} /> },
+  { pattern: "/console/riders", title: "Riders", nav: true, render: (p) => <RidersView {...p} /> },
+  { pattern: "/console/riders/:id", title: "Rider", render: (p) => <RiderView {...p} /> },
+  { pattern: "/console/webhooks", title: "Webhooks", nav: true, render: (p) => <WebhooksView {...p} /> },
+  { pattern: "/console/webhooks/:id", title: "Webhook endpoint", render: (p) => <WebhookView {...p} /> },
 ];

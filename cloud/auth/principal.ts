@@ -17,6 +17,8 @@ export type UserPrincipal = {
   id: string;
   operatorId: string;
   permissions: ReadonlySet<Permission>;
+  /** The rider's token generation the token was issued under (cloud/users/rider-token-revocation.ts). */
+  tokenGeneration?: number;
 };
 
 /**

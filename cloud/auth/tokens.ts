@@ -57,7 +57,16 @@ export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; cl
 
   function userFrom(payload: JWTPayload): UserPrincipal | null {
     if (typeof payload.sub !== "string" || typeof payload.op !== "string" || "perms" in payload) return null;
-    return { kind: "user", id: payload.sub, operatorId: payload.op, permissions: new Set() };
+    // No `gen`: issued before generations existed, so of the first one.
+    const gen = payload.gen ?? 0;
+    if (typeof gen !== "number" || !Number.isInteger(gen) || gen < 0) return null;
+    return {
+      kind: "user",
+      id: payload.sub,
+      operatorId: payload.op,
+      permissions: new Set(),
+      tokenGeneration: gen,
+    };
   }
 
   return {
@@ -65,9 +74,12 @@ export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; cl
       return sign("client", client.id, { op: client.operatorId, perms: client.permissions });
     },
 
-    /** An external user's access token (1 hour): the rider's service_user_id and operator, no permissions. */
-    issueUser(user: { id: string; operatorId: string }): Promise<string> {
-      return sign("user", user.id, { op: user.operatorId });
+    /**
+     * An external user's access token (1 hour): the rider's service_user_id and operator, no permissions,
+     * and the rider's token generation (a revocation moves it on, refusing the tokens of earlier ones).
+     */
+    issueUser(user: { id: string; operatorId: string; generation?: number }): Promise<string> {
+      return sign("user", user.id, { op: user.operatorId, gen: user.generation ?? 0 });
     },
 
     async verify(token: string): Promise<TokenVerdict> {

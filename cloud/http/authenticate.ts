@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AppError } from "../../shared/api/errors.ts";
-import type { TokenPrincipal } from "../auth/principal.ts";
+import type { TokenPrincipal, UserPrincipal } from "../auth/principal.ts";
 import type { TokenIssuer } from "../auth/tokens.ts";
 
 declare module "fastify" {
@@ -13,8 +13,18 @@ declare module "fastify" {
   }
 }
 
-/** Every route but the public ones needs a valid, unexpired bearer token (spec: Authentication). */
-export function installAuthentication(app: FastifyInstance, tokens: TokenIssuer) {
+/** Whether a rider's token was revoked after it was issued (cloud/users/rider-token-revocation.ts). */
+export type RiderTokenRevoked = (principal: UserPrincipal) => Promise<boolean>;
+
+/**
+ * Every route but the public ones needs a valid, unexpired bearer token (spec: Authentication); a rider's
+ * token must also not have been revoked since it was issued.
+ */
+export function installAuthentication(
+  app: FastifyInstance,
+  tokens: TokenIssuer,
+  riderTokenRevoked: RiderTokenRevoked = async () => false,
+) {
   app.decorateRequest("principal", null);
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.public || !request.routeOptions.url) return;
@@ -29,9 +39,11 @@ export function installAuthentication(app: FastifyInstance, tokens: TokenIssuer)
       );
     }
     const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header);
-    const verdict = match?.[1]
+    let verdict = match?.[1]
       ? await tokens.verify(match[1])
       : { ok: false as const, reason: "not a bearer token" };
+    if (verdict.ok && verdict.principal.kind === "user" && (await riderTokenRevoked(verdict.principal)))
+      verdict = { ok: false, reason: "token revoked" };
     if (!verdict.ok) {
       throw new AppError(
         "ERRORS.INVALID_TOKEN",

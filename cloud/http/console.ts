@@ -6,6 +6,8 @@ import { createConsoleAccessLists } from "../console/console-access-lists.ts";
 import { consoleAssets } from "../console/console-assets.ts";
 import { createConsoleLocations } from "../console/console-locations.ts";
 import { registerConsolePages } from "../console/console-pages.ts";
+import { createConsoleRiders } from "../console/console-riders.ts";
+import { createConsoleWebhooks } from "../console/console-webhooks.ts";
 import { createConsoleWhitelists } from "../console/console-whitelists.ts";
 import { createSessionService } from "../sessions/session-service.ts";
 import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
@@ -18,8 +20,10 @@ import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
 import { installConsoleLive, type LiveOptions } from "./routes/console-live.ts";
 import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
+import { registerConsoleRiderRoutes } from "./routes/console-riders.ts";
 import { registerConsoleSessionRoutes } from "./routes/console-session.ts";
 import { registerConsoleSessionsRoutes } from "./routes/console-sessions.ts";
+import { registerConsoleWebhookRoutes } from "./routes/console-webhooks.ts";
 import { registerConsoleWhitelistRoutes } from "./routes/console-whitelists.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
@@ -54,7 +58,8 @@ export async function installConsole(
     db: deps.db,
     alarms: createAlarmService({ db: deps.db, clock: deps.clock }),
   });
-  registerConsoleSessionsRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
+  const sessionService = createSessionService({ db: deps.db, clock: deps.clock });
+  registerConsoleSessionsRoutes(app, sessionService);
   registerConsoleAuditRoutes(app, deps.db);
   registerConsoleWhitelistRoutes(app, {
     views: createConsoleWhitelists({ db: deps.db, clock: deps.clock, whitelists: deps.whitelists }),
@@ -65,5 +70,10 @@ export async function installConsole(
     lists: deps.accessLists,
   });
   installConsoleLive(app, { db: deps.db, clock: deps.clock, sessions, options: deps.options?.live });
+  registerConsoleRiderRoutes(
+    app,
+    createConsoleRiders({ db: deps.db, clock: deps.clock, sessions: sessionService }),
+  );
+  registerConsoleWebhookRoutes(app, createConsoleWebhooks({ db: deps.db, clock: deps.clock }));
   await registerConsolePages(app, await consoleAssets());
 }

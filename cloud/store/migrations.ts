@@ -19,6 +19,7 @@ import { staffMigration } from "./migrations/021-staff.ts";
 import { alarmsMigration } from "./migrations/022-alarms.ts";
 import { auditLogMigration } from "./migrations/023-audit-log.ts";
 import { consoleLiveMigration } from "./migrations/024-console-live.ts";
+import { riderTokenGenerationMigration } from "./migrations/025-rider-token-generation.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -240,6 +241,7 @@ const migrations: Record<string, Migration> = {
   "022-alarms": alarmsMigration,
   "023-audit-log": auditLogMigration,
   "024-console-live": consoleLiveMigration,
+  "025-rider-token-generation": riderTokenGenerationMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

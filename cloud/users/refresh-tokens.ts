@@ -67,7 +67,7 @@ export async function redeemRefreshToken(
   return { userId: found.userId, operatorId: found.operatorId };
 }
 
-/** Revokes every live refresh token of one rider; returns how many. Access tokens run out within the hour. */
+/** Revokes every live refresh token of one rider; returns how many (access tokens: rider-token-revocation.ts). */
 export function revokeRefreshTokens(
   db: Store,
   rider: { operatorId: string; serviceUserId: string },

@@ -4,34 +4,7 @@ import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import type { Db } from "../store/db.ts";
-import { revokeRefreshTokens } from "./refresh-tokens.ts";
-import { type ExternalUser, userRepository } from "./user-repository.ts";
-
-export type RiderRef = { operatorId: string } & ({ userId: string } | { serviceUserId: string });
-
-/**
- * Revokes every refresh token of one rider, named by the integrator's user_id or by service_user_id:
- * the rider's apps cannot refresh any more and must sign in again; access tokens already issued run out
- * within the hour. Null when the operator has no such rider.
- */
-export async function revokeRiderTokens(
-  db: Db,
-  rider: RiderRef,
-  now: Date,
-): Promise<{ rider: ExternalUser; revoked: number } | null> {
-  const users = userRepository(db);
-  const found =
-    "userId" in rider
-      ? await users.findByUserId(rider.operatorId, rider.userId)
-      : await users.find(rider.operatorId, rider.serviceUserId);
-  if (!found) return null;
-  const revoked = await revokeRefreshTokens(
-    db,
-    { operatorId: found.operatorId, serviceUserId: found.id },
-    now,
-  );
-  return { rider: found, revoked };
-}
+import { type RiderRef, revokeRiderTokens } from "./rider-token-revocation.ts";
 
 type WithStore = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 
@@ -39,9 +12,7 @@ type WithStore = <T>(fn: (db: Db) => Promise<T>) => Promise<T>;
 export function registerRiderCommands(program: Command, withStore: WithStore, clock: Clock = systemClock) {
   program
     .command("revoke-rider-tokens")
-    .description(
-      "Revoke every refresh token of a rider: their apps must sign in again (access tokens end within the hour)",
-    )
+    .description("Revoke every token of a rider (refresh and access tokens): their apps must sign in again")
     .requiredOption("--operator <uuid>", "the rider's operator id")
     .option("--user-id <id>", "the integrator's id of the rider (sign-up's user_id)")
     .option("--service-user-id <uuid>", "the service's id of the rider")
@@ -61,7 +32,7 @@ export function registerRiderCommands(program: Command, withStore: WithStore, cl
       if (!result) throw new CliExit(EXIT.notFound, "no such rider of this operator");
       const { rider, revoked } = result;
       console.log(
-        `revoked ${revoked} refresh token${revoked === 1 ? "" : "s"} of rider ${rider.userId} (service_user_id ${rider.id})`,
+        `revoked the access tokens and ${revoked} refresh token${revoked === 1 ? "" : "s"} of rider ${rider.userId} (service_user_id ${rider.id})`,
       );
     });
 }

@@ -41,6 +41,7 @@ const userColumns = (u: ExternalUser, createdAt: string): ExternalUsersTable => 
   user_id: u.userId,
   phone_number: u.phoneNumber,
   created_at: createdAt,
+  token_generation: 0,
 });
 
 /** The store's external users and their operators' callback addresses. Every lookup names the operator. */

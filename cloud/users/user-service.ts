@@ -8,6 +8,7 @@ import type { RefreshInput, SignInInput, SignUpInput } from "./auth-requests.ts"
 import { type CallbackLimits, createCallbackLimits, type RateLimitOptions } from "./callback-limits.ts";
 import { pendingSignUps } from "./pending-sign-ups.ts";
 import { issueRefreshToken, redeemRefreshToken } from "./refresh-tokens.ts";
+import { riderTokenGeneration } from "./rider-token-revocation.ts";
 import { readSignInAnswer } from "./sign-in-answer.ts";
 import { createSignInPacing } from "./sign-in-pacing.ts";
 import { type ExternalUser, userRepository } from "./user-repository.ts";
@@ -175,7 +176,11 @@ export function createUserService(deps: UserServiceDeps) {
       if (signedIn.phoneNumber !== user.phoneNumber) await users.setPhoneNumber(user, signedIn.phoneNumber);
       const now = clock.now();
       const refresh_token = await issueRefreshToken(db, { id: user.id, operatorId: user.operatorId }, now);
-      const access_token = await tokens.issueUser({ id: user.id, operatorId: user.operatorId });
+      const access_token = await tokens.issueUser({
+        id: user.id,
+        operatorId: user.operatorId,
+        generation: await riderTokenGeneration(db, user.id),
+      });
       try {
         await applyPendingInvites(
           { db, clock },
@@ -200,7 +205,10 @@ export function createUserService(deps: UserServiceDeps) {
           "ERRORS.AUTHENTICATION_FAILED",
           "The refresh token is unknown, expired or revoked, or belongs to another user",
         );
-      return { access_token: await tokens.issueUser({ id: found.userId, operatorId: found.operatorId }) };
+      const generation = await riderTokenGeneration(db, found.userId);
+      return {
+        access_token: await tokens.issueUser({ id: found.userId, operatorId: found.operatorId, generation }),
+      };
     },
 
     /** Pooled connections to the operators' servers are dropped. */

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { Uuid } from "../../shared/api/uuid.ts";
-import type { WebhookType } from "../../shared/api/webhook.ts";
+import type { WebhookMessageType, WebhookType } from "../../shared/api/webhook.ts";
 import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
@@ -60,7 +60,7 @@ export function bufferedEvents(db: Db): Promise<{ operatorId: string; type: Webh
 export type LoggedMessage = {
   id: string;
   endpointId: string;
-  type: WebhookType;
+  type: WebhookMessageType;
   events: number;
   status: WebhookMessageStatus;
   attempts: number;

@@ -1,4 +1,4 @@
-import type { WebhookPayload, WebhookType } from "../../shared/api/webhook.ts";
+import type { WebhookMessagePayload, WebhookMessageType } from "../../shared/api/webhook.ts";
 import type { WebhookMessageStatus, WebhookMessagesTable } from "../store/tables/webhook-tables.ts";
 
 /** The delivery queue's records as the webhook services see them, and the mapping from its rows. */
@@ -8,8 +8,8 @@ export type NewMessage = {
   id: string;
   endpointId: string;
   operatorId: string;
-  type: WebhookType;
-  payload: WebhookPayload;
+  type: WebhookMessageType;
+  payload: WebhookMessagePayload;
   eventCount: number;
   at: string;
 };
@@ -19,7 +19,7 @@ export type MessageRecord = {
   id: string;
   endpointId: string;
   operatorId: string;
-  type: WebhookType;
+  type: WebhookMessageType;
   eventCount: number;
   status: WebhookMessageStatus;
   attempts: number;

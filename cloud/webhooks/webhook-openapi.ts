@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  TEST_WEBHOOK_TYPE,
   WEBHOOK_TYPE_MEANING,
   WEBHOOK_TYPES,
   type WebhookType,
@@ -49,7 +50,10 @@ const DELIVERY =
   `webhook-id after ${FIRST_RETRY_MS / 1000} s, then twice as long each time up to ${MAX_RETRY_MS / 60_000} minutes, ` +
   `until the message has waited ${DEAD_AFTER_MS / 3_600_000} hours; then it is kept as dead for the operator to ` +
   "replay. 410 Gone disables the endpoint. Messages of one endpoint arrive in order: the next is sent only " +
-  "after the one before was acknowledged or given up. Redirects are not followed.";
+  "after the one before was acknowledged or given up. Redirects are not followed. " +
+  `Any endpoint may also get a message of type \`${TEST_WEBHOOK_TYPE}\` (one event of that type, no location or ` +
+  "device), sent when the operator's staff asks for a test event in the console: acknowledge it like any other; " +
+  "it reports nothing.";
 
 function operation(type: WebhookType) {
   const schema = z.toJSONSchema(webhookPayloadSchema(type), { target: "draft-2020-12" }) as Record<

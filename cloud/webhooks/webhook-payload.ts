@@ -1,5 +1,10 @@
 import { v7 as uuidv7 } from "uuid";
-import type { WebhookEvent, WebhookPayload, WebhookType } from "../../shared/api/webhook.ts";
+import type {
+  WebhookEvent,
+  WebhookMessagePayload,
+  WebhookMessageType,
+  WebhookType,
+} from "../../shared/api/webhook.ts";
 
 /** Prefixed ids in the Standard Webhooks style; UUIDv7 inside, so they sort by creation. */
 const prefixedId = (prefix: string) => `${prefix}_${uuidv7().replaceAll("-", "")}`;
@@ -32,10 +37,10 @@ export function webhookEvent(e: SiteEvent, id: string = newEventId()): WebhookEv
 /** The body of one message: the events of a window (or the one direct event), oldest first. */
 export function webhookPayload(o: {
   id: string;
-  type: WebhookType;
+  type: WebhookMessageType;
   createdAt: Date;
-  events: readonly WebhookEvent[];
-}): WebhookPayload {
+  events: readonly WebhookMessagePayload["data"]["events"][number][];
+}): WebhookMessagePayload {
   const events = [...o.events].sort(
     (a, b) => a.occurred_at.localeCompare(b.occurred_at) || a.id.localeCompare(b.id),
   );

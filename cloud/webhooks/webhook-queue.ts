@@ -1,4 +1,4 @@
-import type { WebhookEvent, WebhookType } from "../../shared/api/webhook.ts";
+import type { WebhookMessagePayload, WebhookMessageType } from "../../shared/api/webhook.ts";
 import type { Db, Executor } from "../store/db.ts";
 import type { BufferedGroup } from "./aggregation-windows.ts";
 import { webhookDeliveryRepository } from "./webhook-delivery-repository.ts";
@@ -14,7 +14,13 @@ export const KEEP_SETTLED_MS = 30 * 24 * 3_600_000;
 /** Puts one message (a direct event or a window's batch) at the end of an endpoint's queue. */
 export async function enqueueMessage(
   db: Executor,
-  o: { endpointId: string; operatorId: string; type: WebhookType; events: WebhookEvent[]; now: Date },
+  o: {
+    endpointId: string;
+    operatorId: string;
+    type: WebhookMessageType;
+    events: WebhookMessagePayload["data"]["events"];
+    now: Date;
+  },
 ): Promise<string> {
   const id = newMessageId();
   await webhookDeliveryRepository(db).insertMessage({

@@ -4,6 +4,14 @@ import { z } from "zod";
 export const WEBHOOK_TYPES = ["connection", "connection_confirmed", "alarm", "status"] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
+/**
+ * The type of a test message an operator sends to an endpoint from the console ("Send test event"): not a
+ * site event, never subscribed to, delivered like any message (docs/decisions/console.md).
+ */
+export const TEST_WEBHOOK_TYPE = "test";
+/** What a message in an endpoint's queue may be: a site event type or a test. */
+export type WebhookMessageType = WebhookType | typeof TEST_WEBHOOK_TYPE;
+
 /** What each type reports (spec table), for the OpenAPI document. */
 export const WEBHOOK_TYPE_MEANING: Record<WebhookType, string> = {
   connection: "A device went online or offline.",
@@ -47,3 +55,9 @@ export const webhookPayloadSchema = <T extends WebhookType>(type: T) =>
 
 export type WebhookEvent = z.infer<ReturnType<typeof webhookEventSchema<WebhookType>>>;
 export type WebhookPayload = z.infer<ReturnType<typeof webhookPayloadSchema<WebhookType>>>;
+
+/** The body of any message in an endpoint's queue: a site event type's, or a test message of the same shape. */
+export type WebhookMessagePayload = Omit<WebhookPayload, "type" | "data"> & {
+  type: WebhookMessageType;
+  data: { events: (Omit<WebhookEvent, "type"> & { type: WebhookMessageType })[] };
+};

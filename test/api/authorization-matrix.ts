@@ -571,6 +571,26 @@ export const ROWS: readonly Row[] = [
     }),
   ),
   { route: "GET /console/api/live", case: "no console session cookie", expect: everyone(401) },
+  { route: "GET /console/api/riders/{id}", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "POST /console/api/riders/{id}/revoke-tokens",
+    case: "no console session cookie",
+    body: { reason: "lost phone" },
+    expect: everyone(401),
+  },
+  { route: "GET /console/api/webhooks", case: "no console session cookie", expect: everyone(401) },
+  { route: "GET /console/api/webhooks/{id}", case: "no console session cookie", expect: everyone(401) },
+  {
+    route: "POST /console/api/webhooks/{id}/deliveries/{message_id}/replay",
+    case: "no console session cookie",
+    params: { message_id: "msg_0" },
+    expect: everyone(401),
+  },
+  {
+    route: "POST /console/api/webhooks/{id}/test-event",
+    case: "no console session cookie",
+    expect: everyone(401),
+  },
 
   // What runs the service: probes and documentation are public.
   { route: "GET /livez", case: "liveness", expect: everyone(200) },

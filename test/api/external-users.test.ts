@@ -12,7 +12,7 @@ import { DEFAULT_RATE_LIMITS } from "../../cloud/users/callback-limits.ts";
 import { PENDING_SIGN_UP_TTL_MS } from "../../cloud/users/pending-sign-ups.ts";
 import { refreshTokenRepository } from "../../cloud/users/refresh-token-repository.ts";
 import { REFRESH_TOKEN_TTL_MS } from "../../cloud/users/refresh-tokens.ts";
-import { revokeRiderTokens } from "../../cloud/users/rider-commands.ts";
+import { revokeRiderTokens } from "../../cloud/users/rider-token-revocation.ts";
 import { signUpRepository } from "../../cloud/users/sign-up-repository.ts";
 import { userRepository } from "../../cloud/users/user-repository.ts";
 import { SIGN_IN_FAILED } from "../../cloud/users/user-service.ts";

@@ -55,7 +55,9 @@ describe("npm run operator -- revoke-rider-tokens", () => {
   it("revokes every refresh token of a rider named by user_id, then by service_user_id (none left)", async () => {
     const first = await operator(["revoke-rider-tokens", "--operator", OP, "--user-id", "ann"]);
     expect(first, first.stderr).toMatchObject({ code: 0 });
-    expect(first.stdout).toBe(`revoked 2 refresh tokens of rider ann (service_user_id ${ANN})\n`);
+    expect(first.stdout).toBe(
+      `revoked the access tokens and 2 refresh tokens of rider ann (service_user_id ${ANN})\n`,
+    );
     const db = await openDb({ kind: "sqlite", file: file() });
     try {
       const rows = await refreshTokenRepository(db).ofRider(ANN);
@@ -71,7 +73,9 @@ describe("npm run operator -- revoke-rider-tokens", () => {
       "--service-user-id",
       ANN.toUpperCase(),
     ]);
-    expect(again.stdout).toBe(`revoked 0 refresh tokens of rider ann (service_user_id ${ANN})\n`);
+    expect(again.stdout).toBe(
+      `revoked the access tokens and 0 refresh tokens of rider ann (service_user_id ${ANN})\n`,
+    );
   });
 
   it("exits 4 for a rider the operator does not have, 2 for a wrong command line", async () => {

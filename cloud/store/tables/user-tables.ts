@@ -10,6 +10,8 @@ export interface ExternalUsersTable {
   /** E.164, when the service has learned it (docs/decisions/external-users.md) */
   phone_number: string | null;
   created_at: string;
+  /** Moved on by a revocation: access tokens of an earlier generation are refused */
+  token_generation: number;
 }
 
 /** A refresh token of a rider: only its SHA-256 is kept, bound to the rider and the rider's operator. */

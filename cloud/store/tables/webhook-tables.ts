@@ -1,4 +1,9 @@
-import type { WebhookEvent, WebhookPayload, WebhookType } from "../../../shared/api/webhook.ts";
+import type {
+  WebhookEvent,
+  WebhookMessagePayload,
+  WebhookMessageType,
+  WebhookType,
+} from "../../../shared/api/webhook.ts";
 import type { Json } from "../json-column.ts";
 
 /** Store tables of outbound webhooks (see cloud/store/schema.ts for the conventions). */
@@ -40,9 +45,9 @@ export interface WebhookMessagesTable {
   id: string;
   endpoint_id: string;
   operator_id: string;
-  type: WebhookType;
+  type: WebhookMessageType;
   /** The exact body sent on every attempt. */
-  payload: Json<WebhookPayload>;
+  payload: Json<WebhookMessagePayload>;
   event_count: number;
   status: WebhookMessageStatus;
   /** Attempts since it was queued (a replay starts again at 0). */
