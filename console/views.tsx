@@ -1,6 +1,8 @@
 import type { ComponentChildren } from "preact";
 import { AlarmsView } from "./alarms.tsx";
+import type { Staff } from "./api.ts";
 import { AuditView } from "./audit.tsx";
+import { DemoView } from "./demo-view.tsx";
 import { DeviceView } from "./device-view.tsx";
 import { LocationView } from "./location-view.tsx";
 import { LocationsView } from "./locations-view.tsx";
@@ -14,7 +16,8 @@ import type { ViewProps } from "./view-props.ts";
 export type View = {
   pattern: string;
   title: string;
-  nav?: boolean;
+  /** Listed in the navigation: always, or when the signed-in session says so. */
+  nav?: boolean | ((staff: Staff) => boolean);
   render: (p: ViewProps) => ComponentChildren;
 };
 
@@ -31,4 +34,10 @@ export const VIEWS: View[] = [
   { pattern: "/console/sessions/:id", title: "Session", render: (p) => <SessionView {...p} /> },
   { pattern: "/console/audit", title: "Audit", nav: true, render: (p) => <AuditView {...p} /> },
   { pattern: "/console/devices/:id", title: "Device", render: (p) => <DeviceView {...p} /> },
+  {
+    pattern: "/console/demo",
+    title: "Demo hardware",
+    nav: (staff) => staff.demo_panel,
+    render: (p) => <DemoView {...p} />,
+  },
 ];

@@ -77,6 +77,7 @@ describe("console sign-in", () => {
       operator_id: OP_A,
       csrf_token: expect.any(String),
       idle_timeout_s: 1800,
+      demo_panel: false,
     });
     const token = tokenOf(res);
     const hash = createHash("sha256").update(token).digest("hex");
