@@ -131,6 +131,7 @@ export async function startCloud(
       baseUrl: cfg.BASE_URL,
       idleTimeoutMs: cfg.CONSOLE_IDLE_MINUTES * 60_000,
       demoHardware: opts.demoHardware,
+      mapTiles: cfg.CONSOLE_MAP_TILES,
     },
     isReady: async () => {
       await sql`select 1`.execute(db);

@@ -22,6 +22,8 @@ export type ConsoleOptions = ConsoleSessionOptions & {
   baseUrl?: string;
   /** The demo's simulated hardware (`npm start` only): installs the demo hardware panel's routes. */
   demoHardware?: DemoHardware;
+  /** The overview map's tile URL template (CONSOLE_MAP_TILES); no map without it. */
+  mapTiles?: string;
 };
 
 /**
@@ -41,7 +43,13 @@ export async function installConsole(
   const baseUrl = deps.options?.baseUrl;
   await installConsoleGuard(app, { sessions, baseUrl });
   const demoHardware = deps.options?.demoHardware;
-  registerConsoleSessionRoutes(app, { sessions, baseUrl, demoPanel: demoHardware !== undefined });
+  const mapTiles = deps.options?.mapTiles;
+  registerConsoleSessionRoutes(app, {
+    sessions,
+    baseUrl,
+    demoPanel: demoHardware !== undefined,
+    mapTiles,
+  });
   registerConsoleLocationRoutes(app, createConsoleLocations({ db: deps.db, clock: deps.clock }));
   registerConsoleAlarmRoutes(app, {
     db: deps.db,
@@ -50,5 +58,5 @@ export async function installConsole(
   registerConsoleSessionsRoutes(app, createSessionService({ db: deps.db, clock: deps.clock }));
   registerConsoleAuditRoutes(app, deps.db);
   if (demoHardware) registerConsoleDemoRoutes(app, demoHardware);
-  await registerConsolePages(app, await consoleAssets());
+  await registerConsolePages(app, await consoleAssets(), { mapTiles });
 }

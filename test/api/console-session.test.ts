@@ -78,6 +78,7 @@ describe("console sign-in", () => {
       csrf_token: expect.any(String),
       idle_timeout_s: 1800,
       demo_panel: false,
+      map_tiles: null,
     });
     const token = tokenOf(res);
     const hash = createHash("sha256").update(token).digest("hex");

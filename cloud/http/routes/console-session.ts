@@ -21,6 +21,8 @@ const WhoAmI = z.object({
   idle_timeout_s: z.number().int(),
   /** Whether the demo hardware panel is served (the demo only). */
   demo_panel: z.boolean(),
+  /** The overview map's tile URL template (CONSOLE_MAP_TILES), or null: no map. */
+  map_tiles: z.string().nullable(),
 });
 
 const errors = { ...ANY_ROUTE_ERRORS, 401: ErrorBody, 403: ErrorBody };
@@ -28,7 +30,7 @@ const errors = { ...ANY_ROUTE_ERRORS, 401: ErrorBody, 403: ErrorBody };
 /** The console's sign-in, who-am-I and sign-out (docs/decisions/console.md); not part of the public API. */
 export function registerConsoleSessionRoutes(
   app: FastifyInstance,
-  deps: { sessions: ConsoleSessions; baseUrl?: string; demoPanel?: boolean },
+  deps: { sessions: ConsoleSessions; baseUrl?: string; demoPanel?: boolean; mapTiles?: string },
 ) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const cookie = {
@@ -44,6 +46,7 @@ export function registerConsoleSessionRoutes(
     csrf_token: s.csrfToken,
     idle_timeout_s: Math.round(deps.sessions.idleTimeoutMs / 1000),
     demo_panel: deps.demoPanel ?? false,
+    map_tiles: deps.mapTiles ?? null,
   });
   // Bearer tokens do not apply: the console guard reads the session cookie.
   const config = { public: true };
