@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCloudConfig } from "../../cloud/config.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 
 /** A 1×1 PNG: what the local tile server answers for any tile. */
@@ -35,7 +36,9 @@ describe("the overview's map with CONSOLE_MAP_TILES on a local tile server", () 
     });
     await new Promise<void>((r) => tiles.listen(0, "127.0.0.1", r));
     template = `http://127.0.0.1:${(tiles.address() as AddressInfo).port}/{z}/{x}/{y}.png`;
-    site = await startConsoleSite({ console: { mapTiles: template } });
+    // Read as the cloud reads its environment, so the variable's own check applies too.
+    const cfg = loadCloudConfig({ CONSOLE_MAP_TILES: template });
+    site = await startConsoleSite({ console: { mapTiles: cfg.CONSOLE_MAP_TILES } });
   });
   afterAll(async () => {
     await site?.close();
