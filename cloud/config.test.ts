@@ -11,3 +11,15 @@ describe("MQTT_SHARE_GROUP", () => {
     expect(() => loadCloudConfig({ MQTT_SHARE_GROUP: "a/b" })).toThrow(/MQTT_SHARE_GROUP=a\/b/);
   });
 });
+
+describe("CONSOLE_MAP_TILES", () => {
+  it("is unset by default (no map), and takes a tile URL template with {z}, {x} and {y}", () => {
+    expect(loadCloudConfig({}).CONSOLE_MAP_TILES).toBeUndefined();
+    expect(loadCloudConfig({ CONSOLE_MAP_TILES: "" }).CONSOLE_MAP_TILES).toBeUndefined();
+    const template = "https://tile.example/{z}/{x}/{y}.png";
+    expect(loadCloudConfig({ CONSOLE_MAP_TILES: template }).CONSOLE_MAP_TILES).toBe(template);
+    expect(() => loadCloudConfig({ CONSOLE_MAP_TILES: "https://tile.example/{z}/{x}.png" })).toThrow(
+      /CONSOLE_MAP_TILES.*\{y\} is missing/,
+    );
+  });
+});

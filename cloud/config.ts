@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { tileTemplateProblem } from "../shared/domain/map-tiles.ts";
 
 /**
  * Cloud configuration from the environment, validated at start: a bad value fails fast with a
@@ -54,6 +55,20 @@ export const CloudConfig = z.object({
     .min(1)
     .max(24 * 60)
     .default(30),
+  /**
+   * The console overview's map tiles: a URL template with {z}, {x} and {y}. Unset (the default) or empty:
+   * no map, and the console asks no other site for anything.
+   */
+  CONSOLE_MAP_TILES: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z
+      .string()
+      .check((ctx) => {
+        const problem = tileTemplateProblem(ctx.value);
+        if (problem) ctx.issues.push({ code: "custom", message: problem, input: ctx.value });
+      })
+      .optional(),
+  ),
   /** Serves Prometheus /metrics on this port (on HOST) when set; none by default. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -31,6 +31,7 @@ Environment (README.md, Configuration, has the full table):
   MQTT_PREFIX, MQTT_USERNAME, MQTT_PASSWORD, MQTT_CLIENT_ID, TOKEN_SECRET, BASE_URL, AUTH_URL
   MQTT_SHARE_GROUP      replicas' shared-subscription group on MQTT_URL (default parking-cloud)
   CONSOLE_IDLE_MINUTES  a console session unused this long is over (default 30)
+  CONSOLE_MAP_TILES     the console overview's map tiles, https://host/{z}/{x}/{y}.png (default: no map)
   METRICS_PORT          serve Prometheus /metrics on this port (default: none)
   LOG_LEVEL, LOG_FORMAT  pino level (default info); json or pretty (default: pretty on a terminal)
 

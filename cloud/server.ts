@@ -10,6 +10,7 @@ import { buildApp } from "./app.ts";
 import { createSettledNotifier } from "./commands/command-settled.ts";
 import { createDeadlineSweeper } from "./commands/deadline-sweeper.ts";
 import type { CloudConfig } from "./config.ts";
+import type { DemoHardware } from "./console/demo-hardware.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "./devices/timeouts.ts";
 import { createAppliedSeqsPruner } from "./gateway-link/applied-seqs-pruner.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
@@ -46,7 +47,13 @@ function persistentSecret(dataDir: string, name: string, bytes: number): string 
  */
 export async function startCloud(
   cfg: CloudConfig,
-  opts: { clock?: Clock; log?: Logger; beforeListen?: (db: Db) => Promise<void> } = {},
+  opts: {
+    clock?: Clock;
+    log?: Logger;
+    beforeListen?: (db: Db) => Promise<void>;
+    /** The demo's simulated hardware, for the console's demo panel (`npm start` only). */
+    demoHardware?: DemoHardware;
+  } = {},
 ): Promise<RunningCloud> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? pino({ level: cfg.LOG_LEVEL });
@@ -120,7 +127,12 @@ export async function startCloud(
     issuer: cfg.AUTH_URL ?? cfg.BASE_URL ?? `http://${cfg.HOST}:${cfg.PORT}`,
     timeouts,
     settled,
-    console: { baseUrl: cfg.BASE_URL, idleTimeoutMs: cfg.CONSOLE_IDLE_MINUTES * 60_000 },
+    console: {
+      baseUrl: cfg.BASE_URL,
+      idleTimeoutMs: cfg.CONSOLE_IDLE_MINUTES * 60_000,
+      demoHardware: opts.demoHardware,
+      mapTiles: cfg.CONSOLE_MAP_TILES,
+    },
     isReady: async () => {
       await sql`select 1`.execute(db);
       return link.client.connected;

@@ -9,6 +9,10 @@ export type Staff = {
   role: "viewer" | "operator" | "admin";
   operator_id: string | null;
   csrf_token: string;
+  /** Whether the cloud serves the demo hardware panel (the demo only). */
+  demo_panel: boolean;
+  /** The overview map's tile URL template, or null: no map (the list alone). */
+  map_tiles: string | null;
 };
 
 /** An answer that is not 2xx, with the spec's error body when there is one. */

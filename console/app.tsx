@@ -38,7 +38,7 @@ function Console() {
     <>
       <header class="bar">
         <nav aria-label="Console">
-          {VIEWS.filter((v) => v.nav).map((v) => (
+          {VIEWS.filter((v) => (typeof v.nav === "function" ? v.nav(staff) : v.nav)).map((v) => (
             <Link key={v.pattern} href={v.pattern} current={match(v.pattern, path) !== null}>
               {v.title}
             </Link>

@@ -13,6 +13,8 @@ export type LocationSummary = {
   name: string;
   type: string;
   address: string;
+  latitude: number;
+  longitude: number;
   connection: Connection;
   offline_since: string;
   devices: { available: number; online: number; total: number };

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useLive } from "./live.ts";
 import { CONNECTIONS, type Connection, type LocationSummary, listLocations } from "./locations-api.ts";
+import { LocationsMap } from "./locations-map.tsx";
 import { Link } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
 
@@ -14,8 +15,9 @@ export const CONNECTION_TEXT: Record<Connection, string> = {
 };
 
 /**
- * Every location of the operator with its connection and counts, filtered by text and connection. Only the
- * cloud is asked (no map tiles, no other site), so it works wherever the console does.
+ * Every location of the operator with its connection and counts, filtered by text and connection, under a
+ * map of them where CONSOLE_MAP_TILES names tiles. The list asks only the cloud, so it works wherever the
+ * console does; the map is drawn only while its tiles load.
  */
 export function LocationsView({ staff }: ViewProps) {
   const initial = new URLSearchParams(location.search);
@@ -81,7 +83,10 @@ export function LocationsView({ staff }: ViewProps) {
       {rows === null ? (
         <p aria-busy="true">Loading…</p>
       ) : (
-        <LocationTable rows={rows} byOperator={staff.operator_id === null} />
+        <>
+          <LocationsMap template={staff.map_tiles} rows={rows} />
+          <LocationTable rows={rows} byOperator={staff.operator_id === null} />
+        </>
       )}
     </section>
   );

@@ -23,15 +23,19 @@ export function Link({
   href,
   children,
   current,
+  label,
 }: {
   href: string;
   children: ComponentChildren;
   current?: boolean;
+  /** A name for screen readers where the visible text is shorter (a map marker's code). */
+  label?: string;
 }) {
   return (
     <a
       href={href}
       aria-current={current ? "page" : undefined}
+      aria-label={label}
       onClick={(e) => {
         if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
         e.preventDefault();

@@ -36,6 +36,11 @@ export type DemoConsole = {
   runLine(line: string): Promise<string>;
   /** The example the banner shows: a tap at the demo's first door. */
   example: string;
+  /**
+   * One hardware command, already split (the console panel's acts): what `runLine` prints for it, or a
+   * ConsoleError a person can act on.
+   */
+  play(code: string, cmd: HardwareCommand, args: string[]): string;
 };
 
 export function createDemoConsole(demo: ConsoleDemo): DemoConsole {
@@ -191,6 +196,7 @@ export function createDemoConsole(demo: ConsoleDemo): DemoConsole {
 
   return {
     example: examples.tap ?? `status`,
+    play: (code, cmd, args) => hardware(locationOr(code), cmd, args),
     async runLine(line) {
       try {
         return await run(line);

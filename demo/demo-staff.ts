@@ -24,5 +24,6 @@ export function staffBannerLines(base: string, password: string): string[] {
     `  Operator console  ${base}/console/`,
     `    sign in as ${DEMO_STAFF.map((s) => `${s.email} (${s.role})`).join(" or ")}`,
     `    password ${password} (DEMO_CONSOLE_PASSWORD)`,
+    `    the simulated hardware, played from the page: ${base}/console/demo`,
   ];
 }

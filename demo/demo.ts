@@ -12,6 +12,7 @@ import { PACKAGE_ROOT } from "../shared/node/package-root.ts";
 import { systemClock } from "../shared/node/system-clock.ts";
 import type { Clock } from "../shared/time/clock.ts";
 import { type DemoGateways, manifestGatewayIds, startDemoGateways } from "./demo-gateways.ts";
+import { createDemoPanel } from "./demo-panel.ts";
 import {
   type DemoVerification,
   demoVerificationSecret,
@@ -153,10 +154,13 @@ export async function startDemo(o: {
   );
   const webhook = declareDemoWebhook(manifest, settings.webhook);
   declareDemoStaff(manifest);
+  // The console's demo hardware panel: handed to the cloud now, attached once the gateways run.
+  const panel = createDemoPanel(manifest);
 
   const cloud = await startCloud(cfg, {
     log: o.log,
     clock: o.clock,
+    demoHardware: panel.hardware,
     beforeListen: async (db) => {
       await applyManifest(db, manifest, o.clock ?? systemClock, settings.env);
     },
@@ -180,6 +184,7 @@ export async function startDemo(o: {
     await verification.server?.stop();
     throw err;
   }
+  panel.attach({ manifest, gateways });
   const skipped = settings.skip.map((id) =>
     writeSkippedGateway({
       manifest,

@@ -25,6 +25,9 @@ export type LocationSummary = {
   name: string;
   type: string;
   address: string;
+  /** Where it is (WGS 84), for the overview's map. */
+  latitude: number;
+  longitude: number;
   connection: ConsoleConnection;
   offline_since: string;
   devices: { available: number; online: number; total: number };
@@ -67,6 +70,8 @@ export function createConsoleLocations(deps: { db: Db; clock: Clock }) {
       name: locationName(row.code, row.label),
       type: row.type,
       address: parseLocationAttrs(row.attrs).address,
+      latitude: row.latitude,
+      longitude: row.longitude,
       connection: confirmed ? "outage" : agg.connection,
       offline_since: agg.offline_since,
       devices: { available: agg.available, online: agg.online, total: agg.total },

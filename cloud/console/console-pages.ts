@@ -1,5 +1,6 @@
 import helmet from "@fastify/helmet";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import { tileOrigin } from "../../shared/domain/map-tiles.ts";
 import type { ConsoleAssets } from "./console-assets.ts";
 
 /** The page every console address serves: the views are drawn by the script, after sign-in. */
@@ -23,14 +24,23 @@ function shell(a: ConsoleAssets): string {
 /**
  * The operator console's pages at /console/: one HTML shell for every address below it (deep links), and its
  * hashed script and style, kept a year (a new build has new names). Only what the cloud serves may run or
- * load (no inline script), and no other site may frame the console.
+ * load (no inline script), but for the overview map's tiles from their one configured origin, and no other
+ * site may frame the console.
  */
-export async function registerConsolePages(app: FastifyInstance, assets: ConsoleAssets): Promise<void> {
-  await app.register(consolePages, { assets });
+export async function registerConsolePages(
+  app: FastifyInstance,
+  assets: ConsoleAssets,
+  o: { mapTiles?: string } = {},
+): Promise<void> {
+  // The overview's map tiles are the one thing loaded from elsewhere, and only once configured.
+  await app.register(consolePages, { assets, imgOrigins: o.mapTiles ? [tileOrigin(o.mapTiles)] : [] });
 }
 
 /** An encapsulated scope: its security headers apply to the console's addresses only. */
-const consolePages: FastifyPluginAsync<{ assets: ConsoleAssets }> = async (scope, { assets }) => {
+const consolePages: FastifyPluginAsync<{ assets: ConsoleAssets; imgOrigins: string[] }> = async (
+  scope,
+  { assets, imgOrigins },
+) => {
   await scope.register(helmet, {
     contentSecurityPolicy: {
       useDefaults: false,
@@ -38,7 +48,7 @@ const consolePages: FastifyPluginAsync<{ assets: ConsoleAssets }> = async (scope
         defaultSrc: ["'self'"],
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
-        imgSrc: ["'self'", "data:"],
+        imgSrc: ["'self'", "data:", ...imgOrigins],
         connectSrc: ["'self'"],
         formAction: ["'self'"],
         baseUri: ["'none'"],

@@ -9,6 +9,7 @@ import { registerConsolePages } from "../console/console-pages.ts";
 import { createConsoleRiders } from "../console/console-riders.ts";
 import { createConsoleWebhooks } from "../console/console-webhooks.ts";
 import { createConsoleWhitelists } from "../console/console-whitelists.ts";
+import type { DemoHardware } from "../console/demo-hardware.ts";
 import { createSessionService } from "../sessions/session-service.ts";
 import { type ConsoleSessionOptions, createConsoleSessions } from "../staff/console-sessions.ts";
 import { createStaffService } from "../staff/staff-service.ts";
@@ -18,6 +19,7 @@ import { installConsoleGuard } from "./console-guard.ts";
 import { registerConsoleAccessListRoutes } from "./routes/console-access-lists.ts";
 import { registerConsoleAlarmRoutes } from "./routes/console-alarms.ts";
 import { registerConsoleAuditRoutes } from "./routes/console-audit.ts";
+import { registerConsoleDemoRoutes } from "./routes/console-demo.ts";
 import { installConsoleLive, type LiveOptions } from "./routes/console-live.ts";
 import { registerConsoleLocationRoutes } from "./routes/console-locations.ts";
 import { registerConsoleRiderRoutes } from "./routes/console-riders.ts";
@@ -27,7 +29,14 @@ import { registerConsoleWebhookRoutes } from "./routes/console-webhooks.ts";
 import { registerConsoleWhitelistRoutes } from "./routes/console-whitelists.ts";
 
 /** The console's session settings, and the public base URL (BASE_URL) when one is configured. */
-export type ConsoleOptions = ConsoleSessionOptions & { baseUrl?: string; live?: LiveOptions };
+export type ConsoleOptions = ConsoleSessionOptions & {
+  baseUrl?: string;
+  live?: LiveOptions;
+  /** The demo's simulated hardware (`npm start` only): installs the demo hardware panel's routes. */
+  demoHardware?: DemoHardware;
+  /** The overview map's tile URL template (CONSOLE_MAP_TILES); no map without it. */
+  mapTiles?: string;
+};
 
 /**
  * The operator console: its pages, and its API of staff sessions by cookie, CSRF-guarded
@@ -52,7 +61,14 @@ export async function installConsole(
   });
   const baseUrl = deps.options?.baseUrl;
   await installConsoleGuard(app, { sessions, baseUrl });
-  registerConsoleSessionRoutes(app, { sessions, baseUrl });
+  const demoHardware = deps.options?.demoHardware;
+  const mapTiles = deps.options?.mapTiles;
+  registerConsoleSessionRoutes(app, {
+    sessions,
+    baseUrl,
+    demoPanel: demoHardware !== undefined,
+    mapTiles,
+  });
   registerConsoleLocationRoutes(app, createConsoleLocations({ db: deps.db, clock: deps.clock }));
   registerConsoleAlarmRoutes(app, {
     db: deps.db,
@@ -75,5 +91,6 @@ export async function installConsole(
     createConsoleRiders({ db: deps.db, clock: deps.clock, sessions: sessionService }),
   );
   registerConsoleWebhookRoutes(app, createConsoleWebhooks({ db: deps.db, clock: deps.clock }));
-  await registerConsolePages(app, await consoleAssets());
+  if (demoHardware) registerConsoleDemoRoutes(app, demoHardware);
+  await registerConsolePages(app, await consoleAssets(), { mapTiles });
 }

@@ -99,7 +99,14 @@ export function installErrorHandling(app: FastifyInstance) {
 /** No route: 405 with `Allow` when another method has one on this path, else 404. */
 function answerUnrouted(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split("?")[0] ?? "/";
-  const allowed = METHODS.filter((m) => m !== request.method && app.findRoute({ method: m, url: path }));
+  // Under /console/api/ the console pages' `GET /console/*` matches too, but answers 404 there: no method
+  // is allowed on an unknown console API path.
+  const pageOnly = (params: Record<string, string | undefined>) =>
+    path.startsWith("/console/api/") && params["*"] !== undefined;
+  const allowed = METHODS.filter((m) => {
+    const found = m !== request.method && app.findRoute({ method: m, url: path });
+    return found && !pageOnly(found.params as Record<string, string | undefined>);
+  });
   if (allowed.length > 0) {
     return reply
       .code(405)

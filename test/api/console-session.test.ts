@@ -77,6 +77,8 @@ describe("console sign-in", () => {
       operator_id: OP_A,
       csrf_token: expect.any(String),
       idle_timeout_s: 1800,
+      demo_panel: false,
+      map_tiles: null,
     });
     const token = tokenOf(res);
     const hash = createHash("sha256").update(token).digest("hex");

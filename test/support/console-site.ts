@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
+import type { AppDeps } from "../../cloud/app.ts";
 import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { launchBrowser } from "./browser.ts";
@@ -18,8 +19,9 @@ export type ConsoleSite = {
   close(): Promise<void>;
 };
 
-export async function startConsoleSite(): Promise<ConsoleSite> {
-  const h = await startCloudHarness();
+/** `console`: the console's options, e.g. the overview map's tiles (`mapTiles`). */
+export async function startConsoleSite(o: { console?: AppDeps["console"] } = {}): Promise<ConsoleSite> {
+  const h = await startCloudHarness({ console: o.console });
   await h.app.listen({ port: 0, host: "127.0.0.1" });
   const base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
   // The least cost secrets.ts accepts, as the other suites that verify passwords.

@@ -24,6 +24,8 @@ const Summary = z.object({
   name: z.string(),
   type: z.string(),
   address: z.string(),
+  latitude: z.number(),
+  longitude: z.number(),
   connection: Connection,
   offline_since: z.string(),
   devices: z.object({ available: z.number(), online: z.number(), total: z.number() }),

@@ -19,6 +19,10 @@ const WhoAmI = z.object({
   operator_id: z.string().nullable(),
   csrf_token: z.string(),
   idle_timeout_s: z.number().int(),
+  /** Whether the demo hardware panel is served (the demo only). */
+  demo_panel: z.boolean(),
+  /** The overview map's tile URL template (CONSOLE_MAP_TILES), or null: no map. */
+  map_tiles: z.string().nullable(),
 });
 
 const errors = { ...ANY_ROUTE_ERRORS, 401: ErrorBody, 403: ErrorBody };
@@ -26,7 +30,7 @@ const errors = { ...ANY_ROUTE_ERRORS, 401: ErrorBody, 403: ErrorBody };
 /** The console's sign-in, who-am-I and sign-out (docs/decisions/console.md); not part of the public API. */
 export function registerConsoleSessionRoutes(
   app: FastifyInstance,
-  deps: { sessions: ConsoleSessions; baseUrl?: string },
+  deps: { sessions: ConsoleSessions; baseUrl?: string; demoPanel?: boolean; mapTiles?: string },
 ) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const cookie = {
@@ -41,6 +45,8 @@ export function registerConsoleSessionRoutes(
     operator_id: s.staff.operatorId,
     csrf_token: s.csrfToken,
     idle_timeout_s: Math.round(deps.sessions.idleTimeoutMs / 1000),
+    demo_panel: deps.demoPanel ?? false,
+    map_tiles: deps.mapTiles ?? null,
   });
   // Bearer tokens do not apply: the console guard reads the session cookie.
   const config = { public: true };
