@@ -3,10 +3,12 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listAudit } from "../../cloud/audit/audit-log.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type ConsoleSeeds, seedConsole } from "../support/console-seeds.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { CONSOLE_VIEWS, type ConsoleView, openView, signIn } from "../support/console-views.ts";
+import { OP_A } from "../support/fixture-site.ts";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 /** Kept as CI artifacts: one desktop and one phone screenshot of each view. */
@@ -51,6 +53,23 @@ function contexts(site: ConsoleSite, options: Parameters<ConsoleSite["browser"][
       for (const c of made.values()) await (await c).close();
     },
   };
+}
+
+/** What has the keyboard's focus: the element's tag and its text, and whether it is inside a dialog. */
+const focused = (page: Page) =>
+  page.evaluate<{ tag: string; text: string; inDialog: boolean }>(`(() => {
+    const e = document.activeElement;
+    return { tag: e?.tagName ?? "", text: (e?.textContent ?? "").trim(), inDialog: !!e?.closest("dialog") };
+  })()`);
+
+/** Presses Tab until the button named `name` has the focus (a page has far fewer than 50 stops before it). */
+async function tabTo(page: Page, name: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    const f = await focused(page);
+    if (f.tag === "BUTTON" && f.text === name) return;
+    await page.keyboard.press("Tab");
+  }
+  throw new Error(`Tab never reached the button ${name}`);
 }
 
 /** Whether a control lies within the phone's width once scrolled into view (its own box may scroll). */
@@ -112,4 +131,37 @@ describe("the console's views, each against the quality bars", () => {
       await page.close();
     },
   );
+
+  it("opens, fills and confirms Force unlock with the keyboard alone; Escape closes it; focus comes back", async () => {
+    const context = await phoneContexts.of("operator");
+    const device = CONSOLE_VIEWS.find((v) => v.name === "device") as ConsoleView;
+    const page = await openView(context, site.base, device, seeds);
+
+    await tabTo(page, "Force unlock");
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog", { name: "Force unlock" });
+    await dialog.waitFor();
+    expect((await focused(page)).inDialog).toBe(true);
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    expect(await focused(page)).toMatchObject({ tag: "BUTTON", text: "Force unlock" });
+
+    await page.keyboard.press("Enter");
+    await dialog.waitFor();
+    expect(await focused(page)).toMatchObject({ tag: "SELECT", inDialog: true });
+    // A closed select takes type-ahead: the letters pick the reason.
+    await page.keyboard.type("OTHER");
+    expect(await dialog.getByLabel("Reason").inputValue()).toBe("OTHER");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("latch stuck, rider waiting");
+    await tabTo(page, "Confirm");
+    await page.keyboard.press("Enter");
+    await dialog.waitFor({ state: "detached" });
+    expect(await focused(page)).toMatchObject({ tag: "BUTTON", text: "Force unlock" });
+    await page.getByTestId("command-status").getByText("SENT").waitFor();
+
+    const [entry] = (await listAudit(site.h.db, OP_A, { action: "command.force-unlock" })).data;
+    expect(entry).toMatchObject({ reason: "OTHER", comment: "latch stuck, rider waiting" });
+    await page.close();
+  });
 });
