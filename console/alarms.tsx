@@ -254,6 +254,8 @@ function ActionDialog({
     setBusy(true);
     try {
       await actOnAlarm(alarm, action, String(form.get("text") ?? ""));
+      // Closed before it goes, so the browser gives the focus back to the button that opened it.
+      ref.current?.close();
       onDone();
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
@@ -286,7 +288,7 @@ function ActionDialog({
           <button type="submit" disabled={busy}>
             Confirm
           </button>
-          <button type="button" onClick={onCancel}>
+          <button type="button" onClick={() => ref.current?.close()}>
             Cancel
           </button>
         </div>

@@ -184,6 +184,8 @@ function CommandDialog({
     if (unlock) body.reason = reason;
     if (unlock && comment.trim()) body.comment = comment.trim();
     if (command === "sync-device") body.power_cycle = powerCycle;
+    // Closed before it goes, so the browser gives the focus back to the button that opened it.
+    ref.current?.close();
     onConfirm(body);
   }
 

@@ -262,10 +262,13 @@ function ConfirmDialog(props: {
 
   async function confirm(event: Event) {
     event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const element = event.currentTarget as HTMLFormElement;
+    const form = new FormData(element);
     setBusy(true);
     try {
       await props.act(form.get("without_fee") === "on", String(form.get("reason") ?? ""));
+      // Closed before it goes, so the browser gives the focus back to the button that opened it.
+      element.closest("dialog")?.close();
       props.onDone();
     } catch (err) {
       setError(message(err));
@@ -303,7 +306,7 @@ function ConfirmDialog(props: {
           <button type="submit" disabled={busy}>
             Confirm
           </button>
-          <button type="button" onClick={props.onClose}>
+          <button type="button" onClick={(e) => e.currentTarget.closest("dialog")?.close()}>
             Cancel
           </button>
         </div>
