@@ -5,7 +5,11 @@
  */
 export function closing(close: () => void) {
   return {
-    onCancel: () => close(),
+    onCancel: (e: Event) => {
+      // Closed here, before the view drops it, so the focus goes back to the button that opened it.
+      (e.currentTarget as HTMLDialogElement).close();
+      close();
+    },
     onClose: (e: Event) => {
       if ((e.currentTarget as Element).isConnected) close();
     },
