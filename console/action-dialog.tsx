@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { closing } from "./dialog-close.ts";
 
 export const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -41,7 +42,7 @@ export function ActionDialog(props: {
         if (d && !d.open) d.showModal();
       }}
       aria-labelledby="action-title"
-      onClose={props.onClose}
+      {...closing(props.onClose)}
     >
       <form onSubmit={(e) => void confirm(e)}>
         <h2 id="action-title">{props.title}</h2>

@@ -13,6 +13,7 @@ import {
   type StaffNames,
 } from "./alarms-api.ts";
 import type { Staff } from "./api.ts";
+import { closing } from "./dialog-close.ts";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 
@@ -265,7 +266,7 @@ function ActionDialog({
 
   const title = `${TITLES[action]} ${alarm.kind.replaceAll("_", " ")} on ${alarm.subject}`;
   return (
-    <dialog ref={ref} aria-label={title} onClose={onCancel}>
+    <dialog ref={ref} aria-label={title} {...closing(onCancel)}>
       <form onSubmit={(e) => void confirm(e)}>
         <h2>{title}</h2>
         {action === "assign" ? (

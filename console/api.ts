@@ -26,6 +26,18 @@ export class ApiError extends Error {
 }
 
 let csrf: string | null = null;
+let sessionEnded: (() => void) | null = null;
+
+/**
+ * Calls `fn` when the cloud answers 401 to a signed-in page (the session timed out or was signed out
+ * elsewhere): the page then goes back to the sign-in form instead of failing call after call.
+ */
+export function whenSessionEnds(fn: () => void): () => void {
+  sessionEnded = fn;
+  return () => {
+    if (sessionEnded === fn) sessionEnded = null;
+  };
+}
 
 /** A request to the console's API: JSON in and out, the CSRF token on every change. */
 export async function call<T>(
@@ -43,6 +55,10 @@ export async function call<T>(
     credentials: "same-origin",
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
+  if (res.status === 401 && csrf !== null) {
+    csrf = null;
+    sessionEnded?.();
+  }
   if (res.status === 204) return undefined as T;
   const data: unknown = await res.json().catch(() => null);
   if (!res.ok) {
@@ -53,6 +69,13 @@ export async function call<T>(
     throw new ApiError(res.status, message);
   }
   return data as T;
+}
+
+/** Asks the cloud whether the session still holds; a 401 ends it on the page (whenSessionEnds). */
+export function checkSession(): void {
+  currentStaff().catch(() => {
+    // Unreachable or refused for another reason: the stream's retries go on.
+  });
 }
 
 /** The signed-in staff member, or null when nobody is (401). */
@@ -74,7 +97,12 @@ export async function signIn(email: string, password: string): Promise<Staff> {
   return staff;
 }
 
+/** Ends the session; one already ended (401) is as good. */
 export async function signOut(): Promise<void> {
-  await call("DELETE", "/console/api/session");
+  try {
+    await call("DELETE", "/console/api/session");
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 401)) throw err;
+  }
   csrf = null;
 }

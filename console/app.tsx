@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { currentStaff, type Staff, signOut } from "./api.ts";
+import { currentStaff, type Staff, signOut, whenSessionEnds } from "./api.ts";
 import { startLive, stopLive } from "./live.ts";
 import { LiveStatusLine } from "./live-status.tsx";
 import { Link, match, usePath } from "./router.tsx";
@@ -14,7 +14,18 @@ import { VIEWS } from "./views.tsx";
 function Console() {
   const [staff, setStaff] = useState<Staff | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
+  /** Why the sign-in form shows again, when the session ended under the page. */
+  const [ended, setEnded] = useState<string | null>(null);
   const path = usePath();
+
+  useEffect(
+    () =>
+      whenSessionEnds(() => {
+        setStaff(null);
+        setEnded("Your session has ended (timed out or signed out elsewhere). Sign in again to go on.");
+      }),
+    [],
+  );
 
   useEffect(() => {
     currentStaff().then(setStaff, (err: unknown) => setError(String(err)));
@@ -33,7 +44,16 @@ function Console() {
       </p>
     );
   if (staff === undefined) return <p aria-busy="true">Loading…</p>;
-  if (staff === null) return <SignIn onSignedIn={setStaff} />;
+  if (staff === null)
+    return (
+      <SignIn
+        notice={ended}
+        onSignedIn={(s) => {
+          setEnded(null);
+          setStaff(s);
+        }}
+      />
+    );
   return (
     <>
       <header class="bar">

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { closing } from "./dialog-close.ts";
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -35,7 +36,7 @@ export function ConfirmDialog(props: {
         if (d && !d.open) d.showModal();
       }}
       aria-labelledby="confirm-title"
-      onClose={props.onClose}
+      {...closing(props.onClose)}
     >
       <form onSubmit={(e) => void confirm(e)}>
         <h2 id="confirm-title">{props.title}</h2>

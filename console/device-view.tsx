@@ -12,6 +12,7 @@ import {
   sendCommand,
   type TimelineEntry,
 } from "./device-api.ts";
+import { closing } from "./dialog-close.ts";
 import { cloudNow, useLive, useSecondTick } from "./live.ts";
 import { Link } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
@@ -190,7 +191,7 @@ function CommandDialog({
   }
 
   return (
-    <dialog ref={ref} aria-labelledby="command-title" onClose={onCancel}>
+    <dialog ref={ref} aria-labelledby="command-title" {...closing(onCancel)}>
       <form onSubmit={submit}>
         <h2 id="command-title">{labelOf(command)}</h2>
         {unlock && (

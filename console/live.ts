@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { checkSession } from "./api.ts";
 
 /**
  * The page's one live stream (GET /console/api/live, server-sent events) and what views hang on it. A view
@@ -70,6 +71,8 @@ function connect() {
     // CONNECTING: the browser reconnects by itself after the stream's `retry`. CLOSED: it gave up (a refusal).
     if (es.readyState === EventSource.CLOSED) {
       source = null;
+      // An EventSource never says why; a refusal may be the session's end (401), which the API tells.
+      checkSession();
       retry = setTimeout(connect, backoff);
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { PAYMENT_TRANSITIONS, type PaymentStatus } from "../shared/domain/payment-machine.ts";
+import { closing } from "./dialog-close.ts";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import {
@@ -282,7 +283,7 @@ function ConfirmDialog(props: {
         if (d && !d.open) d.showModal();
       }}
       aria-labelledby="confirm-title"
-      onClose={props.onClose}
+      {...closing(props.onClose)}
     >
       <form onSubmit={(e) => void confirm(e)}>
         <h2 id="confirm-title">{title}</h2>

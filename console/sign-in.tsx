@@ -1,8 +1,17 @@
 import { useState } from "preact/hooks";
 import { type Staff, signIn } from "./api.ts";
 
-/** The sign-in form: email and password, and what the cloud said when it refused. */
-export function SignIn({ onSignedIn }: { onSignedIn: (staff: Staff) => void }) {
+/**
+ * The sign-in form: email and password, and what the cloud said when it refused; `notice` says why it
+ * shows again (the session ended under an open page).
+ */
+export function SignIn({
+  onSignedIn,
+  notice,
+}: {
+  onSignedIn: (staff: Staff) => void;
+  notice?: string | null;
+}) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -23,6 +32,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (staff: Staff) => void }) {
   return (
     <main class="sign-in">
       <h1>Operator console</h1>
+      {notice && (
+        <p role="status" class="notice">
+          {notice}
+        </p>
+      )}
       <form onSubmit={(e) => void submit(e)}>
         <label>
           Email

@@ -1,5 +1,6 @@
 import type { BrowserContext, Page } from "playwright-core";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
+import { HOSTILE, KEYS } from "./console-keys-fixture.ts";
 import type { ConsoleSeeds } from "./console-seeds.ts";
 import { CONSOLE_PASSWORD } from "./console-site.ts";
 
@@ -27,6 +28,25 @@ export async function openForceUnlock(page: Page): Promise<void> {
 }
 
 const deviceReady = (page: Page) => page.getByRole("table", { name: "Timeline" }).waitFor();
+
+/** Opens the action dialog behind the button `name` (titled the same) and waits for its field `field`. */
+async function openDialog(page: Page, name: string, field: string): Promise<void> {
+  await page.getByRole("button", { name, exact: true }).click();
+  await page.getByRole("dialog", { name }).getByLabel(field).waitFor();
+}
+
+const riderReady = (page: Page) =>
+  page.getByRole("row").filter({ hasText: "active" }).getByRole("link").first().waitFor();
+const whitelistReady = (page: Page) =>
+  page.getByTestId("sync-gw-a2").getByText("gw-a2: in sync at version 1").waitFor();
+const accessListReady = (page: Page) =>
+  page
+    .getByRole("table", { name: "Invites" })
+    .getByRole("row")
+    .filter({ hasText: KEYS.invitedPhone })
+    .waitFor();
+const webhookReady = (page: Page) =>
+  page.getByTestId("delivery").getByRole("cell", { name: "HTTP 200" }).first().waitFor();
 
 export const CONSOLE_VIEWS: ConsoleView[] = [
   {
@@ -92,6 +112,103 @@ export const CONSOLE_VIEWS: ConsoleView[] = [
     role: "operator",
     path: () => "/console/audit",
     ready: (page) => page.getByRole("cell", { name: "command.force-lock" }).waitFor(),
+  },
+  {
+    name: "riders",
+    role: "operator",
+    path: () => "/console/riders",
+    ready: (page) => page.getByRole("heading", { name: "Riders" }).waitFor(),
+    actions: ["Look up"],
+  },
+  {
+    name: "rider",
+    role: "operator",
+    path: (s) => `/console/riders/${s.riderId}`,
+    ready: riderReady,
+    actions: ["Look up", "Revoke tokens"],
+  },
+  {
+    name: "revoke-tokens-dialog",
+    role: "operator",
+    path: (s) => `/console/riders/${s.riderId}`,
+    ready: async (page) => {
+      await riderReady(page);
+      await openDialog(page, "Revoke tokens", "Reason");
+    },
+    actions: ["Confirm", "Cancel"],
+  },
+  {
+    name: "whitelists",
+    role: "operator",
+    path: () => "/console/whitelists",
+    ready: (page) => page.getByRole("link", { name: "Staff cards" }).waitFor(),
+  },
+  {
+    name: "whitelist",
+    role: "operator",
+    path: (s) => `/console/whitelists/${s.whitelistId}`,
+    ready: whitelistReady,
+    actions: ["Add card", "Refresh", `Remove card ${KEYS.cards.master}`],
+  },
+  {
+    name: "add-card-dialog",
+    role: "operator",
+    path: (s) => `/console/whitelists/${s.whitelistId}`,
+    ready: async (page) => {
+      await whitelistReady(page);
+      await openDialog(page, "Add card", "Card id");
+    },
+    actions: ["Confirm", "Cancel"],
+  },
+  {
+    name: "access-lists",
+    role: "operator",
+    path: () => "/console/access-lists",
+    ready: (page) => page.getByRole("link", { name: HOSTILE }).waitFor(),
+  },
+  {
+    name: "access-list",
+    role: "operator",
+    path: (s) => `/console/access-lists/${s.accessListId}`,
+    ready: accessListReady,
+    actions: ["Add member", "Invite", `Remove member ${KEYS.riderA}`, `Revoke invite ${KEYS.invitedPhone}`],
+  },
+  {
+    name: "invite-dialog",
+    role: "operator",
+    path: (s) => `/console/access-lists/${s.accessListId}`,
+    ready: async (page) => {
+      await accessListReady(page);
+      await openDialog(page, "Invite", "Phone number");
+    },
+    actions: ["Confirm", "Cancel"],
+  },
+  {
+    name: "webhooks",
+    role: "operator",
+    path: () => "/console/webhooks",
+    ready: (page) => page.getByRole("link", { name: /\/hooks$/ }).waitFor(),
+  },
+  {
+    name: "webhook",
+    role: "operator",
+    path: (s) => `/console/webhooks/${s.webhookId}`,
+    ready: webhookReady,
+    actions: ["Send test event", "Refresh"],
+  },
+  {
+    name: "send-test-event-dialog",
+    role: "operator",
+    path: (s) => `/console/webhooks/${s.webhookId}`,
+    ready: async (page) => {
+      await webhookReady(page);
+      await page.getByRole("button", { name: "Send test event" }).click();
+      await page
+        .getByRole("dialog", { name: "Send test event" })
+        .getByRole("button", { name: "Confirm" })
+        .waitFor();
+    },
+    actions: ["Confirm", "Cancel"],
   },
 ];
 
