@@ -1,11 +1,12 @@
 import { useState } from "preact/hooks";
 import type { ConsoleAccessList } from "../shared/api/console-access-lists.ts";
 import { addMember, getAccessList, listAccessLists, removeMember } from "./access-lists-api.ts";
-import { ActionDialog, When } from "./action-dialog.tsx";
+import { ActionDialog } from "./action-dialog.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
+import { When } from "./when.tsx";
 
 function Alert({ error }: { error: string | null }) {
   if (!error) return null;

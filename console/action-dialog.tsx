@@ -4,12 +4,6 @@ import { closing } from "./dialog-close.ts";
 
 export const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** An instant as the console shows it (UTC, to the second), machine-readable in its datetime. */
-export function When({ at, none = "—" }: { at: string | null | undefined; none?: string }) {
-  if (!at) return <>{none}</>;
-  return <time dateTime={at}>{`${at.slice(0, 19).replace("T", " ")} UTC`}</time>;
-}
-
 /**
  * A modal dialog that asks before acting: its fields (if any), then **Confirm**. What the cloud refused
  * stays in the dialog, in the cloud's words, so the operator can correct it and confirm again.

@@ -16,6 +16,7 @@ import type { Staff } from "./api.ts";
 import { closing } from "./dialog-close.ts";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
+import { When } from "./when.tsx";
 
 const FILTERS = ["status", "severity", "location", "device", "operator_id"] as const;
 
@@ -24,8 +25,6 @@ function filtersOf(search: string): AlarmFilters {
   const q = new URLSearchParams(search);
   return Object.fromEntries(FILTERS.map((f) => [f, q.get(f) ?? ""])) as AlarmFilters;
 }
-
-const when = (iso: string) => new Date(iso).toLocaleString();
 
 /**
  * The alarm inbox: the operator's alarms, filtered, each linked to its device (or its location when it is
@@ -140,7 +139,9 @@ export function AlarmsView({ staff }: { staff: Staff }) {
                     <Subject alarm={a} />
                   </td>
                   <td>{a.status}</td>
-                  <td>{when(a.raised_at)}</td>
+                  <td>
+                    <When at={a.raised_at} />
+                  </td>
                   <td>{a.occurrences}</td>
                   <td>{actorName(a.assignee, inbox.staff)}</td>
                   <td class="actions">
@@ -219,7 +220,7 @@ function History({ alarm, version }: { alarm: Alarm; version: number }) {
     <ol class="history" aria-label="History">
       {got.history.map((c) => (
         <li key={`${c.at} ${c.action}`}>
-          <time dateTime={c.at}>{when(c.at)}</time> {c.action} by {actorName(c.by, got.staff)}
+          <When at={c.at} /> {c.action} by {actorName(c.by, got.staff)}
           {c.action === "assign" && ` to ${actorName(c.assignee ?? null, got.staff) || "nobody"}`}
           {c.note && <q>{c.note}</q>} → {c.status}
         </li>

@@ -3,6 +3,7 @@ import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import { type ConsoleAuditPage, listAudit } from "./sessions-api.ts";
 import type { ViewProps } from "./view-props.ts";
+import { When } from "./when.tsx";
 
 type Entry = ConsoleAuditPage["data"][number];
 
@@ -90,7 +91,7 @@ export function AuditView(_: ViewProps) {
               {page.data.map((e) => (
                 <tr key={e.id}>
                   <td>
-                    <time dateTime={e.at}>{new Date(e.at).toLocaleString()}</time>
+                    <When at={e.at} />
                   </td>
                   <td>{e.actor.name ?? `${e.actor.kind} ${e.actor.id}`}</td>
                   <td>{e.action}</td>

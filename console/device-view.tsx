@@ -16,6 +16,7 @@ import { closing } from "./dialog-close.ts";
 import { cloudNow, useLive, useSecondTick } from "./live.ts";
 import { Link } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
+import { When } from "./when.tsx";
 
 /** The operator functions the page offers, by the names on their buttons. */
 const ACTIONS: { command: ConsoleCommandName; label: string }[] = [
@@ -303,7 +304,9 @@ function Timeline({ entries }: { entries: TimelineEntry[] }) {
             const { what, detail } = describe(e);
             return (
               <tr key={i}>
-                <td>{e.at}</td>
+                <td>
+                  <When at={e.at} />
+                </td>
                 <td>{what}</td>
                 <td>{detail}</td>
               </tr>

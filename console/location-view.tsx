@@ -5,14 +5,9 @@ import { type DeviceCell, type GatewayPanel, getLocation, type LocationPage } fr
 import { CONNECTION_TEXT } from "./locations-view.tsx";
 import { Link } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
+import { When } from "./when.tsx";
 
 const NOT_REPORTED = "not reported";
-
-/** An instant as the page shows it (UTC, to the second), machine-readable in its datetime. */
-function When({ at, none = "never" }: { at: string | null; none?: string }) {
-  if (!at) return <>{none}</>;
-  return <time dateTime={at}>{`${at.slice(0, 19).replace("T", " ")} UTC`}</time>;
-}
 
 /** The cloud's now, moving every second: the browser's clock corrected by how far it was from the cloud's. */
 function useCloudNow(cloudNow: string | undefined): number {
@@ -72,7 +67,7 @@ export function LocationView({ params }: ViewProps) {
         {location.offline_since && (
           <>
             {" "}
-            since <When at={location.offline_since} />
+            since <When at={location.offline_since} none="never" />
           </>
         )}{" "}
         · {location.devices.available} available, {location.devices.online} online of {location.devices.total}{" "}
@@ -153,13 +148,14 @@ function Gateway({ g }: { g: GatewayPanel }) {
         </dd>
         <dt>Last heartbeat</dt>
         <dd>
-          <When at={g.last_heartbeat_at} />
+          <When at={g.last_heartbeat_at} none="never" />
         </dd>
         <dt>Outbox</dt>
         <dd>
           {g.outbox ? (
             <>
-              unconfirmed from seq {g.outbox.unconfirmed_from}, reported <When at={g.outbox.reported_at} />
+              unconfirmed from seq {g.outbox.unconfirmed_from}, reported{" "}
+              <When at={g.outbox.reported_at} none="never" />
               {g.outbox.last_applied_seq !== null && `; last applied seq ${g.outbox.last_applied_seq}`}
             </>
           ) : (

@@ -4,8 +4,8 @@ import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { type ConsoleRider, getRider, revokeRiderTokens } from "./riders-api.ts";
 import { Link, navigate } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
+import { When } from "./when.tsx";
 
-const when = (t: string | null) => (t ? new Date(t).toLocaleString() : "—");
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The form that looks a rider up by the service's id (the spec's service_user_id). */
@@ -120,7 +120,9 @@ function RiderFacts({ rider }: { rider: ConsoleRider }) {
       <dt>Phone number</dt>
       <dd>{rider.phone_number ?? "—"}</dd>
       <dt>Created</dt>
-      <dd>{when(rider.created_at)}</dd>
+      <dd>
+        <When at={rider.created_at} />
+      </dd>
     </dl>
   );
 }
@@ -137,7 +139,8 @@ function RiderTokens({ rider }: { rider: ConsoleRider }) {
         <ul>
           {rider.tokens.map((t) => (
             <li key={t.id}>
-              issued {when(t.created_at)}, last used {when(t.last_used_at)}, expires {when(t.expires_at)}
+              issued <When at={t.created_at} />, last used <When at={t.last_used_at} />, expires{" "}
+              <When at={t.expires_at} />
             </li>
           ))}
         </ul>
@@ -173,7 +176,9 @@ function RiderSessions({ rider }: { rider: ConsoleRider }) {
                   <td>
                     <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
                   </td>
-                  <td>{when(s.start_time ?? s.booked_time)}</td>
+                  <td>
+                    <When at={s.start_time ?? s.booked_time} />
+                  </td>
                   <td>{s.fee ? `${s.fee.currency} ${s.fee.value}` : "—"}</td>
                 </tr>
               ))}

@@ -13,12 +13,12 @@ import {
   queryOf,
 } from "./sessions-api.ts";
 import type { ViewProps } from "./view-props.ts";
+import { When } from "./when.tsx";
 
 const FILTERS = ["status", "device_id", "user_id"] as const;
 const STATUSES = { active: "Active", booked: "Booked", ended: "Ended" };
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
-const when = (t: string | null) => (t ? new Date(t).toLocaleString() : "—");
 const feeOf = (s: ConsoleSession) => (s.fee ? `${s.fee.currency} ${s.fee.value}` : "—");
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -115,8 +115,12 @@ export function SessionsView(_: ViewProps) {
                   <td>
                     <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
                   </td>
-                  <td>{when(s.start_time ?? s.booked_time)}</td>
-                  <td>{when(s.end_time)}</td>
+                  <td>
+                    <When at={s.start_time ?? s.booked_time} />
+                  </td>
+                  <td>
+                    <When at={s.end_time} />
+                  </td>
                   <td>{feeOf(s)}</td>
                   <td>{s.payment?.status ?? "—"}</td>
                 </tr>
@@ -194,11 +198,17 @@ export function SessionView({ params, staff }: ViewProps) {
           <Link href={`/console/devices/${session.device_id}`}>{session.device_id}</Link>
         </dd>
         <dt>Booked</dt>
-        <dd>{when(session.booked_time)}</dd>
+        <dd>
+          <When at={session.booked_time} />
+        </dd>
         <dt>Start</dt>
-        <dd>{when(session.start_time)}</dd>
+        <dd>
+          <When at={session.start_time} />
+        </dd>
         <dt>End</dt>
-        <dd>{when(session.end_time)}</dd>
+        <dd>
+          <When at={session.end_time} />
+        </dd>
         <dt>Fee</dt>
         <dd>{feeOf(session)}</dd>
         <dt>Payment</dt>

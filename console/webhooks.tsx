@@ -12,8 +12,8 @@ import {
   replayDelivery,
   sendTestEvent,
 } from "./webhooks-api.ts";
+import { When } from "./when.tsx";
 
-const when = (t: string | null) => (t ? new Date(t).toLocaleString() : "—");
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** An attempt's outcome: the receiver's HTTP status, or what went wrong without an answer. */
@@ -24,7 +24,7 @@ function LastAttempt({ endpoint }: { endpoint: ConsoleWebhookEndpoint }) {
   const a = endpoint.last_attempt;
   return a ? (
     <span>
-      {outcomeOf(a)} at {when(a.at)}
+      {outcomeOf(a)} at <When at={a.at} />
     </span>
   ) : (
     <span>none yet</span>
@@ -184,7 +184,7 @@ function Deliveries(props: {
             {d.type} · <span data-testid="delivery-status">{d.status}</span>
           </h2>
           <p class="wrap">
-            Message {d.id}; event {d.event_ids.join(", ")}; made {when(d.created_at)}
+            Message {d.id}; event {d.event_ids.join(", ")}; made <When at={d.created_at} />
             {d.last_error ? `; last error: ${d.last_error}` : ""}
           </p>
           {d.attempts.length === 0 ? (
@@ -205,7 +205,9 @@ function Deliveries(props: {
                   {d.attempts.map((a) => (
                     <tr key={`${a.attempt}-${a.at}`}>
                       <td>{a.attempt}</td>
-                      <td>{when(a.at)}</td>
+                      <td>
+                        <When at={a.at} />
+                      </td>
                       <td>{outcomeOf(a)}</td>
                       <td>{a.duration_ms} ms</td>
                     </tr>

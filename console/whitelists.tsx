@@ -1,11 +1,12 @@
 import { useState } from "preact/hooks";
 import type { ConsoleGatewaySync, ConsoleWhitelist } from "../shared/api/console-whitelists.ts";
 import type { WhitelistEntity } from "../shared/api/whitelist.ts";
-import { ActionDialog, When } from "./action-dialog.tsx";
+import { ActionDialog } from "./action-dialog.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
+import { When } from "./when.tsx";
 import { addCard, getWhitelist, listWhitelists, removeCard } from "./whitelists-api.ts";
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
