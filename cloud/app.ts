@@ -1,10 +1,8 @@
 import { randomUUID } from "node:crypto";
-import fastifySwagger from "@fastify/swagger";
-import fastifySwaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
-import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from "fastify-type-provider-zod";
+import { validatorCompiler } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
-import { AppError, ERROR_CODES } from "../shared/api/errors.ts";
+import { AppError } from "../shared/api/errors.ts";
 import type { Clock } from "../shared/time/clock.ts";
 import { createAccessListService } from "./access-lists/access-list-service.ts";
 import { createTokenIssuer } from "./auth/tokens.ts";
@@ -12,6 +10,7 @@ import { createCommandService } from "./commands/command-service.ts";
 import { createSettledNotifier } from "./commands/command-settled.ts";
 import { createDeviceService } from "./devices/device-service.ts";
 import type { CommandTimeoutConfig } from "./devices/timeouts.ts";
+import { registerApiDocs } from "./http/api-docs.ts";
 import { installAuthentication } from "./http/authenticate.ts";
 import { createClientErrorHandler } from "./http/client-errors.ts";
 import { type ConsoleOptions, installConsole } from "./http/console.ts";
@@ -39,7 +38,6 @@ import { createSessionService } from "./sessions/session-service.ts";
 import type { Db } from "./store/db.ts";
 import { riderTokenRevoked } from "./users/rider-token-revocation.ts";
 import { createUserService, type ExternalUserOptions } from "./users/user-service.ts";
-import { webhooksOpenApi } from "./webhooks/webhook-openapi.ts";
 import { createWhitelistService, type WhitelistOptions } from "./whitelists/whitelist-service.ts";
 
 export type AppDeps = {
@@ -127,35 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Responses are built by typed presenters; the zod response schemas document them (docs/decisions/http.md).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: "3.1.0",
-      info: {
-        title: "Parking Device, Access and Session Service",
-        version: "1.0.0",
-        description: `Error codes: ${ERROR_CODES.join(", ")}. Every error uses the standard error body.`,
-      },
-      components: {
-        securitySchemes: {
-          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
-          clientCredentials: {
-            type: "oauth2",
-            flows: { clientCredentials: { tokenUrl: "/oauth2/token", scopes: {} } },
-          },
-        },
-      },
-      security: [{ bearer: [] }],
-      // What the service POSTs to operators (OpenAPI 3.1 `webhooks`; cloud/webhooks/).
-      webhooks: webhooksOpenApi(),
-    },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
-  });
-  // The interactive docs are public: integrators read them before they have credentials.
-  app.addHook("onRoute", (route) => {
-    if (route.url.startsWith("/docs")) route.config = { ...(route.config ?? {}), public: true };
-  });
-  await app.register(fastifySwaggerUi, { routePrefix: "/docs", uiConfig: { tryItOutEnabled: true } });
+  await registerApiDocs(app);
 
   installErrorHandling(app);
   const tokens = createTokenIssuer({ secret: deps.tokenSecret, issuer: deps.issuer, clock: deps.clock });

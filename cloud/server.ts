@@ -7,19 +7,15 @@ import pino, { type Logger } from "pino";
 import { systemClock } from "../shared/node/system-clock.ts";
 import type { Clock } from "../shared/time/clock.ts";
 import { buildApp } from "./app.ts";
+import { startBackgroundJobs } from "./background-jobs.ts";
 import { createSettledNotifier } from "./commands/command-settled.ts";
-import { createDeadlineSweeper } from "./commands/deadline-sweeper.ts";
 import type { CloudConfig } from "./config.ts";
 import type { DemoHardware } from "./console/demo-hardware.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "./devices/timeouts.ts";
-import { createAppliedSeqsPruner } from "./gateway-link/applied-seqs-pruner.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "./gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "./gateway-link/gateway-link.ts";
 import { type CloudMetrics, createCloudMetrics, serveCloudMetrics } from "./metrics.ts";
-import { createPhotoPruner } from "./photos/photo-retention.ts";
-import { createConnectionWatch } from "./site-events/connection-watch.ts";
 import { type Db, openDb, openPostgresPool, type StoreConfig } from "./store/db.ts";
-import { startWebhookDelivery } from "./webhooks/webhook-delivery.ts";
 
 export type RunningCloud = {
   app: FastifyInstance;
@@ -42,6 +38,24 @@ function persistentSecret(dataDir: string, name: string, bytes: number): string 
 }
 
 /**
+ * The store (SQLite in DATA_DIR unless DATABASE_URL names PostgreSQL) and, on PostgreSQL, the pools of its
+ * own that what gateways send writes through, so an HTTP request never queues behind a fleet's reports.
+ */
+async function openCloudStores(cfg: CloudConfig): Promise<{ db: Db; gatewayDb: Db; heartbeatDb: Db }> {
+  const store: StoreConfig = cfg.DATABASE_URL
+    ? { kind: "postgres", url: cfg.DATABASE_URL }
+    : { kind: "sqlite", file: path.join(cfg.DATA_DIR, "cloud.db") };
+  const db = await openDb(store, { poolMax: cfg.DATABASE_POOL_MAX });
+  if (store.kind !== "postgres") return { db, gatewayDb: db, heartbeatDb: db };
+  return {
+    db,
+    gatewayDb: await openPostgresPool(store, cfg.DATABASE_GATEWAY_POOL_MAX),
+    // Heartbeats are written a batch at a time on one connection that does not wait for the WAL flush.
+    heartbeatDb: await openPostgresPool(store, 1, { durable: false }),
+  };
+}
+
+/**
  * Composition root of the cloud process: store, broker (embedded unless MQTT_URL is set), gateway
  * link, deadline sweeper and HTTP app, started in that order and stopped in reverse.
  */
@@ -58,16 +72,7 @@ export async function startCloud(
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? pino({ level: cfg.LOG_LEVEL });
   mkdirSync(cfg.DATA_DIR, { recursive: true, mode: 0o700 }); // holds the store and secrets: owner only
-  const store: StoreConfig = cfg.DATABASE_URL
-    ? { kind: "postgres", url: cfg.DATABASE_URL }
-    : { kind: "sqlite", file: path.join(cfg.DATA_DIR, "cloud.db") };
-  const db = await openDb(store, { poolMax: cfg.DATABASE_POOL_MAX });
-  // What gateways send (heartbeats, reports, a fleet's first start) has connections of its own, so an
-  // HTTP request never queues behind it (issue 10, fleet). SQLite has one connection anyway.
-  const gatewayDb =
-    store.kind === "postgres" ? await openPostgresPool(store, cfg.DATABASE_GATEWAY_POOL_MAX) : db;
-  // Heartbeats are written a batch at a time on one connection that does not wait for the WAL flush.
-  const heartbeatDb = store.kind === "postgres" ? await openPostgresPool(store, 1, { durable: false }) : db;
+  const { db, gatewayDb, heartbeatDb } = await openCloudStores(cfg);
   if (opts.beforeListen) await opts.beforeListen(db);
 
   const metrics = createCloudMetrics();
@@ -103,19 +108,7 @@ export async function startCloud(
     },
     { db: gatewayDb, heartbeatDb, clock, log, timeouts, settled, metrics },
   );
-  const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, settled });
-  sweeper.start();
-  // Forgets the outbox seqs no gateway can send again (applied_seqs would otherwise grow for ever).
-  const pruner = createAppliedSeqsPruner({ db, clock, log });
-  pruner.start();
-  // Deletes photos past their retention (30 days, 50 per device) and parts that never became a photo.
-  const photoPruner = createPhotoPruner({ db, clock, log });
-  photoPruner.start();
-  // Sends the operators' webhooks from the durable queue (cloud/webhooks/); safe beside other replicas.
-  const webhooks = startWebhookDelivery({ db, clock, log });
-  // Health is derived from time: this turns its changes into connection site events (webhooks).
-  const connections = createConnectionWatch({ db, clock, log });
-  connections.start();
+  const jobs = startBackgroundJobs({ db, clock, log, timeouts, settled });
 
   const tokenSecret = cfg.TOKEN_SECRET ?? persistentSecret(cfg.DATA_DIR, "token-secret", 48);
   const app = await buildApp({
@@ -155,17 +148,11 @@ export async function startCloud(
     mqttUrl,
     async stop() {
       await new Promise<void>((r) => (metricsServer ? metricsServer.close(() => r()) : r()));
-      sweeper.stop();
-      pruner.stop();
-      photoPruner.stop();
-      connections.stop();
       await app.close();
+      await jobs.stop();
       await link.close();
       await broker?.close();
-      await webhooks.stop();
-      await db.destroy();
-      if (gatewayDb !== db) await gatewayDb.destroy();
-      if (heartbeatDb !== db) await heartbeatDb.destroy();
+      for (const pool of new Set([db, gatewayDb, heartbeatDb])) await pool.destroy();
     },
   };
 }
