@@ -37,6 +37,8 @@ export function createGatewayMessages(deps: {
   heartbeats: HeartbeatIntake;
   keySync: KeySync;
   publishDeviceMaps: (gatewayIds: string[]) => Promise<void>;
+  /** Answers a session's `sync` token with the cloud's time (docs/decisions/clock.md). */
+  echoSync: (gatewayId: string, sync: string) => Promise<void>;
 }) {
   const { db, clock, log, timeouts, refused, publisher } = deps;
 
@@ -75,6 +77,8 @@ export function createGatewayMessages(deps: {
   async function onStatus(st: Status) {
     await applyStatus(db, st, clock.now());
     if (!st.online) return;
+    // First, so a gateway holding a command that waited in the broker judges it on the cloud's time now.
+    if (st.sync) await deps.echoSync(st.gateway_id, st.sync);
     // The gateway announces itself only once subscribed: its map (a broker restarted without persistence
     // has lost the retained copy) and whatever waits for it can be delivered now, in that order.
     await deps.publishDeviceMaps([st.gateway_id]);
