@@ -13,6 +13,7 @@ import type {
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
+import type { CloudClock } from "../time/cloud-clock.ts";
 import { compareAliases } from "./alias-order.ts";
 import type {
   ActuationResult,
@@ -33,6 +34,8 @@ export type ControlDeps = {
     brokerUrl: string;
     startedAt: Date;
     clock: Clock;
+    /** The cloud's clock as the gateway knows it (doctor measures the wall clock against it). */
+    cloudTime?: Pick<CloudClock, "offsetMs">;
     broker: Pick<BrokerLink, "connected" | "connectedSince">;
   };
   /** The devices driven: the map, their sensors and sleep, and how to move and read them. */
@@ -263,8 +266,8 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     },
 
     doctor() {
-      const { brokerUrl, broker, clock } = gateway;
-      return Promise.resolve(runDoctor({ ...deps, brokerUrl, broker, clock, devices: directory }));
+      const { brokerUrl, broker, clock, cloudTime } = gateway;
+      return Promise.resolve(runDoctor({ ...deps, brokerUrl, broker, clock, cloudTime, devices: directory }));
     },
   };
 }

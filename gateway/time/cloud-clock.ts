@@ -86,8 +86,14 @@ export class CloudClock {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Releases what waits and cancels the fallback timer (on stop, too). */
-  endSessionWait(): void {
+  /** Cancels the fallback timer; what still waits is dropped with the process (the cloud sends it again). */
+  stop(): void {
+    if (this.sessionTimer) this.deps.clock.clearTimer(this.sessionTimer);
+    this.sessionTimer = null;
+  }
+
+  /** Releases what waits and cancels the fallback timer. */
+  private endSessionWait(): void {
     this.awaitingSession = false;
     if (this.sessionTimer) this.deps.clock.clearTimer(this.sessionTimer);
     this.sessionTimer = null;
