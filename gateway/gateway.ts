@@ -192,13 +192,21 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
  * The store and what drives the hardware: the device registry from the last map kept, the sensor and sleep
  * pictures, the GPIO doors and lock buses, the actuator over them, and the reconciler that reads them.
  */
-function openHardware(deps: GatewayDeps, { cfg, clock, log, metrics }: Base, openLink: SerialLinkFactory) {
+function openHardware(
+  deps: GatewayDeps,
+  { cfg, clock, cloudTime, log, metrics }: Base,
+  openLink: SerialLinkFactory,
+) {
   const gpio =
     deps.gpio ??
     (cfg.gpio.driver === "onoff"
       ? createOnoffGpioBank(cfg.gpio.lines)
       : createMemoryGpioBank(Object.keys(cfg.gpio.lines)));
-  const store = openGatewayStore(cfg.state_dir, { gatewayId: cfg.gateway_id, clock });
+  const store = openGatewayStore(cfg.state_dir, {
+    gatewayId: cfg.gateway_id,
+    clock,
+    cloudNow: () => cloudTime.cloudNow(),
+  });
   const { outbox } = store;
   const registry = new DeviceRegistry();
   const stored = store.deviceMaps.load();

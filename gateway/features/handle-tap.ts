@@ -132,10 +132,12 @@ export function createTapHandler(deps: TapHandlerDeps) {
 
   async function handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
     const tappedAt = deps.clock.now();
+    const cloudAt = deps.cloudTime?.cloudNow();
     const { device, decision, by } = await decide(alias, card);
     const draft: AccessDraft = {
       type: "access_decision",
       observed_at: tappedAt.toISOString(),
+      ...(cloudAt ? { observed_cloud_at: cloudAt.toISOString() } : {}),
       reader,
       device_id: device?.device_id ?? null,
       card_id: card,

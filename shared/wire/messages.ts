@@ -60,8 +60,14 @@ const OutboxFields = {
   outbox_id: OutboxId.optional(),
   /** Monotonic within its outbox: the cloud applies each (gateway_id, outbox_id, seq) once. */
   seq: z.number().int().positive(),
-  /** RFC 3339, from the side that observed the fact. */
+  /** RFC 3339, from the side that observed the fact: the gateway's own wall clock, kept as data. */
   observed_at: Timestamp,
+  /**
+   * The same instant on the cloud's clock as the gateway estimated it (docs/decisions/clock.md), which the
+   * cloud records as the fact's time; absent before the gateway had heard the cloud's time, and from older
+   * gateways.
+   */
+  observed_cloud_at: Timestamp.optional(),
 };
 
 export const CommandProgress = z.object({

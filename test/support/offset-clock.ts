@@ -9,6 +9,7 @@ import type { Clock, Monotonic, TimerHandle } from "../../shared/time/clock.ts";
  */
 export class OffsetClock implements Clock, Monotonic {
   private offsetMs = 0;
+  private monotonicOffsetMs = 0;
   private nextId = 1;
   private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
 
@@ -17,9 +18,16 @@ export class OffsetClock implements Clock, Monotonic {
   }
 
   nowMs(): number {
-    return performance.now();
+    return performance.now() + this.monotonicOffsetMs;
   }
 
+  /** Time passes: the wall clock and elapsed time move on together (a gateway offline for two hours). */
+  advance(ms: number): void {
+    this.offsetMs += ms;
+    this.monotonicOffsetMs += ms;
+  }
+
+  /** The wall clock is set (NTP, a technician, an RTC reset): elapsed time does not move. */
   jump(ms: number): void {
     this.offsetMs += ms;
   }
