@@ -264,7 +264,7 @@ function createFeatures(
   const { store, registry, sensors, sleep, actuator } = hw;
   const { outbox } = store;
   const gatewayId = cfg.gateway_id;
-  const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, log });
+  const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, cloudTime, log });
   const executor = createCommandExecutor({
     store,
     devices: { registry, actuator, sensors, sleep },

@@ -85,6 +85,20 @@ export function createGatewayMessages(deps: {
     await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
   }
 
+  /** Whether each gateway's wall clock was last reported off the cloud's beyond the bound. */
+  const skewed = new Map<string, boolean>();
+  /**
+   * Logs when a gateway's wall clock goes off the cloud's, or comes back (once per change, not per beat).
+   * Nothing the cloud decides rests on it: it records its own time for what a gateway reports.
+   */
+  function noteClock(hb: Heartbeat) {
+    if (!hb.clock || skewed.get(hb.gateway_id) === hb.clock.skewed) return;
+    skewed.set(hb.gateway_id, hb.clock.skewed);
+    const fields = { gateway_id: hb.gateway_id, clock_offset_ms: hb.clock.offset_ms };
+    if (hb.clock.skewed) log.warn(fields, "gateway's wall clock is off the cloud's");
+    else log.info(fields, "gateway's wall clock agrees with the cloud's");
+  }
+
   /** A message's content when it parsed and names the gateway of its topic; otherwise counted: null. */
   function usable<T extends { gateway_id: string }>(
     parsed: { success: true; data: T } | { success: false },
@@ -118,6 +132,7 @@ export function createGatewayMessages(deps: {
         return onUp(t.gatewayId, payload);
       case "hb": {
         const hb = usable(Heartbeat.safeParse(payload), t);
+        if (hb) noteClock(hb);
         return hb ? deps.heartbeats.apply(hb, clock.now()) : undefined;
       }
       case "status": {

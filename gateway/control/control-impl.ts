@@ -34,8 +34,8 @@ export type ControlDeps = {
     brokerUrl: string;
     startedAt: Date;
     clock: Clock;
-    /** The cloud's clock as the gateway knows it (doctor measures the wall clock against it). */
-    cloudTime?: Pick<CloudClock, "offsetMs">;
+    /** The cloud's clock as the gateway knows it: doctor measures the wall clock against it, bookings end on it. */
+    cloudTime?: Pick<CloudClock, "offsetMs" | "cloudNow">;
     broker: Pick<BrokerLink, "connected" | "connectedSince">;
   };
   /** The devices driven: the map, their sensors and sleep, and how to move and read them. */
@@ -72,7 +72,8 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     const bus = device.bus ? deps.buses.find((b) => b.boards.includes(device.bus?.board ?? -1)) : undefined;
     const last = commandLog.lastFor(device.device_id);
     const live = readings.get(device.device_id);
-    const booking = deps.store.bookings.active(device.device_id, now());
+    // A booking's end is the cloud's time (docs/decisions/clock.md).
+    const booking = deps.store.bookings.active(device.device_id, gateway.cloudTime?.cloudNow() ?? now());
     const strategy = device.power_save_strategy ?? "NONE";
     return {
       device_id: device.device_id,

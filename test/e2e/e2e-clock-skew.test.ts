@@ -35,11 +35,23 @@ afterEach(async () => {
 });
 
 describe("a gateway whose wall clock is a day off the cloud's", () => {
-  it("a day ahead: executes a command within its deadline, and doctor warns with the offset", async () => {
+  it("a day ahead: executes a command within its deadline, dated on the cloud's clock; doctor and heartbeats show the offset", async () => {
     site = await healthySite(DAY);
     const post = await site.api("POST", `/device/v1/devices/${LOCKER}/commands`, { command: "lock" });
-    expect((await settledCommand(site, post.json().id)).state.value).toBe("SUCCESS");
+    const done = await settledCommand(site, post.json().id);
+    expect(done.state.value).toBe("SUCCESS");
     expect(site.sim.board("bus0", 1).channel(1).latch).toBe("locked");
+    // The gateway's report is dated on the cloud's clock, not a day into the future.
+    const locked = done.events.find((e: { name: string }) => e.name === "RESPONSE_DEVICE_LOCKED");
+    expect(Date.parse(locked.timestamp)).toBeLessThanOrEqual(site.clock.now().getTime());
+    expect(Date.parse(locked.timestamp)).toBeGreaterThan(site.clock.now().getTime() - 60_000);
+
+    await eventually(() =>
+      expect(site?.heartbeats.last?.clock).toMatchObject({
+        offset_ms: expect.toSatisfy((ms: number) => ms <= -DAY && ms > -DAY - 5_000),
+        skewed: true,
+      }),
+    );
 
     const clock = (await site.gateway.control.doctor()).find((c) => c.check === "clock");
     expect(clock).toMatchObject({
