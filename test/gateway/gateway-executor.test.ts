@@ -552,40 +552,6 @@ describe("command executor: with a hand-driven actuator", () => {
     expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED", "SUCCESS"]);
   });
 
-  it("a command whose time runs out while it waits its device's turn is refused, never actuated", async () => {
-    const gate = deferred<Outcome>();
-    const run = vi.fn(() => gate.promise);
-    const r = await rig({ actuator: { run } });
-    const first = r.executor.handle(r.command({ name: "lock" }));
-    const late = r.command({
-      name: "unlock",
-      expires_at: new Date(r.clock.now().getTime() + 1_000).toISOString(),
-    });
-    const second = r.executor.handle(late);
-    await settle();
-    expect(r.progress(late.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
-    r.clock.advance(1_000); // the first command holds the device past the second's deadline
-    gate.resolve({ ok: true, reason: "", lockState: "LOCKED", sensors: null });
-    await Promise.all([first, second]);
-    expect(run).toHaveBeenCalledTimes(1);
-    expect(r.progress(late.command_id).at(-1)).toMatchObject({
-      state: "ERROR",
-      reason: expect.stringMatching(/deadline passed while it waited its turn/),
-    });
-  });
-
-  it("judges the deadline on the cloud's clock: the wall clock set a day on does not expire a command", async () => {
-    const run = vi.fn(() =>
-      Promise.resolve<Outcome>({ ok: true, reason: "", lockState: null, sensors: null }),
-    );
-    const r = await rig({ actuator: { run } });
-    const cmd = r.command({ name: "sync-device", sent_at: r.clock.now().toISOString() });
-    r.clock.setWall(r.clock.now().getTime() + 24 * 60 * 60 * 1000);
-    await r.executor.handle(cmd);
-    expect(run).toHaveBeenCalledTimes(1);
-    expect(r.progress(cmd.command_id).at(-1)?.state).toBe("SUCCESS");
-  });
-
   it("an actuator that throws ends the command in ERROR with a gateway error reason", async () => {
     const run = vi.fn(() => Promise.reject(new Error("bus exploded")));
     const r = await rig({ actuator: { run } });
