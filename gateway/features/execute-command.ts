@@ -32,7 +32,7 @@ export type ExecutorDeps = {
   photos: { camera: Camera | null; files: PhotoStore };
   clock: Clock;
   /** The cloud's clock as the gateway knows it: deadlines are the cloud's and are judged on it alone. */
-  cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "settled">;
+  cloudTime: Pick<CloudClock, "base" | "cloudNowMs" | "settled">;
   log: Logger;
   /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
   notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
@@ -259,7 +259,8 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       }
       inFlight.add(req.command_id);
       try {
-        deps.cloudTime.observe(req.sent_at ?? req.issued_at);
+        // Its own time is a bound too (the link has told `sent_at` already; `issued_at` from an older cloud).
+        deps.cloudTime.base(req.sent_at ?? req.issued_at);
         // Just after a (re)connect this may be a copy the broker kept for hours: judge it on the cloud's
         // time now, which the cloud's answer to this session brings.
         await deps.cloudTime.settled();

@@ -86,9 +86,10 @@ describe("commands after a (re)connect", () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
-  it("give up waiting after the sync wait when the cloud never answers (an older cloud)", async () => {
+  it("give up waiting after the sync wait when the cloud stamps nothing (an older cloud)", async () => {
     const { clock, cloud } = rig();
     cloud.sessionStarted();
+    cloud.observe(undefined); // an older cloud's message
     let settled = false;
     void cloud.settled().then(() => (settled = true));
     clock.advance(4_999);
@@ -97,5 +98,33 @@ describe("commands after a (re)connect", () => {
     clock.advance(1);
     await Promise.resolve();
     expect(settled).toBe(true);
+  });
+
+  it("after a restart, hold stamped commands the broker kept until the cloud answers, however long", async () => {
+    const { clock, cloud } = rig();
+    cloud.sessionStarted();
+    cloud.observe(at(CLOUD, -3_600_000)); // stamped: this cloud answers once it is back
+    let settled = false;
+    void cloud.settled().then(() => (settled = true));
+    clock.advance(60_000);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    cloud.observe(at(CLOUD, 60_000), true);
+    await Promise.resolve();
+    expect(settled).toBe(true);
+  });
+
+  it("on a reconnect after a fresh answer earlier in this process, give up waiting after the sync wait", async () => {
+    const { clock, cloud } = rig();
+    cloud.sessionStarted();
+    cloud.observe(CLOUD, true);
+    cloud.sessionStarted(); // the link dropped and came back; the cloud is away
+    cloud.observe(at(CLOUD, -60_000));
+    let settled = false;
+    void cloud.settled().then(() => (settled = true));
+    clock.advance(5_000);
+    await Promise.resolve();
+    expect(settled).toBe(true);
+    expect(cloud.cloudNow()?.toISOString()).toBe(at(CLOUD, 5_000));
   });
 });

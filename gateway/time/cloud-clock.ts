@@ -10,7 +10,9 @@ export const SKEW_BOUND_MS = 5_000;
 
 /**
  * How long commands wait after a (re)connect for the cloud's answer to this session's `online` before they
- * are judged on the best estimate so far: a cloud that predates the answer never sends it.
+ * are judged on the best estimate so far — when that estimate can be trusted: this process heard a fresh
+ * answer before (elapsed time since is monotonic), or nothing this session carried `sent_at` (a cloud that
+ * predates the answer, which never sends one).
  */
 export const SESSION_SYNC_WAIT_MS = 5_000;
 
@@ -28,6 +30,10 @@ export class CloudClock {
   private awaitingSession = false;
   private sessionTimer: TimerHandle | null = null;
   private waiters: (() => void)[] = [];
+  /** This process has had a session's fresh answer: its estimate since runs on monotonic time. */
+  private everFresh = false;
+  /** A message of this session carried `sent_at`: the cloud stamps its messages, so it will answer. */
+  private stampedThisSession = false;
 
   constructor(private readonly deps: { clock: Clock; monotonic: Monotonic; syncWaitMs?: number }) {}
 
@@ -36,12 +42,28 @@ export class CloudClock {
    * `online`, so commands held since the connect may now be judged.
    */
   observe(sentAt: string | undefined, fresh = false): void {
-    const at = sentAt === undefined ? Number.NaN : Date.parse(sentAt);
-    if (Number.isFinite(at)) {
-      const current = this.cloudNowMs();
-      if (current === null || at > current) this.bound = { at, mono: this.deps.monotonic.nowMs() };
+    if (this.raise(sentAt)) this.stampedThisSession = true;
+    if (fresh) {
+      this.everFresh = true;
+      this.endSessionWait();
     }
-    if (fresh) this.endSessionWait();
+  }
+
+  /**
+   * A lower bound of the cloud's time known otherwise (a command's `issued_at` from a cloud that sends no
+   * `sent_at`): raises the estimate, says nothing about the session.
+   */
+  base(at: string): void {
+    this.raise(at);
+  }
+
+  /** Keeps `at` as the bound when it is beyond the current estimate; false when unreadable. */
+  private raise(iso: string | undefined): boolean {
+    const at = iso === undefined ? Number.NaN : Date.parse(iso);
+    if (!Number.isFinite(at)) return false;
+    const current = this.cloudNowMs();
+    if (current === null || at > current) this.bound = { at, mono: this.deps.monotonic.nowMs() };
+    return true;
   }
 
   /** The cloud's time now, as a lower bound; null before any message carried it. */
@@ -69,14 +91,17 @@ export class CloudClock {
 
   /**
    * The broker session (re)started: what arrives first may have waited in the broker since long ago, its
-   * `sent_at` a weak bound. Until the session's echo arrives (or SESSION_SYNC_WAIT_MS pass) `settled()` waits.
+   * `sent_at` a weak bound. Until the session's echo arrives `settled()` waits; after SESSION_SYNC_WAIT_MS it
+   * stops waiting when the estimate is trustworthy without it. A restarted gateway whose broker kept stamped
+   * commands for it while the cloud is away holds them until the cloud is back and answers.
    */
   sessionStarted(): void {
     this.awaitingSession = true;
+    this.stampedThisSession = false;
     if (this.sessionTimer) this.deps.clock.clearTimer(this.sessionTimer);
     this.sessionTimer = this.deps.clock.setTimer(this.deps.syncWaitMs ?? SESSION_SYNC_WAIT_MS, () => {
       this.sessionTimer = null;
-      this.endSessionWait();
+      if (this.everFresh || !this.stampedThisSession) this.endSessionWait();
     });
   }
 
