@@ -32,7 +32,7 @@ export type ExecutorDeps = {
   photos: { camera: Camera | null; files: PhotoStore };
   clock: Clock;
   /** The cloud's clock as the gateway knows it: deadlines are the cloud's and are judged on it alone. */
-  cloudTime: Pick<CloudClock, "base" | "cloudNowMs" | "settled">;
+  cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "settled">;
   log: Logger;
   /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
   notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
@@ -81,9 +81,12 @@ export function createCommandExecutor(deps: ExecutorDeps) {
   const superseded = new Map<string, string>();
   const started = new Set<string>();
 
-  /** Its time ran out on the cloud's clock; before any other sync the command's own time is the base. */
+  /**
+   * Its time ran out on the cloud's clock. Only a cloud older than the rule stamps nothing: its deadlines are
+   * judged on the wall clock, as they always were.
+   */
   const expired = (req: CommandRequest) =>
-    (deps.cloudTime.cloudNowMs() ?? Number.POSITIVE_INFINITY) >= Date.parse(req.expires_at);
+    (deps.cloudTime.cloudNowMs() ?? deps.clock.now().getTime()) >= Date.parse(req.expires_at);
 
   function report(
     req: Pick<CommandRequest, "command_id" | "device_id">,
@@ -259,8 +262,8 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       }
       inFlight.add(req.command_id);
       try {
-        // Its own time is a bound too (the link has told `sent_at` already; `issued_at` from an older cloud).
-        deps.cloudTime.base(req.sent_at ?? req.issued_at);
+        // Its own `sent_at` is the base before any other (the link told it already: this changes nothing then).
+        deps.cloudTime.observe(req.sent_at);
         // Just after a (re)connect this may be a copy the broker kept for hours: judge it on the cloud's
         // time now, which the cloud's answer to this session brings.
         await deps.cloudTime.settled();

@@ -49,14 +49,6 @@ export class CloudClock {
     }
   }
 
-  /**
-   * A lower bound of the cloud's time known otherwise (a command's `issued_at` from a cloud that sends no
-   * `sent_at`): raises the estimate, says nothing about the session.
-   */
-  base(at: string): void {
-    this.raise(at);
-  }
-
   /** Keeps `at` as the bound when it is beyond the current estimate; false when unreadable. */
   private raise(iso: string | undefined): boolean {
     const at = iso === undefined ? Number.NaN : Date.parse(iso);
