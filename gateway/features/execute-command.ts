@@ -31,7 +31,7 @@ export type ExecutorDeps = {
   /** The camera (null when the gateway has none) and where its photos are kept until sent. */
   photos: { camera: Camera | null; files: PhotoStore };
   clock: Clock;
-  /** The cloud's clock as the gateway knows it: deadlines are the cloud's and are judged on it alone. */
+  /** The cloud's clock as the gateway knows it: deadlines are the cloud's and are judged on it. */
   cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "settled">;
   log: Logger;
   /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
@@ -64,8 +64,9 @@ const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
  * Executes commands from the cloud (flow 1, steps 3–6). The command id is the idempotency key: an id seen
  * before is never actuated again — its outcome is reported again instead (S31, F8). A command past its
  * deadline on the cloud's clock (as the gateway estimates it, never its own wall clock) is refused, never
- * actuated late (F7): when it arrives, and again when its turn comes (docs/decisions/clock.md). Taking a command and reporting RECEIVED commit together,
- * as do the outcome and its report, so a crash can lose neither.
+ * actuated late (F7): when it arrives, and again when its turn comes (docs/decisions/clock.md). Taking a
+ * command and reporting RECEIVED commit together, as do the outcome and its report, so a crash can lose
+ * neither.
  *
  * Commands for one device run one after the other. A force command names the command it supersedes:
  * if that one has not started it never will (it ends ERROR "superseded"); if it has not even arrived it
