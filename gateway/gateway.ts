@@ -1,8 +1,8 @@
 import type http from "node:http";
 import path from "node:path";
 import pino, { type Logger } from "pino";
-import { systemClock } from "../shared/node/system-clock.ts";
-import type { Clock } from "../shared/time/clock.ts";
+import { systemClock, systemMonotonic } from "../shared/node/system-clock.ts";
+import type { Clock, Monotonic } from "../shared/time/clock.ts";
 import type { AccessDecision } from "../shared/wire/messages.ts";
 import { createPhotoFiles } from "./adapters/files/photo-files.ts";
 import { createMemoryGpioBank } from "./adapters/gpio/gpio-memory.ts";
@@ -40,11 +40,14 @@ import { createMetrics, type Metrics, serveMetrics } from "./metrics.ts";
 import type { BrokerLink, Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
 import { SleepAwareActuator } from "./power-save/sleep-aware-actuator.ts";
 import { OutboxSleepStates } from "./power-save/sleep-states.ts";
+import { CloudClock } from "./time/cloud-clock.ts";
 
 export type GatewayDeps = {
   config: GatewayConfig;
   secret: string;
   clock?: Clock;
+  /** Elapsed time that the wall clock being set does not move; the default is the process's. */
+  monotonic?: Monotonic;
   log?: Logger;
   /** Serial links by path; the default opens device paths and tcp:// URLs. */
   openLink?: SerialLinkFactory;
@@ -72,7 +75,7 @@ export type RunningGateway = {
 };
 
 /** What every part is built with. */
-type Base = { cfg: GatewayConfig; clock: Clock; log: Logger; metrics: Metrics };
+type Base = { cfg: GatewayConfig; clock: Clock; cloudTime: CloudClock; log: Logger; metrics: Metrics };
 
 /**
  * Composition root of the gateway daemon, the one place that knows both the ports and their adapters:
@@ -85,7 +88,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   // Every line carries the gateway id once: from this child, or from the child logger a caller passes.
   const log = deps.log ?? pino({ level: cfg.log_level }).child({ gateway_id: cfg.gateway_id });
   const startedAt = clock.now();
-  const base: Base = { cfg, clock, log, metrics: createMetrics() };
+  // Cloud deadlines and card expiry are judged on the cloud's clock, learnt from its messages.
+  const cloudTime = new CloudClock({ clock, monotonic: deps.monotonic ?? systemMonotonic });
+  const base: Base = { cfg, clock, cloudTime, log, metrics: createMetrics() };
   const { metrics } = base;
   const openLink = deps.openLink ?? createSerialLinkFactory();
   const hw = openHardware(deps, base, openLink);
@@ -131,6 +136,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     (req) => void features.executor.handle(req).catch((err: unknown) => log.error({ err }, "command failed")),
   );
   broker.on("deviceMap", features.updateDeviceMap);
+  broker.on("session", () => cloudTime.sessionStarted());
+  broker.on("cloudTime", (sentAt, fresh) => cloudTime.observe(sentAt, fresh));
   features.keySync.start();
   features.cardQueries.start();
   features.pump.start();
@@ -168,6 +175,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       features.cardQueries.stop();
       for (const b of buses) b.monitor.stop();
       await broker.stop();
+      cloudTime.stop();
       await Promise.all(readers.map((r) => r.port.stop()));
       await features.tapDispatch.settled();
       await Promise.all(buses.map((b) => b.client.stop()));
@@ -184,13 +192,21 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
  * The store and what drives the hardware: the device registry from the last map kept, the sensor and sleep
  * pictures, the GPIO doors and lock buses, the actuator over them, and the reconciler that reads them.
  */
-function openHardware(deps: GatewayDeps, { cfg, clock, log, metrics }: Base, openLink: SerialLinkFactory) {
+function openHardware(
+  deps: GatewayDeps,
+  { cfg, clock, cloudTime, log, metrics }: Base,
+  openLink: SerialLinkFactory,
+) {
   const gpio =
     deps.gpio ??
     (cfg.gpio.driver === "onoff"
       ? createOnoffGpioBank(cfg.gpio.lines)
       : createMemoryGpioBank(Object.keys(cfg.gpio.lines)));
-  const store = openGatewayStore(cfg.state_dir, { gatewayId: cfg.gateway_id, clock });
+  const store = openGatewayStore(cfg.state_dir, {
+    gatewayId: cfg.gateway_id,
+    clock,
+    cloudNow: () => cloudTime.cloudNow(),
+  });
   const { outbox } = store;
   const registry = new DeviceRegistry();
   const stored = store.deviceMaps.load();
@@ -239,7 +255,7 @@ type Hardware = ReturnType<typeof openHardware>;
 
 /** The daemon's features over the hardware and the broker link; none is started here. */
 function createFeatures(
-  { cfg, clock, log, metrics }: Base,
+  { cfg, clock, cloudTime, log, metrics }: Base,
   hw: Hardware,
   broker: BrokerLink,
   camera: Camera | null,
@@ -248,12 +264,13 @@ function createFeatures(
   const { store, registry, sensors, sleep, actuator } = hw;
   const { outbox } = store;
   const gatewayId = cfg.gateway_id;
-  const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, log });
+  const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, cloudTime, log });
   const executor = createCommandExecutor({
     store,
     devices: { registry, actuator, sensors, sleep },
     photos: { camera, files: createPhotoFiles(path.join(cfg.state_dir, "photos")) },
     clock,
+    cloudTime,
     log,
     notify: {
       finished: (name, ok) => metrics.commands.inc({ name, result: ok ? "success" : "error" }),
@@ -269,6 +286,7 @@ function createFeatures(
     actuator,
     sleep,
     clock,
+    cloudTime,
     log,
     askCloud: cardQueries.askCloud,
     onDecided: (m) => {
@@ -279,7 +297,16 @@ function createFeatures(
   const pump = createOutboxPump({ outbox, broker, clock, log, resendAfterMs: cfg.outbox_resend_s * 1000 });
   const monitors = hw.buses.map((b) => b.monitor);
   const intervalMs = cfg.heartbeat_interval_s * 1000;
-  const heartbeat = createHeartbeat({ gatewayId, broker, registry, monitors, clock, intervalMs, outbox });
+  const heartbeat = createHeartbeat({
+    gatewayId,
+    broker,
+    registry,
+    monitors,
+    clock,
+    intervalMs,
+    outbox,
+    cloudTime,
+  });
   // A board that answers again (or stops answering) is news the cloud should not wait an interval for.
   for (const m of monitors)
     for (const e of ["board_back", "board_lost"] as const) m.on(e, () => heartbeat.beat());
@@ -319,14 +346,14 @@ function createFeatures(
 
 /** parkctl's view of the daemon, handed exactly the parts it reads and drives. */
 function controlOf(
-  { cfg, clock }: Base,
+  { cfg, clock, cloudTime }: Base,
   hw: Hardware,
   broker: BrokerLink,
   readers: readonly CardReader[],
   startedAt: Date,
 ): ControlApi {
   return createControlApi({
-    gateway: { id: cfg.gateway_id, brokerUrl: cfg.broker.url, startedAt, clock, broker },
+    gateway: { id: cfg.gateway_id, brokerUrl: cfg.broker.url, startedAt, clock, cloudTime, broker },
     devices: {
       directory: hw.registry,
       sensors: hw.sensors,

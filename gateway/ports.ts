@@ -68,6 +68,16 @@ export type BrokerLinkEvents = {
   deviceMap: [DeviceMap];
   /** Whitelist sync for this gateway: a delta, a snapshot part, or the answer to a card query. */
   keys: [KeysDown];
+  /**
+   * A session (re)connected: copies the broker kept while the gateway was away may arrive first, their
+   * `sent_at` old (docs/decisions/clock.md).
+   */
+  session: [];
+  /**
+   * The cloud's clock when it sent a down message (absent from older clouds), told before the message's own
+   * event; `fresh`: the cloud's answer to this session's `online`.
+   */
+  cloudTime: [sentAt: string | undefined, fresh: boolean];
 };
 
 type BrokerListener<E extends keyof BrokerLinkEvents> = (...args: BrokerLinkEvents[E]) => void;

@@ -10,6 +10,7 @@ import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
 import type { Executor } from "../store/db.ts";
+import { factTime } from "./fact-time.ts";
 import type { GatewayReport } from "./gateway-reports.ts";
 
 /** Events the cloud writes when it ends a command itself, before the hardware said anything. */
@@ -38,7 +39,8 @@ export async function applyCommandProgress(
   const cmd = found.command;
   const name = cmd.name;
   const ts = now.toISOString();
-  const at = msg.observed_at ?? ts;
+  // The event's time is the cloud's (a gateway's wall clock may be a day off); observed_at stays in the outbox row.
+  const at = factTime(msg, now);
   let input: CommandInput;
   let deviceInput: DeviceInput;
   let event: CommandEvent;

@@ -10,7 +10,7 @@ import { gatewayRepository } from "./gateway-repository.ts";
  * Publishes (retained) each gateway's device map, so a gateway that connects later (or reconnects with a
  * clean session) gets it at once, and remembers which version it published.
  */
-export function createDeviceMapPublisher(deps: { client: MqttClient; prefix: string; db: Db }) {
+export function createDeviceMapPublisher(deps: { client: MqttClient; prefix: string; db: Db; clock: Clock }) {
   const { client, prefix, db } = deps;
   /** The map version this process last published per gateway. */
   const published = new Map<string, string>();
@@ -18,7 +18,8 @@ export function createDeviceMapPublisher(deps: { client: MqttClient; prefix: str
   async function publish(gatewayIds?: string[]): Promise<void> {
     for (const id of gatewayIds ?? (await gatewayRepository(db).allIds())) {
       const map = await deviceMapFor(db, id);
-      await client.publishAsync(topicFor(prefix, id, "config"), JSON.stringify(map), {
+      const sent = { ...map, sent_at: deps.clock.now().toISOString() };
+      await client.publishAsync(topicFor(prefix, id, "config"), JSON.stringify(sent), {
         qos: 1,
         retain: true,
       });

@@ -83,7 +83,7 @@ export async function startGatewayLink(
     metrics.gatewayRefused.inc({ type, reason });
   const session = openBrokerSession(cfg, { clock, log });
   const { client } = session;
-  const out = createGatewayPublisher(client, cfg.prefix, (ids) => keySync.keysChanged(ids));
+  const out = createGatewayPublisher(client, cfg.prefix, clock, (ids) => keySync.keysChanged(ids));
   const keySync = createKeySync({
     db,
     clock,
@@ -92,7 +92,7 @@ export async function startGatewayLink(
     sweepMs: cfg.keySweepMs,
     publish: (gatewayId, msg) => out.publishKeys(gatewayId, msg),
   });
-  const maps = createDeviceMapPublisher({ client, prefix: cfg.prefix, db });
+  const maps = createDeviceMapPublisher({ client, prefix: cfg.prefix, db, clock });
   const messages = createGatewayMessages({
     prefix: cfg.prefix,
     db,
@@ -106,6 +106,7 @@ export async function startGatewayLink(
     heartbeats: createHeartbeatIntake(deps.heartbeatDb ?? db),
     keySync,
     publishDeviceMaps: maps.publish,
+    echoSync: out.echoSync,
   });
   const chains = createGatewayChains({
     limit: cfg.backlog ?? DEFAULT_BACKLOG,

@@ -37,6 +37,8 @@ export function createGatewayMessages(deps: {
   heartbeats: HeartbeatIntake;
   keySync: KeySync;
   publishDeviceMaps: (gatewayIds: string[]) => Promise<void>;
+  /** Answers a session's `sync` token with the cloud's time (docs/decisions/clock.md). */
+  echoSync: (gatewayId: string, sync: string) => Promise<void>;
 }) {
   const { db, clock, log, timeouts, refused, publisher } = deps;
 
@@ -75,10 +77,26 @@ export function createGatewayMessages(deps: {
   async function onStatus(st: Status) {
     await applyStatus(db, st, clock.now());
     if (!st.online) return;
+    // First, so a gateway holding a command that waited in the broker judges it on the cloud's time now.
+    if (st.sync) await deps.echoSync(st.gateway_id, st.sync);
     // The gateway announces itself only once subscribed: its map (a broker restarted without persistence
     // has lost the retained copy) and whatever waits for it can be delivered now, in that order.
     await deps.publishDeviceMaps([st.gateway_id]);
     await redeliverPending(db, publisher, st.gateway_id, { clock, timeouts, log });
+  }
+
+  /** Whether each gateway's wall clock was last reported off the cloud's beyond the bound. */
+  const skewed = new Map<string, boolean>();
+  /**
+   * Logs when a gateway's wall clock goes off the cloud's, or comes back (once per change, not per beat).
+   * Nothing the cloud decides rests on it: it records its own time for what a gateway reports.
+   */
+  function noteClock(hb: Heartbeat) {
+    if (!hb.clock || skewed.get(hb.gateway_id) === hb.clock.skewed) return;
+    skewed.set(hb.gateway_id, hb.clock.skewed);
+    const fields = { gateway_id: hb.gateway_id, clock_offset_ms: hb.clock.offset_ms };
+    if (hb.clock.skewed) log.warn(fields, "gateway's wall clock is off the cloud's");
+    else log.info(fields, "gateway's wall clock agrees with the cloud's");
   }
 
   /** A message's content when it parsed and names the gateway of its topic; otherwise counted: null. */
@@ -114,6 +132,7 @@ export function createGatewayMessages(deps: {
         return onUp(t.gatewayId, payload);
       case "hb": {
         const hb = usable(Heartbeat.safeParse(payload), t);
+        if (hb) noteClock(hb);
         return hb ? deps.heartbeats.apply(hb, clock.now()) : undefined;
       }
       case "status": {

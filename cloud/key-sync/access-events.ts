@@ -3,6 +3,7 @@ import { maskCardId } from "../../shared/domain/card-id.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { readingSource, setLater } from "../devices/reading-order.ts";
+import { factTime } from "../gateway-link/fact-time.ts";
 import { openCardSession } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 import { accessEventRepository } from "./access-event-repository.ts";
@@ -60,7 +61,12 @@ export async function applyAccessDecision(
     const at = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
     const over = device?.lock_state === "UNLOCKED" && setLater(device.sensor_marks, at, "lock_state");
     if (device && device.gateway_id === gatewayId && !over)
-      await openCardSession(trx, { device, cardId: msg.card_id, startedAt: msg.observed_at, now: o.now });
+      await openCardSession(trx, {
+        device,
+        cardId: msg.card_id,
+        startedAt: factTime(msg, o.now),
+        now: o.now,
+      });
   }
   o.log.info(
     {

@@ -1,6 +1,7 @@
 import type { AlarmKind, AlarmSubject } from "../../shared/domain/alarm-kinds.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
 import { clearStoredAlarm, raiseStoredAlarm } from "../alarms/raise-alarm.ts";
+import { factTime } from "../gateway-link/fact-time.ts";
 import type { Executor } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
 import { subjectRepository } from "./subject-repository.ts";
@@ -53,7 +54,9 @@ export async function raiseHardwareAlarm(
     ...(device ? { alias: device.alias, device_type: device.type } : {}),
   };
   const place = { operatorId: gw.operator_id, locationId: gw.location_id, deviceId: e.deviceId };
-  await recordSiteEvent(tx, { ...place, type, data, at: new Date(e.msg.observed_at) }, e.now);
+  // On the cloud's clock; the gateway's own observed_at travels in `data`.
+  const at = new Date(factTime(e.msg, e.now));
+  await recordSiteEvent(tx, { ...place, type, data, at }, e.now);
   const kind = ALARM_OF[e.msg.event];
   if (kind) await raiseStoredAlarm(tx, { ...place, subject, kind, details: data, now: e.now });
 }

@@ -13,6 +13,7 @@ import type {
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
+import type { CloudClock } from "../time/cloud-clock.ts";
 import { compareAliases } from "./alias-order.ts";
 import type {
   ActuationResult,
@@ -33,6 +34,8 @@ export type ControlDeps = {
     brokerUrl: string;
     startedAt: Date;
     clock: Clock;
+    /** The cloud's clock as the gateway knows it: doctor measures the wall clock against it, bookings end on it. */
+    cloudTime?: Pick<CloudClock, "offsetMs" | "cloudNow">;
     broker: Pick<BrokerLink, "connected" | "connectedSince">;
   };
   /** The devices driven: the map, their sensors and sleep, and how to move and read them. */
@@ -69,7 +72,8 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     const bus = device.bus ? deps.buses.find((b) => b.boards.includes(device.bus?.board ?? -1)) : undefined;
     const last = commandLog.lastFor(device.device_id);
     const live = readings.get(device.device_id);
-    const booking = deps.store.bookings.active(device.device_id, now());
+    // A booking's end is the cloud's time (docs/decisions/clock.md).
+    const booking = deps.store.bookings.active(device.device_id, gateway.cloudTime?.cloudNow() ?? now());
     const strategy = device.power_save_strategy ?? "NONE";
     return {
       device_id: device.device_id,
@@ -263,8 +267,8 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     },
 
     doctor() {
-      const { brokerUrl, broker, clock } = gateway;
-      return Promise.resolve(runDoctor({ ...deps, brokerUrl, broker, clock, devices: directory }));
+      const { brokerUrl, broker, clock, cloudTime } = gateway;
+      return Promise.resolve(runDoctor({ ...deps, brokerUrl, broker, clock, cloudTime, devices: directory }));
     },
   };
 }

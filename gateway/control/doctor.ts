@@ -1,4 +1,5 @@
 import type { Clock, DeviceDirectory, GatewayStore } from "../ports.ts";
+import { type CloudClock, SKEW_BOUND_MS } from "../time/cloud-clock.ts";
 import type { ControlBus, ControlReader, DoctorCheck } from "./control-api.ts";
 
 /** What `parkctl doctor` looks at. */
@@ -6,6 +7,8 @@ export type DoctorDeps = {
   brokerUrl: string;
   broker: { readonly connected: boolean };
   clock: Clock;
+  /** The cloud's clock as the gateway knows it, which the wall clock is measured against. */
+  cloudTime?: Pick<CloudClock, "offsetMs">;
   devices: Pick<DeviceDirectory, "version" | "all">;
   buses: readonly ControlBus[];
   readers: readonly ControlReader[];
@@ -25,14 +28,7 @@ export function runDoctor(deps: DoctorDeps): DoctorCheck[] {
   const checks: DoctorCheck[] = [];
   const add: Add = (check, status, detail, hint) => checks.push({ check, status, detail, hint });
   checkBrokerAndMap(deps, add);
-  const now = deps.clock.now();
-  const year = now.getUTCFullYear();
-  add(
-    "clock",
-    year >= 2024 ? "pass" : "fail",
-    `system time ${now.toISOString()}`,
-    year >= 2024 ? "" : "the clock is not set: enable NTP (timedatectl set-ntp true)",
-  );
+  checkClock(deps, add);
   checkLines(deps, add);
   const integrity = deps.store.checkIntegrity();
   add(
@@ -50,6 +46,37 @@ export function runDoctor(deps: DoctorDeps): DoctorCheck[] {
   );
   return checks;
 }
+
+/**
+ * The wall clock against the cloud's (docs/decisions/clock.md). Deadlines and card expiry run on the cloud's
+ * clock whatever this one says, but logs, reports' `observed_at` and anything local read the wall clock.
+ */
+function checkClock(deps: DoctorDeps, add: Add): void {
+  const now = deps.clock.now();
+  const system = `system time ${now.toISOString()}`;
+  const ntp = "set the time: enable NTP (timedatectl set-ntp true)";
+  const offset = deps.cloudTime?.offsetMs() ?? null;
+  const unset = now.getUTCFullYear() < 2024;
+  if (offset === null && !deps.cloudTime) add("clock", unset ? "fail" : "pass", system, unset ? ntp : "");
+  else if (offset === null)
+    add(
+      "clock",
+      unset ? "fail" : "warn",
+      `not yet synced with the cloud's clock; ${system}`,
+      unset ? ntp : "the gateway learns the cloud's time from its messages: see the broker line",
+    );
+  else if (Math.abs(offset) <= SKEW_BOUND_MS)
+    add("clock", "pass", `within ${seconds(offset)} s of the cloud's; ${system}`, "");
+  else
+    add(
+      "clock",
+      "warn",
+      `the wall clock is ${seconds(offset)} s ${offset < 0 ? "ahead of" : "behind"} the cloud's; ${system}`,
+      `${ntp}. Commands and card expiry follow the cloud's clock meanwhile`,
+    );
+}
+
+const seconds = (ms: number) => (Math.abs(ms) / 1000).toFixed(1);
 
 function checkBrokerAndMap(deps: DoctorDeps, add: Add): void {
   const { connected } = deps.broker;

@@ -14,6 +14,7 @@ import type {
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
+import type { CloudClock } from "../time/cloud-clock.ts";
 import { photoParts } from "./photo-upload.ts";
 
 export type ExecutorDeps = {
@@ -30,6 +31,8 @@ export type ExecutorDeps = {
   /** The camera (null when the gateway has none) and where its photos are kept until sent. */
   photos: { camera: Camera | null; files: PhotoStore };
   clock: Clock;
+  /** The cloud's clock as the gateway knows it: deadlines are the cloud's and are judged on it. */
+  cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "settled">;
   log: Logger;
   /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
   notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
@@ -60,8 +63,10 @@ const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
 /**
  * Executes commands from the cloud (flow 1, steps 3–6). The command id is the idempotency key: an id seen
  * before is never actuated again — its outcome is reported again instead (S31, F8). A command past its
- * deadline is refused, never actuated late (F7). Taking a command and reporting RECEIVED commit together,
- * as do the outcome and its report, so a crash can lose neither.
+ * deadline on the cloud's clock (as the gateway estimates it, never its own wall clock) is refused, never
+ * actuated late (F7): when it arrives, and again when its turn comes (docs/decisions/clock.md). Taking a
+ * command and reporting RECEIVED commit together, as do the outcome and its report, so a crash can lose
+ * neither.
  *
  * Commands for one device run one after the other. A force command names the command it supersedes:
  * if that one has not started it never will (it ends ERROR "superseded"); if it has not even arrived it
@@ -76,6 +81,13 @@ export function createCommandExecutor(deps: ExecutorDeps) {
   /** Commands taken but not started that a later command superseded: id → the superseding command. */
   const superseded = new Map<string, string>();
   const started = new Set<string>();
+
+  /**
+   * Its time ran out on the cloud's clock. Only a cloud older than the rule stamps nothing: its deadlines are
+   * judged on the wall clock, as they always were.
+   */
+  const expired = (req: CommandRequest) =>
+    (deps.cloudTime.cloudNowMs() ?? deps.clock.now().getTime()) >= Date.parse(req.expires_at);
 
   function report(
     req: Pick<CommandRequest, "command_id" | "device_id">,
@@ -162,10 +174,12 @@ export function createCommandExecutor(deps: ExecutorDeps) {
   function performBooking(req: CommandRequest): Performed {
     const deviceId = req.device_id;
     const now = deps.clock.now();
+    // A booking's end is the cloud's time: judged on the cloud's clock, as the deadline is.
+    const cloudNow = new Date(deps.cloudTime.cloudNowMs() ?? now.getTime());
     if (req.name === "book") {
       const booking = req.params.booking;
       if (!booking) return failed("book without a booking (holder and end)");
-      if (Date.parse(booking.until) <= now.getTime())
+      if (Date.parse(booking.until) <= cloudNow.getTime())
         return failed("the booking had already ended when it reached the gateway");
       const { holder, until } = booking;
       const at = now.toISOString();
@@ -173,7 +187,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
         bookings.put({ device_id: deviceId, holder, until, command_id: req.command_id, booked_at: at });
       return succeeded("", commit);
     }
-    const held = bookings.active(deviceId, now) !== undefined;
+    const held = bookings.active(deviceId, cloudNow) !== undefined;
     const commit = () => void bookings.clear(deviceId);
     return succeeded(held ? "" : "no booking was held", commit);
   }
@@ -223,6 +237,8 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       await before;
       const by = superseded.get(req.command_id);
       if (by) return failed(`superseded by ${by}; not executed`);
+      // Its turn may come after its time ran out (a long command before it, a device waking up).
+      if (expired(req)) return failed("the command's deadline passed while it waited its turn; not executed");
       started.add(req.command_id);
       return await perform(req);
     } finally {
@@ -245,13 +261,26 @@ export function createCommandExecutor(deps: ExecutorDeps) {
         if (seen.state !== "RECEIVED") report(req, seen.state, seen.reason, seen.lock_state);
         return;
       }
-      if (deps.clock.now().getTime() >= Date.parse(req.expires_at)) {
-        deps.log.warn({ command_id: req.command_id, expires_at: req.expires_at }, "stale command refused");
-        finish(req, failed("the command arrived after its deadline and was not executed"), false);
-        return;
-      }
       inFlight.add(req.command_id);
       try {
+        // Its own `sent_at` is the base before any other (the link told it already: this changes nothing then).
+        deps.cloudTime.observe(req.sent_at);
+        // Just after a (re)connect this may be a copy the broker kept for hours: judge it on the cloud's
+        // time now, which the cloud's answer to this session brings.
+        await deps.cloudTime.settled();
+        if (expired(req)) {
+          const cloudNow = deps.cloudTime.cloudNowMs();
+          deps.log.warn(
+            {
+              command_id: req.command_id,
+              expires_at: req.expires_at,
+              cloud_now: cloudNow === null ? null : new Date(cloudNow).toISOString(),
+            },
+            "stale command refused",
+          );
+          finish(req, failed("the command arrived after its deadline and was not executed"), false);
+          return;
+        }
         if (req.supersedes) supersede(req.supersedes, req);
         take(req);
         let outcome: Performed;

@@ -13,6 +13,7 @@ import type {
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
+import type { CloudClock } from "../time/cloud-clock.ts";
 import { isDoor } from "./board-events.ts";
 
 export type TapHandlerDeps = {
@@ -24,6 +25,11 @@ export type TapHandlerDeps = {
   /** The card's grants as the cloud knows them; null when offline or no answer came in time. */
   askCloud: (card: string, deviceId: string | null) => Promise<Grant[] | null>;
   clock: Clock;
+  /**
+   * The cloud's clock as the gateway knows it: a card's `expires_at` and a booking's end are the cloud's
+   * times, judged on it; the wall clock only until the gateway has heard the cloud (docs/decisions/clock.md).
+   */
+  cloudTime?: Pick<CloudClock, "cloudNow">;
   log: Logger;
   onDecided?: (decision: AccessDecision) => void;
   /** Devices' sleep states: a tap wakes the device its reader serves. */
@@ -54,7 +60,7 @@ export function createTapHandler(deps: TapHandlerDeps) {
   }
 
   function context(device: MappedDevice | undefined, card: string, grants?: readonly Grant[]): TapContext {
-    const now = deps.clock.now();
+    const now = deps.cloudTime?.cloudNow() ?? deps.clock.now();
     const location = deps.registry.location;
     if (!device)
       return {
@@ -126,10 +132,12 @@ export function createTapHandler(deps: TapHandlerDeps) {
 
   async function handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
     const tappedAt = deps.clock.now();
+    const cloudAt = deps.cloudTime?.cloudNow();
     const { device, decision, by } = await decide(alias, card);
     const draft: AccessDraft = {
       type: "access_decision",
       observed_at: tappedAt.toISOString(),
+      ...(cloudAt ? { observed_cloud_at: cloudAt.toISOString() } : {}),
       reader,
       device_id: device?.device_id ?? null,
       card_id: card,

@@ -6,11 +6,13 @@ import type {
   OutboxPosition,
   TimerHandle,
 } from "../ports.ts";
+import type { CloudClock } from "../time/cloud-clock.ts";
 
 /**
  * Heartbeats (flow 3): the gateway and every device it can reach, at a fixed interval, QoS 0 and never
  * queued. A device on a board that answered its last ping is reachable; a GPIO-wired door is reachable
- * while the gateway runs. With the outbox, each also tells the cloud which seqs it will never send again.
+ * while the gateway runs. With the outbox, each also tells the cloud which seqs it will never send again;
+ * once the gateway has heard the cloud's time, how far its own wall clock is off it.
  */
 export function createHeartbeat(deps: {
   gatewayId: string;
@@ -20,6 +22,7 @@ export function createHeartbeat(deps: {
   clock: Clock;
   intervalMs: number;
   outbox?: OutboxPosition;
+  cloudTime?: Pick<CloudClock, "offsetMs" | "isSkewed">;
 }) {
   let timer: TimerHandle | null = null;
 
@@ -29,6 +32,7 @@ export function createHeartbeat(deps: {
   }
 
   function beat(): boolean {
+    const offset = deps.cloudTime?.offsetMs() ?? null;
     return deps.broker.publishHeartbeat({
       gateway_id: deps.gatewayId,
       sent_at: deps.clock.now().toISOString(),
@@ -39,6 +43,9 @@ export function createHeartbeat(deps: {
       ...(deps.outbox
         ? { outbox: { id: deps.outbox.id, unconfirmed_from: deps.outbox.unconfirmedFrom() } }
         : {}),
+      ...(offset === null
+        ? {}
+        : { clock: { offset_ms: Math.round(offset), skewed: deps.cloudTime?.isSkewed() ?? false } }),
     });
   }
 

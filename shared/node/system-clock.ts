@@ -1,4 +1,5 @@
-import type { Clock } from "../time/clock.ts";
+import { performance } from "node:perf_hooks";
+import type { Clock, Monotonic } from "../time/clock.ts";
 
 /** The real clock: wall time and Node timers that never keep the process alive on their own. */
 export const systemClock: Clock = {
@@ -12,3 +13,6 @@ export const systemClock: Clock = {
     clearTimeout(handle.id);
   },
 };
+
+/** The process's monotonic clock: performance.now() never steps back when the wall clock is set. */
+export const systemMonotonic: Monotonic = { nowMs: () => performance.now() };

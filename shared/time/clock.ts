@@ -7,6 +7,15 @@ export interface Clock {
   clearTimer(handle: TimerHandle): void;
 }
 
+/**
+ * Elapsed time that only moves forward, whatever happens to the wall clock (NTP steps, an RTC reset, a
+ * technician's `date`): what the gateway measures intervals with when the interval decides something.
+ * Milliseconds from an arbitrary origin; only differences mean anything.
+ */
+export interface Monotonic {
+  nowMs(): number;
+}
+
 /** RFC 3339 in UTC with milliseconds: sortable as text, so both stores compare timestamps alike. */
 export function iso(d: Date): string {
   return d.toISOString();

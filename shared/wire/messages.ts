@@ -7,6 +7,13 @@ import { COMMAND_NAMES } from "../domain/device-types.ts";
 
 const Timestamp = z.iso.datetime({ offset: true });
 
+/**
+ * The cloud's clock when it published a down message (docs/decisions/clock.md): the gateway learns the
+ * cloud's time from it and never judges a cloud deadline by its own wall clock. Optional: older clouds
+ * send none.
+ */
+const SentAt = { sent_at: Timestamp.optional() };
+
 /** Down, `cmd`, QoS 1. The command id is the idempotency key end to end. */
 export const CommandRequest = z.object({
   command_id: z.uuid(),
@@ -32,6 +39,8 @@ export const CommandRequest = z.object({
    * will, and if it has not even arrived it is refused when it does.
    */
   supersedes: z.uuid().optional(),
+  /** Stamped at each publish, resends included. */
+  ...SentAt,
 });
 export type CommandRequest = z.infer<typeof CommandRequest>;
 
@@ -51,8 +60,14 @@ const OutboxFields = {
   outbox_id: OutboxId.optional(),
   /** Monotonic within its outbox: the cloud applies each (gateway_id, outbox_id, seq) once. */
   seq: z.number().int().positive(),
-  /** RFC 3339, from the side that observed the fact. */
+  /** RFC 3339, from the side that observed the fact: the gateway's own wall clock, kept as data. */
   observed_at: Timestamp,
+  /**
+   * The same instant on the cloud's clock as the gateway estimated it (docs/decisions/clock.md), which the
+   * cloud records as the fact's time; absent before the gateway had heard the cloud's time, and from older
+   * gateways.
+   */
+  observed_cloud_at: Timestamp.optional(),
 };
 
 export const CommandProgress = z.object({
@@ -228,6 +243,12 @@ export const Ack = z.object({
    * subscriber, so it sends every unconfirmed row again now rather than at its next periodic resend.
    */
   resend: z.boolean().optional(),
+  /**
+   * Echoes the `sync` of the gateway's `online` status: this ack was sent after the cloud heard this very
+   * session announced, so its `sent_at` is fresh (not a copy the broker kept while the gateway was away).
+   */
+  sync: z.string().max(64).optional(),
+  ...SentAt,
 });
 export type Ack = z.infer<typeof Ack>;
 
@@ -242,6 +263,12 @@ export const Heartbeat = z.object({
    * Absent from older gateways, whose dedup rows are then kept.
    */
   outbox: z.object({ id: OutboxId, unconfirmed_from: z.number().int().positive() }).optional(),
+  /**
+   * The gateway's wall clock against its estimate of the cloud's (estimate minus wall clock; positive: the
+   * gateway's clock is behind), and whether that is beyond the bound. Absent before the gateway has heard the
+   * cloud's time, and from older gateways.
+   */
+  clock: z.object({ offset_ms: z.number(), skewed: z.boolean() }).optional(),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 
@@ -265,11 +292,19 @@ export const DeviceMap = z.object({
       }),
     )
     .max(1000),
+  /** Retained: a copy may be old when it arrives, which still bounds the cloud's time from below. */
+  ...SentAt,
 });
 export type DeviceMap = z.infer<typeof DeviceMap>;
 
 /** Up, `status`, retained; the offline form is also the Last Will. */
-export const Status = z.object({ gateway_id: z.string(), online: z.boolean(), at: Timestamp });
+export const Status = z.object({
+  gateway_id: z.string(),
+  online: z.boolean(),
+  at: Timestamp,
+  /** A token new with each session; the cloud echoes it on an `ack` so the gateway knows that ack is fresh. */
+  sync: z.string().max(64).optional(),
+});
 export type Status = z.infer<typeof Status>;
 
 // ── Keys: the keys_only whitelist cache (ARCHITECTURE flow 4) ─────────────────────────────────────────
@@ -310,6 +345,7 @@ export const KeysDown = z.discriminatedUnion("kind", [
     version: z.number().int().positive(),
     upserts: z.array(Grant).max(SNAPSHOT_PART_SIZE),
     removals: z.array(GrantKey).max(SNAPSHOT_PART_SIZE),
+    ...SentAt,
   }),
   z.object({
     kind: z.literal("snapshot"),
@@ -319,6 +355,7 @@ export const KeysDown = z.discriminatedUnion("kind", [
     part: z.number().int().positive(),
     parts: z.number().int().positive(),
     grants: z.array(Grant).max(SNAPSHOT_PART_SIZE),
+    ...SentAt,
   }),
   z.object({
     kind: z.literal("answer"),
@@ -327,6 +364,7 @@ export const KeysDown = z.discriminatedUnion("kind", [
     card_id: WireCardId,
     /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
     grants: z.array(Grant).max(100),
+    ...SentAt,
   }),
 ]);
 export type KeysDown = z.infer<typeof KeysDown>;

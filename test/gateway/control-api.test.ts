@@ -9,6 +9,7 @@ import { CONTROL_ERROR } from "../../gateway/control/control-server.ts";
 import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
 import { OutboxSensorReadings } from "../../gateway/devices/sensor-readings.ts";
 import type { Action, Actuator, GatewayStore, MappedDevice, Outcome } from "../../gateway/ports.ts";
+import { CloudClock } from "../../gateway/time/cloud-clock.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
@@ -53,7 +54,7 @@ afterEach(() => {
 });
 
 /** The control API on real store, registry and sensor readings; no buses, readers or broker behind it. */
-function api(map: DeviceMap | null) {
+function api(map: DeviceMap | null, cloudTime?: CloudClock) {
   const devices = new DeviceRegistry();
   if (map) devices.replace(map);
   const sensors = new OutboxSensorReadings(store.outbox, clock);
@@ -64,6 +65,7 @@ function api(map: DeviceMap | null) {
       brokerUrl: "mqtt://127.0.0.1:1883",
       startedAt: clock.now(),
       clock,
+      cloudTime,
       broker: { connected: true, connectedSince: clock.now().toISOString() },
     },
     devices: { directory: devices, sensors, actuator, read: () => Promise.resolve() },
@@ -93,6 +95,26 @@ describe("the daemon's control API", () => {
       hint: expect.stringMatching(/manifest/),
     });
     expect(await mapCheck(MAP)).toMatchObject({ status: "pass", detail: "version v3, 2 devices", hint: "" });
+  });
+
+  it("doctor measures the wall clock against the cloud's: not yet synced, within the bound, or off by how much", async () => {
+    const cloudTime = new CloudClock({ clock, monotonic: clock });
+    const clockCheck = async () =>
+      (await api(MAP, cloudTime).control.doctor()).find((c) => c.check === "clock");
+    expect(await clockCheck()).toMatchObject({
+      status: "warn",
+      detail: expect.stringMatching(/^not yet synced with the cloud's clock/),
+    });
+    cloudTime.observe(new Date(clock.now().getTime() + 1_200).toISOString());
+    expect(await clockCheck()).toMatchObject({
+      status: "pass",
+      detail: expect.stringMatching(/^within 1\.2 s of the cloud's/),
+    });
+    clock.setWall(clock.now().getTime() + 86_400_000 + 1_200); // the wall clock set a day ahead
+    expect(await clockCheck()).toMatchObject({
+      status: "warn",
+      detail: expect.stringMatching(/^the wall clock is 86400\.0 s ahead of the cloud's/),
+    });
   });
 
   it("doctor runs the store's own integrity check", async () => {

@@ -111,6 +111,7 @@ async function rig(o: { before?: (store: GatewayStore) => void } = {}) {
     config,
     secret: "access-test-secret",
     clock,
+    monotonic: clock,
     log,
     openLink: (p) => sim.linkFactory(p),
     gpio: sim.gpio,

@@ -13,6 +13,7 @@ import { createBookingExpiry } from "../../gateway/features/booking-expiry.ts";
 import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
 import type { Actuator, Outcome } from "../../gateway/ports.ts";
+import { CloudClock } from "../../gateway/time/cloud-clock.ts";
 import { defineBehavior } from "../../hardware-sim/behaviors.ts";
 import { jam, noReply } from "../../hardware-sim/faults.ts";
 import { createSimSite } from "../../hardware-sim/site.ts";
@@ -95,6 +96,7 @@ async function rig(opts: RigOptions = {}) {
     devices: { registry, actuator, sensors },
     photos: { camera: site.camera, files: createPhotoFiles(path.join(stateDir, "photos")) },
     clock,
+    cloudTime: new CloudClock({ clock, monotonic: clock }),
     log,
     notify: { finished: (name, ok) => finished.push([name, ok]) },
   });

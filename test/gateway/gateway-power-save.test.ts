@@ -120,6 +120,7 @@ async function rig(o: { config?: Partial<GatewayConfigInput>; before?: (sim: Sim
     config,
     secret: "power-save-test-secret",
     clock,
+    monotonic: clock,
     log,
     openLink: (p) => sim.linkFactory(p),
     gpio: sim.gpio,

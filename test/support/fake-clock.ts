@@ -1,8 +1,13 @@
-import type { Clock, TimerHandle } from "../../shared/time/clock.ts";
+import type { Clock, Monotonic, TimerHandle } from "../../shared/time/clock.ts";
 
-/** A Clock for tests: time moves only when advance() is called, firing due timers in order. */
-export class FakeClock implements Clock {
+/**
+ * A Clock for tests: time moves only when advance() is called, firing due timers in order. Its monotonic
+ * time moves with it; setWall() moves the wall clock alone, as a host's clock being set does.
+ */
+export class FakeClock implements Clock, Monotonic {
   private t: number;
+  /** Monotonic time: advanced with `t`, untouched by setWall(). */
+  private mono = 0;
   private nextId = 1;
   private timers = new Map<number, { at: number; fn: () => void }>();
 
@@ -12,6 +17,17 @@ export class FakeClock implements Clock {
 
   now(): Date {
     return new Date(this.t);
+  }
+
+  nowMs(): number {
+    return this.mono;
+  }
+
+  /** Sets the wall clock (NTP stepping it, an RTC reset) without time passing; timers keep their due time. */
+  setWall(ms: number): void {
+    const delta = ms - this.t;
+    this.t = ms;
+    for (const timer of this.timers.values()) timer.at += delta;
   }
 
   setTimer(ms: number, fn: () => void): TimerHandle {
@@ -38,9 +54,12 @@ export class FakeClock implements Clock {
         .sort((a, b) => a[1].at - b[1].at)[0];
       if (!due) break;
       this.timers.delete(due[0]);
-      this.t = Math.max(this.t, due[1].at);
+      const at = Math.max(this.t, due[1].at);
+      this.mono += at - this.t;
+      this.t = at;
       due[1].fn();
     }
+    this.mono += end - this.t;
     this.t = end;
   }
 }

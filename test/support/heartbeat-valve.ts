@@ -1,4 +1,5 @@
 import type { BrokerLink, BrokerLinkEvents } from "../../gateway/ports.ts";
+import type { Heartbeat } from "../../shared/wire/messages.ts";
 
 type Listener<E extends keyof BrokerLinkEvents> = (...args: BrokerLinkEvents[E]) => void;
 
@@ -12,6 +13,8 @@ export class HeartbeatValve {
   private passed = 0;
   private appliedCount = 0;
   private waiters: (() => void)[] = [];
+  /** The last heartbeat let through to the broker. */
+  last: Heartbeat | null = null;
 
   /**
    * Heartbeats stop reaching the broker (the gateway still runs and still sends its outbox). Resolves once
@@ -54,6 +57,7 @@ export class HeartbeatValve {
       publishHeartbeat: (hb) => {
         if (this.muted || !inner.publishHeartbeat(hb)) return false;
         this.passed++;
+        this.last = hb;
         return true;
       },
       on<E extends keyof BrokerLinkEvents>(event: E, listener: Listener<E>) {

@@ -56,16 +56,23 @@ export type SiteOptions = {
   store?: "sqlite" | "postgres";
   /** The in-process cloud subscribes as this shared-subscription group (a replica beside others). */
   shareGroup?: string;
+  /**
+   * The gateway's wall clock this far off the cloud's (a host whose RTC reset, whose NTP never synced):
+   * the gateway then runs on a clock of its own, `gatewayClock`. Default: both share one clock.
+   */
+  gatewayClockOffsetMs?: number;
 };
 
 /**
  * One call builds the real system around the fixture site's gateway gw-a1 (STYLE: site-harness): cloud
  * app + gateway link + deadline sweeper, a broker, the hardware simulator (lock bus "bus0" with board 1,
- * reader "reader-1") and the gateway daemon, all sharing one OffsetClock.
+ * reader "reader-1") and the gateway daemon, all sharing one OffsetClock (unless the gateway's is set off).
  */
 export async function startSite(o: SiteOptions) {
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const clock = new OffsetClock();
+  const gatewayClock = o.gatewayClockOffsetMs === undefined ? clock : new OffsetClock();
+  if (o.gatewayClockOffsetMs !== undefined) gatewayClock.jump(o.gatewayClockOffsetMs);
   const store: TestDb = await openTestDb(o.store);
   const manifest = fixtureManifest(await fixtureSecretHash());
   o.manifest?.(manifest);
@@ -157,7 +164,8 @@ export async function startSite(o: SiteOptions) {
     startGateway({
       config: gatewayConfig,
       secret: SECRET,
-      clock,
+      clock: gatewayClock,
+      monotonic: gatewayClock,
       log,
       openLink,
       camera: sim.camera,
@@ -203,6 +211,8 @@ export async function startSite(o: SiteOptions) {
     db: store.db,
     store,
     clock,
+    /** The gateway's clock: `clock` itself unless the site was started with the gateway's set off. */
+    gatewayClock,
     sim,
     link,
     prefix,

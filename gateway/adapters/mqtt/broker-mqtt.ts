@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import net from "node:net";
 import { MqttClient } from "mqtt";
@@ -32,6 +33,8 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   private client: MqttClient | null = null;
   private reconnects: { stop(): void } | null = null;
   connectedSince: string | null = null;
+  /** This session's token, sent with `online`; the cloud's ack echoing it is fresh (docs/decisions/clock.md). */
+  private sync: string | undefined;
 
   constructor(private readonly options: MqttBrokerLinkOptions) {
     super();
@@ -46,6 +49,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       gateway_id: this.options.gatewayId,
       online,
       at: this.options.clock.now().toISOString(),
+      ...(online && this.sync ? { sync: this.sync } : {}),
     };
     return JSON.stringify(s);
   }
@@ -87,6 +91,9 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     });
     client.on("connect", () => {
       this.connectedSince = this.options.clock.now().toISOString();
+      // Before anything the broker kept for us is handled: those copies may be old.
+      this.sync = randomUUID();
+      this.emit("session");
       this.options.log.info({ broker: this.options.url }, "broker connected");
       client.subscribe(
         {
@@ -122,7 +129,13 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   private onMessage(topic: string, payload: Buffer) {
     const t = parseTopic(this.options.prefix, topic);
     if (!t || t.gatewayId !== this.options.gatewayId) return;
-    const refused = emitDownMessage(this, this.options.gatewayId, t.channel, payload.toString("utf8"));
+    const refused = emitDownMessage(
+      this,
+      this.options.gatewayId,
+      t.channel,
+      payload.toString("utf8"),
+      this.sync,
+    );
     if (refused) this.options.log.warn({ topic, issues: refused.issues }, refused.dropped);
   }
 

@@ -6,13 +6,16 @@ import type { BrokerLinkEvents } from "../../ports.ts";
 /**
  * What the cloud sent on one of this gateway's channels, as the BrokerLink port's events: each payload is
  * validated with its shared schema, and keys addressed to another gateway are refused. Returns why a message
- * was dropped, or null once it was passed on (or was on a channel the gateway does not read).
+ * was dropped, or null once it was passed on (or was on a channel the gateway does not read). Each message's
+ * `sent_at` is told first (`cloudTime`), so a command is judged on the cloud's time it brought; an ack that
+ * echoes `sync`, this session's token, is fresh.
  */
 export function emitDownMessage(
   link: EventEmitter<BrokerLinkEvents>,
   gatewayId: string,
   channel: Channel,
   payload: string,
+  sync?: string,
 ): { dropped: string; issues?: unknown } | null {
   let data: unknown;
   try {
@@ -25,18 +28,21 @@ export function emitDownMessage(
     case "cmd": {
       const r = CommandRequest.safeParse(data);
       if (!r.success) return invalid(r.error.issues);
+      link.emit("cloudTime", r.data.sent_at, false);
       link.emit("command", r.data);
       return null;
     }
     case "ack": {
       const r = Ack.safeParse(data);
       if (!r.success) return invalid(r.error.issues);
+      link.emit("cloudTime", r.data.sent_at, sync !== undefined && r.data.sync === sync);
       link.emit("ack", r.data.seqs, r.data.resend ?? false, r.data.outbox_id);
       return null;
     }
     case "config": {
       const r = DeviceMap.safeParse(data);
       if (!r.success) return invalid(r.error.issues);
+      link.emit("cloudTime", r.data.sent_at, false);
       link.emit("deviceMap", r.data);
       return null;
     }
@@ -44,6 +50,7 @@ export function emitDownMessage(
       const r = KeysDown.safeParse(data);
       if (!r.success) return invalid(r.error.issues);
       if (r.data.gateway_id !== gatewayId) return invalid("addressed to another gateway");
+      link.emit("cloudTime", r.data.sent_at, false);
       link.emit("keys", r.data);
       return null;
     }

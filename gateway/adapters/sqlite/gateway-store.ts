@@ -16,12 +16,13 @@ import { SqliteTapJournal } from "./tap-journal.ts";
  */
 export function openGatewayStore(
   stateDir: string,
-  options: { gatewayId: string; clock: Clock },
+  /** `cloudNow`: the cloud's clock as the gateway knows it, stamped on outbox messages beside its own. */
+  options: { gatewayId: string; clock: Clock; cloudNow?: () => Date | null },
 ): GatewayStore {
   const db = openGatewayDb(stateDir);
   const ping = db.prepare("SELECT 1");
   return {
-    outbox: new SqliteOutbox(db, options.gatewayId, options.clock),
+    outbox: new SqliteOutbox(db, options.gatewayId, options.clock, options.cloudNow),
     commandLog: new SqliteCommandLog(db),
     bookings: new SqliteBookings(db),
     keys: new SqliteKeyCache(db),

@@ -26,6 +26,8 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
     private readonly db: GatewayDb,
     private readonly gatewayId: string,
     private readonly clock: Clock,
+    /** The cloud's clock as the gateway knows it (null before it has heard it). */
+    private readonly cloudNow: () => Date | null = () => null,
   ) {
     super();
     this.id = (db.prepare("SELECT outbox_id FROM outbox_identity").get() as { outbox_id: string }).outbox_id;
@@ -51,6 +53,7 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
    */
   append(msg: Pending): UpMessage {
     const observed = msg.observed_at ?? this.clock.now().toISOString();
+    const cloudAt = msg.observed_cloud_at ?? this.cloudNow()?.toISOString();
     const full = this.db.transaction(() => {
       const seq = (this.insert.get(msg.type, observed, this.id) as { seq: number }).seq;
       const m = {
@@ -59,6 +62,7 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
         outbox_id: this.id,
         seq,
         observed_at: observed,
+        ...(cloudAt ? { observed_cloud_at: cloudAt } : {}),
       } as UpMessage;
       this.setBody.run(JSON.stringify(m), seq);
       return m;
