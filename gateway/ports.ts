@@ -106,17 +106,8 @@ export interface BrokerLink {
   off<E extends keyof BrokerLinkEvents>(event: E, listener: BrokerListener<E>): unknown;
 }
 
-export type Photo = { bytes: Uint8Array; mime: string };
-
-/** A camera on the GUARD (take-photo). */
-export interface Camera {
-  capture(): Promise<Photo>;
-}
-
-/** Where taken photos are kept, by the command that took them. */
-export interface PhotoStore {
-  save(commandId: string, photo: Photo): void;
-}
+/** The camera's ports (take-photo), in a module of their own. */
+export type { Camera, Photo, PhotoStore } from "./camera-ports.ts";
 
 // ── The gateway's store ──────────────────────────────────────────────────────────────────────────────
 

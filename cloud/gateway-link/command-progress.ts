@@ -1,6 +1,7 @@
 import type { CommandEvent } from "../../shared/api/command.ts";
 import type { CommandInput } from "../../shared/domain/command-machine.ts";
 import type { DeviceInput, LockState } from "../../shared/domain/device-machine.ts";
+import { factTime } from "../../shared/wire/fact-time.ts";
 import type { CommandProgress } from "../../shared/wire/messages.ts";
 import { advanceCommand } from "../commands/advance-command.ts";
 import { drivesDeviceState, endsBooking, successEventFor } from "../commands/command-events.ts";
@@ -10,7 +11,6 @@ import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
 import type { Executor } from "../store/db.ts";
-import { factTime } from "./fact-time.ts";
 import type { GatewayReport } from "./gateway-reports.ts";
 
 /** Events the cloud writes when it ends a command itself, before the hardware said anything. */

@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import { maskCardId } from "../../shared/domain/card-id.ts";
+import { factTime } from "../../shared/wire/fact-time.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { readingSource, setLater } from "../devices/reading-order.ts";
-import { factTime } from "../gateway-link/fact-time.ts";
 import { openCardSession } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 import { accessEventRepository } from "./access-event-repository.ts";

@@ -1,7 +1,7 @@
 import type { AlarmKind, AlarmSubject } from "../../shared/domain/alarm-kinds.ts";
+import { factTime } from "../../shared/wire/fact-time.ts";
 import type { HardwareEvent } from "../../shared/wire/messages.ts";
 import { clearStoredAlarm, raiseStoredAlarm } from "../alarms/raise-alarm.ts";
-import { factTime } from "../gateway-link/fact-time.ts";
 import type { Executor } from "../store/db.ts";
 import { recordSiteEvent } from "../webhooks/site-events.ts";
 import { subjectRepository } from "./subject-repository.ts";
