@@ -7,7 +7,10 @@ import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
  * The gateway's side of whitelist sync (ARCHITECTURE flow 4). It tells the cloud the key version it holds
  * on every connect, after applying a delta or a complete snapshot, and when a delta does not fit the
  * version held; the cloud answers with what is missing (deltas or a snapshot), so a gateway that was away
- * for a week converges by itself. A cron sweep deletes expired grants (the decision checks expiry anyway).
+ * for a week converges by itself. It says it again when the cloud asks for a resend (the cloud has just
+ * reconnected: after a broker restart the report of our own connect may have gone to a broker the cloud was
+ * not yet subscribed to, and the delta it answered with is lost too). A cron sweep deletes expired grants
+ * (the decision checks expiry anyway).
  */
 export function createKeySync(deps: {
   gatewayId: string;
@@ -55,6 +58,10 @@ export function createKeySync(deps: {
     }
   }
 
+  const onAck = (_seqs: number[], resend: boolean) => {
+    if (resend) report();
+  };
+
   const onKeys = (msg: KeysDown) => {
     try {
       apply(msg);
@@ -75,6 +82,7 @@ export function createKeySync(deps: {
     start(): void {
       deps.broker.on("connected", report);
       deps.broker.on("keys", onKeys);
+      deps.broker.on("ack", onAck);
       if (deps.sweep) {
         task = cronTask(deps.clock, parseCron(deps.sweep), purge, (err) =>
           deps.log.warn({ err }, "deleting expired grants failed"),
@@ -85,6 +93,7 @@ export function createKeySync(deps: {
     stop(): void {
       deps.broker.off("connected", report);
       deps.broker.off("keys", onKeys);
+      deps.broker.off("ack", onAck);
       task?.stop();
       task = null;
     },

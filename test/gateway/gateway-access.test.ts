@@ -479,6 +479,16 @@ describe("whitelist sync on the gateway", () => {
     expect((await r.gateway.control.status()).keys).toEqual({ version: 1, grants: 1 });
   });
 
+  it("reports its version again when the cloud asks for a resend (the cloud reconnected after it)", async () => {
+    const r = await rig();
+    await r.sync(r.snapshot(4, [grantOf(MEMBER)]));
+    r.link.connect();
+    const reports = r.link.versions().length;
+    r.link.emit("ack", [], true);
+    r.link.emit("ack", [], false); // a plain ack is not a question
+    expect(r.link.versions().slice(reports)).toEqual([4]);
+  });
+
   it("a delta made from another version changes nothing and makes it report the version it holds", async () => {
     const r = await rig();
     await r.sync(r.snapshot(4, [grantOf(MEMBER)]));
