@@ -1,4 +1,5 @@
 import type { WebhookMessagePayload, WebhookMessageType } from "../../shared/api/webhook.ts";
+import { recordAudit } from "../audit/audit-log.ts";
 import type { Db, Executor } from "../store/db.ts";
 import type { BufferedGroup } from "./aggregation-windows.ts";
 import { webhookDeliveryRepository } from "./webhook-delivery-repository.ts";
@@ -156,8 +157,7 @@ export function webhookQueue(db: Db) {
             await tx.markDead(m.id, lease, ts, outcome.error);
             return;
           case "gone":
-            if (await tx.retryAt(m.id, lease, ts, outcome.error))
-              await webhookEndpointRepository(trx).disable(m.endpointId, `answered 410 Gone at ${ts}`, ts);
+            if (await tx.retryAt(m.id, lease, ts, outcome.error)) await endpointGone(trx, m.endpointId, now);
             return;
         }
       });
@@ -166,3 +166,31 @@ export function webhookQueue(db: Db) {
 }
 
 export type WebhookQueue = ReturnType<typeof webhookQueue>;
+
+/** Who disables an endpoint that answered 410 Gone, as the audit log names it. */
+export const DELIVERY_ACTOR = { kind: "system", id: "webhook-delivery" } as const;
+
+/**
+ * A receiver answered 410 Gone: its endpoint is disabled, and the operator is told through the audit log
+ * (the console's Audit view, every role of the operator reads it), in the same transaction, so the entry and
+ * the disabled endpoint never disagree. Only the attempt still holding its claim gets here: one entry.
+ */
+async function endpointGone(trx: Executor, endpointId: string, now: Date): Promise<void> {
+  const ts = now.toISOString();
+  const endpoints = webhookEndpointRepository(trx);
+  const endpoint = await endpoints.find(endpointId);
+  await endpoints.disable(endpointId, `answered 410 Gone at ${ts}`, ts);
+  if (!endpoint?.enabled) return;
+  await recordAudit(
+    trx,
+    { actor: DELIVERY_ACTOR },
+    {
+      operatorId: endpoint.operatorId,
+      action: "webhook.disable",
+      subject: { type: "webhook_endpoint", id: endpointId },
+      reason: `the receiver at ${endpoint.url} answered 410 Gone; declare the endpoint again to enable it`,
+      changes: { enabled: { from: true, to: false } },
+    },
+    now,
+  );
+}

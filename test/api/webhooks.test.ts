@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import pino from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { listAudit } from "../../cloud/audit/audit-log.ts";
 import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { findProblems } from "../../cloud/manifest/manifest-problems.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
@@ -17,6 +18,7 @@ import { recordSiteEvent, type SiteEvent } from "../../cloud/webhooks/site-event
 import { startWebhookDelivery, type WebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import { webhookDeliveryRepository } from "../../cloud/webhooks/webhook-delivery-repository.ts";
 import type { ManifestWebhook } from "../../cloud/webhooks/webhook-manifest.ts";
+import { DELIVERY_ACTOR } from "../../cloud/webhooks/webhook-queue.ts";
 import { WEBHOOK_TYPES, type WebhookPayload, webhookPayloadSchema } from "../../shared/api/webhook.ts";
 import { CliExit, EXIT } from "../../shared/cli/exit-codes.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
@@ -477,6 +479,11 @@ describe("outbound webhooks", () => {
     const [ep] = await listWebhookEndpoints(h.db);
     expect(ep).toMatchObject({ enabled: false, queue: { pending: 1, delivered: 0, dead: 0 } });
     expect(ep?.disabledReason).toMatch(/^answered 410 Gone at /);
+    // The operator is told in the audit log, once, by the delivery worker.
+    const told = await listAudit(h.db, OP_A, { subject: { type: "webhook_endpoint", id: EP_1 } });
+    expect(told.data).toMatchObject([
+      { action: "webhook.disable", actor: DELIVERY_ACTOR, changes: { enabled: { from: true } } },
+    ]);
     receiver.answer = () => 200;
     await declare([{ id: EP_1, url: receiver.url, delivery: "direct" }]);
     await worker.tick();
