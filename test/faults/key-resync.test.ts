@@ -1,6 +1,7 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { accessEventRepository } from "../../cloud/key-sync/access-event-repository.ts";
 import { keySyncRepository } from "../../cloud/key-sync/key-sync-repository.ts";
 import type { ManifestInput } from "../../cloud/manifest/manifest-schema.ts";
@@ -8,7 +9,7 @@ import { eventually } from "../support/eventually.ts";
 import { fx } from "../support/fixture-site.ts";
 import { FIXTURE_WHITELISTS } from "../support/fixture-whitelists.ts";
 import { type DaemonSite, startDaemonSite } from "./support/daemon.ts";
-import { startHoldProxy } from "./support/hold-proxy.ts";
+import { type HoldProxy, startHoldProxy } from "./support/hold-proxy.ts";
 
 // A whitelist delta lost in a broker restart mid-sync, on the real daemon: the cloud's delta reaches the
 // broker for the daemon, the broker dies (no persistence) before the daemon has it, and the daemon's version
@@ -38,7 +39,10 @@ function withWhitelist(m: ManifestInput) {
 
 describe("a whitelist delta lost in a broker restart mid-sync (real daemon)", () => {
   let s: DaemonSite;
-  let proxy: Awaited<ReturnType<typeof startHoldProxy>>;
+  /** Between the daemon and Mosquitto. */
+  let proxy: HoldProxy;
+  /** Between the cloud and Mosquitto. */
+  let cloudProxy: HoldProxy;
   beforeAll(async () => {
     s = await startDaemonSite({
       store: "postgres",
@@ -47,11 +51,16 @@ describe("a whitelist delta lost in a broker restart mid-sync (real daemon)", ()
         proxy = await startHoldProxy(url);
         return proxy.url;
       },
+      cloudBrokerUrlFor: async (url) => {
+        cloudProxy = await startHoldProxy(url);
+        return cloudProxy.url;
+      },
     });
   });
   afterAll(async () => {
     await s?.stop();
     await proxy?.stop();
+    await cloudProxy?.stop();
   });
 
   /** The daemon's key cache as its store holds it (read beside it). */
@@ -152,4 +161,52 @@ describe("a whitelist delta lost in a broker restart mid-sync (real daemon)", ()
       [ADDED, 1],
     ]);
   });
+
+  it("resyncs when the daemon is back before the cloud: its lost report is asked for again", async () => {
+    await inSync();
+    const before = daemonKeys();
+    proxy.hold();
+    expect((await entities("REMOVE", KEPT)).statusCode).toBe(204);
+    await eventually(() => expect(proxy.heldFromBroker()).toContain(KEPT), 20_000);
+    // The broker dies with the delta; the cloud stays away after it comes back, the daemon does not.
+    cloudProxy.hold();
+    await s.mosquitto.kill();
+    const lostAt = Date.now();
+    await s.mosquitto.restart();
+    const seen = await watchGateway();
+    try {
+      proxy.release();
+      // The daemon's version report on connect goes to a broker nobody listens on for it.
+      await eventually(() => expect(seen.channels()).toContain("keys_report"), 40_000);
+      const cloud = await keySyncRepository(s.site.db).versionsOf("gw-a1");
+      expect(cloud.confirmed).toBe(before.version);
+      cloudProxy.release();
+      await inSync();
+      console.info(`key resync, daemon back before the cloud: ${Date.now() - lostAt} ms`);
+      // The cloud, back, asked for a resend; the daemon said its version again, and the delta answered it
+      // (rather than the cloud's sweep, up to 30 s later).
+      const after = seen.channels().slice(seen.channels().indexOf("resend"));
+      expect(after).toContain("keys");
+      expect(after.indexOf("keys_report")).toBeGreaterThan(0);
+      expect(after.indexOf("keys_report")).toBeLessThan(after.indexOf("keys"));
+    } finally {
+      await seen.close();
+    }
+    expect(daemonKeys().cards).toEqual([ADDED]);
+    const refused = await tap(KEPT);
+    expect(refused).toMatchObject({ granted: 0, action: "none" });
+  });
+
+  /** What passes on the broker for gw-a1, up and down, by channel (a resend request shows as `resend`). */
+  async function watchGateway() {
+    const client = connectMqtt(s.mosquitto.url, { clientId: `watch-${Date.now()}`, clean: true });
+    const order: string[] = [];
+    client.on("message", (topic, payload) => {
+      const channel = topic.split("/").at(-1) ?? "";
+      const resend = channel === "ack" && (JSON.parse(payload.toString()) as { resend?: boolean }).resend;
+      order.push(resend ? "resend" : channel);
+    });
+    await client.subscribeAsync(`${s.site.prefix}/v1/gw/gw-a1/+`, { qos: 1 });
+    return { channels: () => [...order], close: () => client.endAsync() };
+  }
 });

@@ -89,16 +89,19 @@ describe("webhook receivers that misbehave", () => {
   /**
    * Moves the clock by `ms` (one pass of the worker runs at the end) and waits for that pass, and for every
    * attempt it started at the answering receivers, to be settled in the store; the hung one is left hanging.
+   * A drain may start just after its pass has re-armed: `expected` names receipts to wait for as well.
    */
-  async function advance(ms: number) {
+  async function advance(ms: number, expected: () => void = () => undefined) {
     const passes = clock.passes;
     clock.advance(ms);
     await eventually(
       async () => {
         expect(clock.passes).toBeGreaterThan(passes);
+        expected();
         for (const name of ["ok", "flaky", "gone"] as const) {
-          const logged = (await logOf(name)).reduce((k, m) => k + m.log.length, 0);
-          expect(logged).toBe(rx[name].received.length);
+          const messages = await logOf(name);
+          expect(messages.reduce((k, m) => k + m.log.length, 0)).toBe(rx[name].received.length);
+          for (const m of messages) expect(m.attempts).toBe(m.log.length); // none claimed and unsettled
         }
       },
       20_000,
@@ -117,10 +120,12 @@ describe("webhook receivers that misbehave", () => {
     });
   }
 
-  it("a receiver that hangs starves nobody: the others get theirs at the next pass, retries on time", async () => {
+  it("a receiver that hangs starves nobody: the others get theirs within a pass or two, retries on time", async () => {
     await event(0);
-    await advance(EVERY_MS);
-    expect(rx.hang.received).toHaveLength(1);
+    // The first pass tries each endpoint once; nothing more is recorded until all four have been tried.
+    await advance(EVERY_MS, () => {
+      for (const r of Object.values(rx)) expect(r.received).toHaveLength(1);
+    });
 
     // While the hung attempt waits out its 10 s, the healthy endpoint gets each event at the next pass and
     // the failing one is retried on time.
@@ -128,44 +133,63 @@ describe("webhook receivers that misbehave", () => {
       await event(n);
       await advance(1_000);
     }
+    await advance(1_000); // one more pass, for the last event if a pass left it to the next
+    await eventually(() => expect(rx.ok.delivered.map(nOf)).toEqual(ns));
     expect(clock.now().getTime() - t0).toBeLessThan(WEBHOOK_TIMEOUT_MS);
     expect(rx.hang.received.map((r) => r.status)).toEqual([0]);
     expect((await logOf("hang")).flatMap((m) => m.log)).toEqual([]);
     expect(rx.ok.delivered.map(nOf)).toEqual(ns);
-    expect(rx.ok.delivered.map((r, n) => r.receivedAt.getTime() - (recordedAt[n] ?? 0))).toEqual(
-      ns.map((n) => (n === 0 ? EVERY_MS : 1_000)),
-    );
+    // At the next pass, or the one after when that pass found the endpoint's previous drain still
+    // committing: either way long before the hung attempt gives up.
+    for (const [n, r] of rx.ok.delivered.entries())
+      expect(r.receivedAt.getTime() - (recordedAt[n] ?? 0)).toBeLessThanOrEqual(n === 0 ? EVERY_MS : 2_000);
     // The failing receiver's first retry fell within the hang, 5 s after its first attempt.
-    expect(rx.flaky.received.map((r) => r.receivedAt.getTime() - t0)).toEqual([EVERY_MS, EVERY_MS + 5_000]);
+    const [a1, a2] = rx.flaky.received.map((r) => r.receivedAt.getTime() - t0);
+    expect(a1).toBe(EVERY_MS);
+    expect((a2 ?? 0) - EVERY_MS - 5_000).toBeGreaterThanOrEqual(0);
+    expect((a2 ?? 0) - EVERY_MS - 5_000).toBeLessThanOrEqual(1_000);
   });
 
   it("retries a receiver failing for over an hour on schedule, under one id, then sends the rest in order", async () => {
-    // The failing receiver's head, attempt after attempt, each when it falls due, until it answers 200.
+    // The failing receiver's head, attempt after attempt, each when it falls due, until it answers 200;
+    // when each attempt was due, by the number of attempts before it.
+    const due = new Map<number, number>();
     for (let i = 0; i < 40; i++) {
-      const head = (await logOf("flaky")).find((m) => m.status === "pending" && m.log.length > 0);
+      const head = await eventually(async () => {
+        const m = (await logOf("flaky")).find((x) => x.status === "pending" && x.log.length > 0);
+        if (m && m.attempts !== m.log.length) throw new Error("an attempt is under way");
+        return m;
+      });
       if (!head?.nextAttemptAt) break;
+      due.set(head.log.length, Date.parse(head.nextAttemptAt));
       await advance(Math.max(EVERY_MS, Date.parse(head.nextAttemptAt) - clock.now().getTime()));
     }
     await eventually(() => expect(rx.flaky.delivered.map(nOf)).toEqual(ns), 20_000);
 
     const failed = rx.flaky.received.filter((r) => r.status === 500);
     const first = rx.flaky.delivered[0] as ReceivedWebhook;
-    const tries = [...failed, first];
-    // 5 s, 10 s, 20 s … doubling, to the first attempt after the receiver came back (over 1 h).
-    expect(
-      tries
-        .slice(1)
-        .map((r, k) => r.receivedAt.getTime() - (tries[k] as ReceivedWebhook).receivedAt.getTime()),
-    ).toEqual(tries.slice(1).map((_, k) => retryDelayMs(k + 1)));
+    const tries = [...failed, first].map((r) => r.receivedAt.getTime());
+    expect(failed).toHaveLength(10);
+    // 5 s, 10 s, 20 s … doubling after each failure (the third attempt on), to the first attempt after the
+    // receiver came back (over 1 h). A retry is due that long after the failed attempt ended and is sent at
+    // the first pass once due; the test moves the clock by a pass when the worker is between steps, so
+    // either may fall a pass (250 ms) late.
+    for (let k = 2; k < tries.length; k++) {
+      const at = due.get(k) ?? Number.NaN;
+      expect(at - (tries[k - 1] ?? 0) - retryDelayMs(k)).toBeGreaterThanOrEqual(0);
+      expect(at - (tries[k - 1] ?? 0) - retryDelayMs(k)).toBeLessThanOrEqual(EVERY_MS);
+      expect((tries[k] ?? 0) - at).toBeGreaterThanOrEqual(0);
+      expect((tries[k] ?? 0) - at).toBeLessThanOrEqual(EVERY_MS);
+    }
     expect(first.receivedAt.getTime() - t0).toBeGreaterThanOrEqual(HOUR);
-    expect(new Set(tries.map(idOf))).toEqual(new Set([idOf(first)]));
+    // One id on every attempt; then the rest of the queue, in order, each once.
+    expect(new Set([...failed, first].map(idOf))).toEqual(new Set([idOf(first)]));
     expect(new Set(rx.flaky.delivered.map(idOf)).size).toBe(EVENTS);
     const flakyLog = await logOf("flaky");
     expect(flakyLog.find((m) => m.id === idOf(first))?.log.map((a) => a.statusCode)).toEqual([
       ...failed.map(() => 500),
       200,
     ]);
-    expect(failed).toHaveLength(10);
   });
 
   it("disables the endpoint answering 410 and tells the operator; gives up each hung attempt", async () => {

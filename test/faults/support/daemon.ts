@@ -39,6 +39,8 @@ export type Daemon = {
 export type DaemonSiteOptions = Omit<SiteOptions, "broker" | "serial" | "brokerUrl"> & {
   /** Where the daemon connects for its broker instead of the site's Mosquitto (e.g. a fault proxy). */
   brokerUrlFor?: (mosquittoUrl: string) => Promise<string> | string;
+  /** Where the in-process cloud connects instead of the site's Mosquitto (e.g. a proxy that holds it off). */
+  cloudBrokerUrlFor?: (mosquittoUrl: string) => Promise<string> | string;
   /** Overrides of the daemon's config (merged over the site's gateway config). */
   config?: Partial<GatewayConfigInput>;
   /** The daemon's environment on top of the test's (e.g. FAKETIME and LD_PRELOAD, NOTIFY_SOCKET). */
@@ -54,7 +56,8 @@ export type DaemonSiteOptions = Omit<SiteOptions, "broker" | "serial" | "brokerU
  */
 export async function startDaemonSite(o: DaemonSiteOptions = {}) {
   const mosquitto = await startPrivateMosquitto();
-  const site: Site = await startSite({ ...o, broker: "mosquitto", serial: "pty", brokerUrl: mosquitto.url });
+  const cloudUrl = o.cloudBrokerUrlFor ? await o.cloudBrokerUrlFor(mosquitto.url) : mosquitto.url;
+  const site: Site = await startSite({ ...o, broker: "mosquitto", serial: "pty", brokerUrl: cloudUrl });
   await site.stopGateway();
   const brokerUrl = o.brokerUrlFor ? await o.brokerUrlFor(mosquitto.url) : mosquitto.url;
   const stateDir = o.stateDir ?? path.join(site.dir, "gw-daemon");

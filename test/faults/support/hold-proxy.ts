@@ -64,3 +64,5 @@ export async function startHoldProxy(upstreamUrl: string) {
     },
   };
 }
+
+export type HoldProxy = Awaited<ReturnType<typeof startHoldProxy>>;
