@@ -3,19 +3,11 @@ import type { ConsoleAccessList } from "../shared/api/console-access-lists.ts";
 import { Invites, Members } from "./access-list-parts.tsx";
 import { addMember, getAccessList, listAccessLists, removeMember } from "./access-lists-api.ts";
 import { ActionDialog } from "./action-dialog.tsx";
+import { Alert } from "./alert.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
-
-function Alert({ error }: { error: string | null }) {
-  if (!error) return null;
-  return (
-    <p role="alert" class="error">
-      {error}
-    </p>
-  );
-}
 
 /** `/console/access-lists`: the operator's lists in force (every operator's for a superadmin). */
 export function AccessListsView({ staff }: ViewProps) {

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { Alert } from "./alert.tsx";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import { type ConsoleAuditPage, listAudit } from "./sessions-api.ts";
@@ -67,11 +68,7 @@ export function AuditView(_: ViewProps) {
   return (
     <section>
       <h1>Audit</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {page === null && !error && <p aria-busy="true">Loading…</p>}
       {page && page.data.length === 0 && <p>Nothing recorded.</p>}
       {page && page.data.length > 0 && (

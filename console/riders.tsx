@@ -1,12 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
+import { ActionDialog } from "./action-dialog.tsx";
+import { Alert, messageOf } from "./alert.tsx";
 import { ApiError } from "./api.ts";
-import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { type ConsoleRider, getRider, revokeRiderTokens } from "./riders-api.ts";
 import { Link, navigate } from "./router.tsx";
 import type { ViewProps } from "./view-props.ts";
 import { When } from "./when.tsx";
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The form that looks a rider up by the service's id (the spec's service_user_id). */
 function RiderLookup({ initial = "" }: { initial?: string }) {
@@ -59,7 +58,7 @@ export function RiderView({ params, staff }: ViewProps) {
       },
       (e: unknown) => {
         setRider(null);
-        setError(e instanceof ApiError && e.status === 404 ? `No rider with id ${id}` : message(e));
+        setError(e instanceof ApiError && e.status === 404 ? `No rider with id ${id}` : messageOf(e));
       },
     );
   useEffect(() => {
@@ -72,11 +71,7 @@ export function RiderView({ params, staff }: ViewProps) {
     <section>
       <h1>Rider</h1>
       <RiderLookup initial={id} />
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {!rider && !error && <p aria-busy="true">Loading…</p>}
       {rider && (
         <>
@@ -205,7 +200,7 @@ function RevokeDialog(props: {
   onDone: () => void;
 }) {
   return (
-    <ConfirmDialog
+    <ActionDialog
       title="Revoke tokens"
       act={async (form) => {
         const r = await revokeRiderTokens(props.rider.id, String(form.get("reason") ?? ""));
@@ -220,6 +215,6 @@ function RevokeDialog(props: {
         Reason
         <textarea name="reason" required maxLength={2000} rows={3} />
       </label>
-    </ConfirmDialog>
+    </ActionDialog>
   );
 }

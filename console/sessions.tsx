@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { PAYMENT_TRANSITIONS, type PaymentStatus } from "../shared/domain/payment-machine.ts";
-import { closing } from "./dialog-close.ts";
+import { ActionDialog } from "./action-dialog.tsx";
+import { Alert, messageOf } from "./alert.tsx";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import {
@@ -20,7 +21,6 @@ const STATUSES = { active: "Active", booked: "Booked", ended: "Ended" };
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 const feeOf = (s: ConsoleSession) => (s.fee ? `${s.fee.currency} ${s.fee.value}` : "—");
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The filters the address carries, so a filtered list is a deep link too. */
 function filtersOfAddress(): Filters {
@@ -40,7 +40,7 @@ export function SessionsView(_: ViewProps) {
   useEffect(() => {
     setError(null);
     listSessions({ ...filters, limit: "50", pagination_token: token }).then(setList, (e: unknown) =>
-      setError(message(e)),
+      setError(messageOf(e)),
     );
   }, [filters, token]);
   useLive(["sessions"], () =>
@@ -82,11 +82,7 @@ export function SessionsView(_: ViewProps) {
         </label>
         <button type="submit">Filter</button>
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {list === null && !error && <p aria-busy="true">Loading…</p>}
       {list && list.data.length === 0 && <p>No sessions.</p>}
       {list && list.data.length > 0 && (
@@ -162,7 +158,7 @@ export function SessionView({ params, staff }: ViewProps) {
         setSession(s);
         setError(null);
       },
-      (e: unknown) => setError(message(e)),
+      (e: unknown) => setError(messageOf(e)),
     );
   useEffect(() => {
     void load();
@@ -173,13 +169,7 @@ export function SessionView({ params, staff }: ViewProps) {
     return (
       <section>
         <h1>Session</h1>
-        {error ? (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        ) : (
-          <p aria-busy="true">Loading…</p>
-        )}
+        {error ? <Alert error={error} /> : <p aria-busy="true">Loading…</p>}
       </section>
     );
 
@@ -214,11 +204,7 @@ export function SessionView({ params, staff }: ViewProps) {
         <dt>Payment</dt>
         <dd data-testid="payment-status">{session.payment?.status ?? "none until the session ends"}</dd>
       </dl>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {mayAct && (open || moves.length > 0) && (
         <div class="actions">
           {open && (
@@ -239,7 +225,7 @@ export function SessionView({ params, staff }: ViewProps) {
         </Link>
       </p>
       {pending && (
-        <ConfirmDialog
+        <SessionDialog
           pending={pending}
           onClose={() => setPending(null)}
           onDone={() => {
@@ -257,71 +243,35 @@ export function SessionView({ params, staff }: ViewProps) {
   );
 }
 
-/** A modal dialog that asks before acting, and says what the cloud answered when it refused. */
-function ConfirmDialog(props: {
+/** Asks before ending the session (with or without its fee, for a reason) or moving its payment. */
+function SessionDialog(props: {
   pending: Pending;
   act: (withoutFee: boolean, reason: string) => Promise<unknown>;
   onClose: () => void;
   onDone: () => void;
 }) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const ending = props.pending.kind === "end";
   const title = ending
     ? "End session"
     : `Mark payment ${props.pending.kind === "payment" && props.pending.to}`;
-
-  async function confirm(event: Event) {
-    event.preventDefault();
-    const element = event.currentTarget as HTMLFormElement;
-    const form = new FormData(element);
-    setBusy(true);
-    try {
-      await props.act(form.get("without_fee") === "on", String(form.get("reason") ?? ""));
-      // Closed before it goes, so the browser gives the focus back to the button that opened it.
-      element.closest("dialog")?.close();
-      props.onDone();
-    } catch (err) {
-      setError(message(err));
-      setBusy(false);
-    }
-  }
-
   return (
-    <dialog
-      ref={(d) => {
-        if (d && !d.open) d.showModal();
-      }}
-      aria-labelledby="confirm-title"
-      {...closing(props.onClose)}
+    <ActionDialog
+      title={title}
+      act={(form) => props.act(form.get("without_fee") === "on", String(form.get("reason") ?? ""))}
+      onClose={props.onClose}
+      onDone={props.onDone}
     >
-      <form onSubmit={(e) => void confirm(e)}>
-        <h2 id="confirm-title">{title}</h2>
-        {ending && (
-          <>
-            <label class="check">
-              <input type="checkbox" name="without_fee" /> Without fee
-            </label>
-            <label>
-              Reason
-              <textarea name="reason" maxLength={2000} rows={3} />
-            </label>
-          </>
-        )}
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
-        <div class="actions">
-          <button type="submit" disabled={busy}>
-            Confirm
-          </button>
-          <button type="button" onClick={(e) => e.currentTarget.closest("dialog")?.close()}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </dialog>
+      {ending && (
+        <>
+          <label class="check">
+            <input type="checkbox" name="without_fee" /> Without fee
+          </label>
+          <label>
+            Reason
+            <textarea name="reason" maxLength={2000} rows={3} />
+          </label>
+        </>
+      )}
+    </ActionDialog>
   );
 }

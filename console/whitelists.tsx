@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { Alert } from "./alert.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
@@ -8,15 +9,6 @@ import { Cards, KeySync, Targets } from "./whitelist-parts.tsx";
 import { getWhitelist, listWhitelists } from "./whitelists-api.ts";
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
-
-function Alert({ error }: { error: string | null }) {
-  if (!error) return null;
-  return (
-    <p role="alert" class="error">
-      {error}
-    </p>
-  );
-}
 
 /** `/console/whitelists`: the operator's whitelists (every operator's for a superadmin). */
 export function WhitelistsView({ staff }: ViewProps) {
