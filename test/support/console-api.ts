@@ -11,9 +11,9 @@ export const CONSOLE_PASSWORD = "a console password";
 /** A signed-in staff member: their id, the console session's cookie token and its CSRF token. */
 export type ConsoleStaff = { id: string; cookie: string; csrf: string };
 
-/** A new staff member (`operatorId` null: a superadmin); returns their id. */
+/** A new staff member of the store `h` holds (`operatorId` null: a superadmin); returns their id. */
 export async function createConsoleStaff(
-  h: CloudHarness,
+  h: Parameters<typeof createStaffService>[0],
   email: string,
   role: StaffRole,
   operatorId: string | null,
