@@ -3,7 +3,7 @@ import type { ConsoleAccessList } from "../shared/api/console-access-lists.ts";
 import { Invites, Members } from "./access-list-parts.tsx";
 import { addMember, getAccessList, listAccessLists, removeMember } from "./access-lists-api.ts";
 import { ActionDialog } from "./action-dialog.tsx";
-import { Alert } from "./alert.tsx";
+import { Alert, Awaiting } from "./alert.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
@@ -71,14 +71,7 @@ export function AccessListView({ params, staff }: ViewProps) {
   const [pending, setPending] = useState<Pending | null>(null);
   const mayAct = staff.role !== "viewer";
 
-  if (!list)
-    return (
-      <section>
-        <h1>Access list</h1>
-        <Alert error={error} />
-        {!error && <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+  if (!list) return <Awaiting title="Access list" error={error} />;
   return (
     <section>
       <h1>{list.name}</h1>

@@ -10,3 +10,14 @@ export function Alert({ error }: { error: string | null | false | undefined }) {
     </p>
   );
 }
+
+/** A page whose data has not come yet: its title, then the failure or "Loading…". */
+export function Awaiting({ title, error }: { title: string; error: string | null }) {
+  return (
+    <section>
+      <h1>{title}</h1>
+      <Alert error={error} />
+      {!error && <p aria-busy="true">Loading…</p>}
+    </section>
+  );
+}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { PAYMENT_TRANSITIONS, type PaymentStatus } from "../shared/domain/payment-machine.ts";
 import { ActionDialog } from "./action-dialog.tsx";
-import { Alert, messageOf } from "./alert.tsx";
+import { Alert, Awaiting, messageOf } from "./alert.tsx";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import {
@@ -165,13 +165,7 @@ export function SessionView({ params, staff }: ViewProps) {
   }, [id]);
   useLive(["sessions"], load);
 
-  if (!session)
-    return (
-      <section>
-        <h1>Session</h1>
-        {error ? <Alert error={error} /> : <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+  if (!session) return <Awaiting title="Session" error={error} />;
 
   const open = session.status === "active" || session.status === "booked";
   const moves = session.payment ? PAYMENT_TRANSITIONS[session.payment.status] : [];

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { Alert } from "./alert.tsx";
+import { Alert, Awaiting } from "./alert.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
 import { useLoad } from "./use-load.ts";
@@ -61,8 +61,6 @@ export function WhitelistsView({ staff }: ViewProps) {
   );
 }
 
-/** What a dialog on the page is about to do. */
-
 /** `/console/whitelists/:id`: its cards, its targets and how far each gateway serving them is in sync. */
 export function WhitelistView({ params, staff }: ViewProps) {
   const id = params.id ?? "";
@@ -70,14 +68,7 @@ export function WhitelistView({ params, staff }: ViewProps) {
   const [pending, setPending] = useState<Pending | null>(null);
   const mayAct = staff.role !== "viewer";
 
-  if (!wl)
-    return (
-      <section>
-        <h1>Whitelist</h1>
-        <Alert error={error} />
-        {!error && <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+  if (!wl) return <Awaiting title="Whitelist" error={error} />;
   return (
     <section>
       <h1>{wl.name}</h1>
