@@ -4,6 +4,7 @@ import { Alert, messageOf } from "./alert.tsx";
 import { ApiError } from "./api.ts";
 import { type ConsoleRider, getRider, revokeRiderTokens } from "./riders-api.ts";
 import { Link, navigate } from "./router.tsx";
+import { ListTable } from "./table-part.tsx";
 import type { ViewProps } from "./view-props.ts";
 import { When } from "./when.tsx";
 
@@ -148,39 +149,34 @@ function RiderSessions({ rider }: { rider: ConsoleRider }) {
   return (
     <>
       <h2>Sessions</h2>
-      {rider.sessions.length === 0 && <p>No sessions.</p>}
-      {rider.sessions.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Session</th>
-                <th>Status</th>
-                <th>Device</th>
-                <th>Start</th>
-                <th>Fee</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rider.sessions.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
-                  </td>
-                  <td>{s.status}</td>
-                  <td>
-                    <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
-                  </td>
-                  <td>
-                    <When at={s.start_time ?? s.booked_time} />
-                  </td>
-                  <td>{s.fee ? `${s.fee.currency} ${s.fee.value}` : "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={rider.sessions}
+        empty="No sessions."
+        head={
+          <>
+            <th>Session</th>
+            <th>Status</th>
+            <th>Device</th>
+            <th>Start</th>
+            <th>Fee</th>
+          </>
+        }
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
+            </td>
+            <td>{s.status}</td>
+            <td>
+              <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
+            </td>
+            <td>
+              <When at={s.start_time ?? s.booked_time} />
+            </td>
+            <td>{s.fee ? `${s.fee.currency} ${s.fee.value}` : "—"}</td>
+          </tr>
+        )}
+      />
       {rider.more_sessions && (
         <p>
           <Link href={`/console/sessions?user_id=${encodeURIComponent(rider.id)}`}>

@@ -13,6 +13,7 @@ import {
   markPayment,
   queryOf,
 } from "./sessions-api.ts";
+import { ListTable } from "./table-part.tsx";
 import type { ViewProps } from "./view-props.ts";
 import { When } from "./when.tsx";
 
@@ -83,48 +84,43 @@ export function SessionsView(_: ViewProps) {
         <button type="submit">Filter</button>
       </form>
       <Alert error={error} />
-      {list === null && !error && <p aria-busy="true">Loading…</p>}
-      {list && list.data.length === 0 && <p>No sessions.</p>}
-      {list && list.data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Session</th>
-                <th>Status</th>
-                <th>Rider</th>
-                <th>Device</th>
-                <th>Start</th>
-                <th>End</th>
-                <th>Fee</th>
-                <th>Payment</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
-                  </td>
-                  <td>{s.status}</td>
-                  <td>{s.user_id || "card"}</td>
-                  <td>
-                    <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
-                  </td>
-                  <td>
-                    <When at={s.start_time ?? s.booked_time} />
-                  </td>
-                  <td>
-                    <When at={s.end_time} />
-                  </td>
-                  <td>{feeOf(s)}</td>
-                  <td>{s.payment?.status ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={list?.data}
+        error={error}
+        empty="No sessions."
+        head={
+          <>
+            <th>Session</th>
+            <th>Status</th>
+            <th>Rider</th>
+            <th>Device</th>
+            <th>Start</th>
+            <th>End</th>
+            <th>Fee</th>
+            <th>Payment</th>
+          </>
+        }
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
+            </td>
+            <td>{s.status}</td>
+            <td>{s.user_id || "card"}</td>
+            <td>
+              <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
+            </td>
+            <td>
+              <When at={s.start_time ?? s.booked_time} />
+            </td>
+            <td>
+              <When at={s.end_time} />
+            </td>
+            <td>{feeOf(s)}</td>
+            <td>{s.payment?.status ?? "—"}</td>
+          </tr>
+        )}
+      />
       <p class="paging">
         {pages.length > 1 && (
           <button type="button" onClick={() => setPages(pages.slice(0, -1))}>

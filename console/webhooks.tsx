@@ -3,6 +3,7 @@ import { ActionDialog } from "./action-dialog.tsx";
 import { Alert, messageOf } from "./alert.tsx";
 import { ApiError } from "./api.ts";
 import { Link } from "./router.tsx";
+import { ListTable } from "./table-part.tsx";
 import type { ViewProps } from "./view-props.ts";
 import {
   type ConsoleWebhookDelivery,
@@ -47,36 +48,31 @@ export function WebhooksView(_: ViewProps) {
     <section>
       <h1>Webhooks</h1>
       <Alert error={error} />
-      {list === null && !error && <p aria-busy="true">Loading…</p>}
-      {list && list.length === 0 && <p>No webhook endpoints (the site manifest declares them).</p>}
-      {list && list.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>URL</th>
-                <th>Events</th>
-                <th>State</th>
-                <th>Last delivery</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((e) => (
-                <tr key={e.id}>
-                  <td class="wrap">
-                    <Link href={`/console/webhooks/${e.id}`}>{e.url}</Link>
-                  </td>
-                  <td>{e.types.join(", ")}</td>
-                  <td>{stateOf(e)}</td>
-                  <td>
-                    <LastAttempt endpoint={e} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={list}
+        error={error}
+        empty="No webhook endpoints (the site manifest declares them)."
+        head={
+          <>
+            <th>URL</th>
+            <th>Events</th>
+            <th>State</th>
+            <th>Last delivery</th>
+          </>
+        }
+        row={(e) => (
+          <tr key={e.id}>
+            <td class="wrap">
+              <Link href={`/console/webhooks/${e.id}`}>{e.url}</Link>
+            </td>
+            <td>{e.types.join(", ")}</td>
+            <td>{stateOf(e)}</td>
+            <td>
+              <LastAttempt endpoint={e} />
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { Alert, Awaiting } from "./alert.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
+import { ListTable } from "./table-part.tsx";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
 import { CardDialog, type Pending } from "./whitelist-dialogs.tsx";
@@ -18,45 +19,40 @@ export function WhitelistsView({ staff }: ViewProps) {
     <section>
       <h1>Whitelists</h1>
       <Alert error={error} />
-      {!data && !error && <p aria-busy="true">Loading…</p>}
-      {data && data.data.length === 0 && <p>No whitelists.</p>}
-      {data && data.data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                {everyone && <th>Operator</th>}
-                <th>Cards</th>
-                <th>Targets</th>
-                <th>Key sync</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <Link href={`/console/whitelists/${w.id}`}>{w.name}</Link>
-                  </td>
-                  {everyone && <td>{w.operator_id}</td>}
-                  <td>{w.cards}</td>
-                  <td>
-                    {plural(w.targets.locations, "location")}, {plural(w.targets.devices, "device")} (
-                    {w.targets.keys_only} keys only)
-                  </td>
-                  <td>
-                    {w.sync.gateways === 0
-                      ? "no gateway"
-                      : w.sync.pending === 0
-                        ? `${plural(w.sync.gateways, "gateway")}, none pending`
-                        : `${plural(w.sync.gateways, "gateway")}, ${w.sync.pending} pending`}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={data?.data}
+        error={error}
+        empty="No whitelists."
+        head={
+          <>
+            <th>Name</th>
+            {everyone && <th>Operator</th>}
+            <th>Cards</th>
+            <th>Targets</th>
+            <th>Key sync</th>
+          </>
+        }
+        row={(w) => (
+          <tr key={w.id}>
+            <td>
+              <Link href={`/console/whitelists/${w.id}`}>{w.name}</Link>
+            </td>
+            {everyone && <td>{w.operator_id}</td>}
+            <td>{w.cards}</td>
+            <td>
+              {plural(w.targets.locations, "location")}, {plural(w.targets.devices, "device")} (
+              {w.targets.keys_only} keys only)
+            </td>
+            <td>
+              {w.sync.gateways === 0
+                ? "no gateway"
+                : w.sync.pending === 0
+                  ? `${plural(w.sync.gateways, "gateway")}, none pending`
+                  : `${plural(w.sync.gateways, "gateway")}, ${w.sync.pending} pending`}
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
