@@ -3,19 +3,12 @@ import type { ConsoleAccessList } from "../shared/api/console-access-lists.ts";
 import { Invites, Members } from "./access-list-parts.tsx";
 import { addMember, getAccessList, listAccessLists, removeMember } from "./access-lists-api.ts";
 import { ActionDialog } from "./action-dialog.tsx";
+import { Alert, Awaiting } from "./alert.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
+import { ListTable } from "./table-part.tsx";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
-
-function Alert({ error }: { error: string | null }) {
-  if (!error) return null;
-  return (
-    <p role="alert" class="error">
-      {error}
-    </p>
-  );
-}
 
 /** `/console/access-lists`: the operator's lists in force (every operator's for a superadmin). */
 export function AccessListsView({ staff }: ViewProps) {
@@ -25,42 +18,37 @@ export function AccessListsView({ staff }: ViewProps) {
     <section>
       <h1>Access lists</h1>
       <Alert error={error} />
-      {!data && !error && <p aria-busy="true">Loading…</p>}
-      {data && data.data.length === 0 && <p>No access lists.</p>}
-      {data && data.data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                {everyone && <th>Operator</th>}
-                <th>Kind</th>
-                <th>Location</th>
-                <th>With access</th>
-                <th>Members</th>
-                <th>Invites</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.map((l) => (
-                <tr key={l.id}>
-                  <td>
-                    <Link href={`/console/access-lists/${l.id}`}>{l.name}</Link>
-                  </td>
-                  {everyone && <td>{l.operator_id}</td>}
-                  <td>{l.kind}</td>
-                  <td>
-                    <Link href={`/console/locations/${l.location_id}`}>{l.location}</Link>
-                  </td>
-                  <td>{l.included}</td>
-                  <td>{l.members}</td>
-                  <td>{l.invites}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={data?.data}
+        error={error}
+        empty="No access lists."
+        head={
+          <>
+            <th>Name</th>
+            {everyone && <th>Operator</th>}
+            <th>Kind</th>
+            <th>Location</th>
+            <th>With access</th>
+            <th>Members</th>
+            <th>Invites</th>
+          </>
+        }
+        row={(l) => (
+          <tr key={l.id}>
+            <td>
+              <Link href={`/console/access-lists/${l.id}`}>{l.name}</Link>
+            </td>
+            {everyone && <td>{l.operator_id}</td>}
+            <td>{l.kind}</td>
+            <td>
+              <Link href={`/console/locations/${l.location_id}`}>{l.location}</Link>
+            </td>
+            <td>{l.included}</td>
+            <td>{l.members}</td>
+            <td>{l.invites}</td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
@@ -79,14 +67,7 @@ export function AccessListView({ params, staff }: ViewProps) {
   const [pending, setPending] = useState<Pending | null>(null);
   const mayAct = staff.role !== "viewer";
 
-  if (!list)
-    return (
-      <section>
-        <h1>Access list</h1>
-        <Alert error={error} />
-        {!error && <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+  if (!list) return <Awaiting title="Access list" error={error} />;
   return (
     <section>
       <h1>{list.name}</h1>

@@ -1,12 +1,12 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { Alert, messageOf } from "./alert.tsx";
 import { closing } from "./dialog-close.ts";
 
-export const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 /**
- * A modal dialog that asks before acting: its fields (if any), then **Confirm**. What the cloud refused
- * stays in the dialog, in the cloud's words, so the operator can correct it and confirm again.
+ * A modal dialog that asks before acting: its fields (a Reason, say) are the children, `act` gets them as
+ * submitted, then **Confirm**. What the cloud refused stays in the dialog, in the cloud's words, so the
+ * operator can correct it and confirm again.
  */
 export function ActionDialog(props: {
   title: string;
@@ -20,12 +20,15 @@ export function ActionDialog(props: {
 
   async function confirm(event: Event) {
     event.preventDefault();
+    const element = event.currentTarget as HTMLFormElement;
     setBusy(true);
     try {
-      await props.act(new FormData(event.currentTarget as HTMLFormElement));
+      await props.act(new FormData(element));
+      // Closed before it goes, so the browser gives the focus back to the button that opened it.
+      element.closest("dialog")?.close();
       props.onDone();
     } catch (err) {
-      setError(message(err));
+      setError(messageOf(err));
       setBusy(false);
     }
   }
@@ -41,16 +44,13 @@ export function ActionDialog(props: {
       <form onSubmit={(e) => void confirm(e)}>
         <h2 id="action-title">{props.title}</h2>
         {props.children}
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Alert error={error} />
         <div class="actions">
           <button type="submit" disabled={busy}>
             Confirm
           </button>
-          <button type="button" onClick={props.onClose}>
+          {/* Closed through the dialog, so the focus goes back as well (the `close` event ends it). */}
+          <button type="button" onClick={(e) => e.currentTarget.closest("dialog")?.close()}>
             Cancel
           </button>
         </div>

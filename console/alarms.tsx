@@ -12,6 +12,7 @@ import {
   STATUSES,
   type StaffNames,
 } from "./alarms-api.ts";
+import { Alert } from "./alert.tsx";
 import type { Staff } from "./api.ts";
 import { closing } from "./dialog-close.ts";
 import { useLive } from "./live.ts";
@@ -108,11 +109,7 @@ export function AlarmsView({ staff }: { staff: Staff }) {
         )}
         <button type="submit">Filter</button>
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {inbox === null && !error && <p aria-busy="true">Loading…</p>}
       {inbox && inbox.data.length === 0 && <p>No alarms.</p>}
       {inbox && inbox.data.length > 0 && (
@@ -281,11 +278,7 @@ function ActionDialog({
             <textarea name="text" maxLength={2000} rows={3} />
           </label>
         )}
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Alert error={error} />
         <div class="buttons">
           <button type="submit" disabled={busy}>
             Confirm

@@ -1,7 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
+import { Alert } from "./alert.tsx";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import { type ConsoleAuditPage, listAudit } from "./sessions-api.ts";
+import { ListTable } from "./table-part.tsx";
 import type { ViewProps } from "./view-props.ts";
 import { When } from "./when.tsx";
 
@@ -67,47 +69,38 @@ export function AuditView(_: ViewProps) {
   return (
     <section>
       <h1>Audit</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {page === null && !error && <p aria-busy="true">Loading…</p>}
-      {page && page.data.length === 0 && <p>Nothing recorded.</p>}
-      {page && page.data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Who</th>
-                <th>What</th>
-                <th>Subject</th>
-                <th>Reason</th>
-                <th>Changes</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((e) => (
-                <tr key={e.id}>
-                  <td>
-                    <When at={e.at} />
-                  </td>
-                  <td>{e.actor.name ?? `${e.actor.kind} ${e.actor.id}`}</td>
-                  <td>{e.action}</td>
-                  <td>
-                    <Subject subject={e.subject} />
-                  </td>
-                  <td>{[e.reason, e.comment].filter(Boolean).join(": ") || "—"}</td>
-                  <td>
-                    <Changes changes={e.changes} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Alert error={error} />
+      <ListTable
+        rows={page?.data}
+        error={error}
+        empty="Nothing recorded."
+        head={
+          <>
+            <th>When</th>
+            <th>Who</th>
+            <th>What</th>
+            <th>Subject</th>
+            <th>Reason</th>
+            <th>Changes</th>
+          </>
+        }
+        row={(e) => (
+          <tr key={e.id}>
+            <td>
+              <When at={e.at} />
+            </td>
+            <td>{e.actor.name ?? `${e.actor.kind} ${e.actor.id}`}</td>
+            <td>{e.action}</td>
+            <td>
+              <Subject subject={e.subject} />
+            </td>
+            <td>{[e.reason, e.comment].filter(Boolean).join(": ") || "—"}</td>
+            <td>
+              <Changes changes={e.changes} />
+            </td>
+          </tr>
+        )}
+      />
       <p class="paging">
         {cursors.length > 1 && (
           <button type="button" onClick={() => setCursors([undefined])}>

@@ -6,6 +6,7 @@ import type {
   DemoLocation,
   DemoPanel,
 } from "../shared/api/console-demo.ts";
+import { Alert } from "./alert.tsx";
 import { getDemoPanel, playDemo } from "./demo-api.ts";
 import type { ViewProps } from "./view-props.ts";
 
@@ -59,9 +60,7 @@ export function DemoView({ staff }: ViewProps) {
     return (
       <section>
         <h1>Demo hardware</h1>
-        <p role="alert" class="error">
-          {error}
-        </p>
+        <Alert error={error} />
       </section>
     );
   if (panel === undefined) return <p aria-busy="true">Loading…</p>;

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { Alert } from "./alert.tsx";
 import { countdown } from "./countdown.ts";
 import {
   type Command,
@@ -75,14 +76,7 @@ export function DeviceView({ params, staff }: ViewProps) {
     }
   }
 
-  if (!page)
-    return error ? (
-      <p role="alert" class="error">
-        {error}
-      </p>
-    ) : (
-      <p aria-busy="true">Loading…</p>
-    );
+  if (!page) return error ? <Alert error={error} /> : <p aria-busy="true">Loading…</p>;
   const { device } = page;
   return (
     <section>
@@ -118,11 +112,7 @@ export function DeviceView({ params, staff }: ViewProps) {
           </>
         )}
       </dl>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {staff.role !== "viewer" && (
         <div class="actions">
           {ACTIONS.map((a) => (

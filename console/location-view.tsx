@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { Alert } from "./alert.tsx";
 import { countdown } from "./countdown.ts";
 import { useLive } from "./live.ts";
 import { type DeviceCell, type GatewayPanel, getLocation, type LocationPage } from "./locations-api.ts";
@@ -51,9 +52,7 @@ export function LocationView({ params }: ViewProps) {
     return (
       <section>
         <h1>Location</h1>
-        <p role="alert" class="error">
-          {error}
-        </p>
+        <Alert error={error} />
       </section>
     );
   if (!page) return <p aria-busy="true">Loading…</p>;

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { Alert } from "./alert.tsx";
 import { useLive } from "./live.ts";
 import { CONNECTIONS, type Connection, type LocationSummary, listLocations } from "./locations-api.ts";
 import { LocationsMap } from "./locations-map.tsx";
@@ -75,11 +76,7 @@ export function LocationsView({ staff }: ViewProps) {
           </select>
         </label>
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {rows === null ? (
         <p aria-busy="true">Loading…</p>
       ) : (

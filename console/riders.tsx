@@ -1,12 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
+import { ActionDialog } from "./action-dialog.tsx";
+import { Alert, messageOf } from "./alert.tsx";
 import { ApiError } from "./api.ts";
-import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { type ConsoleRider, getRider, revokeRiderTokens } from "./riders-api.ts";
 import { Link, navigate } from "./router.tsx";
+import { ListTable } from "./table-part.tsx";
 import type { ViewProps } from "./view-props.ts";
 import { When } from "./when.tsx";
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The form that looks a rider up by the service's id (the spec's service_user_id). */
 function RiderLookup({ initial = "" }: { initial?: string }) {
@@ -59,7 +59,7 @@ export function RiderView({ params, staff }: ViewProps) {
       },
       (e: unknown) => {
         setRider(null);
-        setError(e instanceof ApiError && e.status === 404 ? `No rider with id ${id}` : message(e));
+        setError(e instanceof ApiError && e.status === 404 ? `No rider with id ${id}` : messageOf(e));
       },
     );
   useEffect(() => {
@@ -72,11 +72,7 @@ export function RiderView({ params, staff }: ViewProps) {
     <section>
       <h1>Rider</h1>
       <RiderLookup initial={id} />
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {!rider && !error && <p aria-busy="true">Loading…</p>}
       {rider && (
         <>
@@ -153,39 +149,34 @@ function RiderSessions({ rider }: { rider: ConsoleRider }) {
   return (
     <>
       <h2>Sessions</h2>
-      {rider.sessions.length === 0 && <p>No sessions.</p>}
-      {rider.sessions.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Session</th>
-                <th>Status</th>
-                <th>Device</th>
-                <th>Start</th>
-                <th>Fee</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rider.sessions.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
-                  </td>
-                  <td>{s.status}</td>
-                  <td>
-                    <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
-                  </td>
-                  <td>
-                    <When at={s.start_time ?? s.booked_time} />
-                  </td>
-                  <td>{s.fee ? `${s.fee.currency} ${s.fee.value}` : "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={rider.sessions}
+        empty="No sessions."
+        head={
+          <>
+            <th>Session</th>
+            <th>Status</th>
+            <th>Device</th>
+            <th>Start</th>
+            <th>Fee</th>
+          </>
+        }
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
+            </td>
+            <td>{s.status}</td>
+            <td>
+              <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
+            </td>
+            <td>
+              <When at={s.start_time ?? s.booked_time} />
+            </td>
+            <td>{s.fee ? `${s.fee.currency} ${s.fee.value}` : "—"}</td>
+          </tr>
+        )}
+      />
       {rider.more_sessions && (
         <p>
           <Link href={`/console/sessions?user_id=${encodeURIComponent(rider.id)}`}>
@@ -205,7 +196,7 @@ function RevokeDialog(props: {
   onDone: () => void;
 }) {
   return (
-    <ConfirmDialog
+    <ActionDialog
       title="Revoke tokens"
       act={async (form) => {
         const r = await revokeRiderTokens(props.rider.id, String(form.get("reason") ?? ""));
@@ -220,6 +211,6 @@ function RevokeDialog(props: {
         Reason
         <textarea name="reason" required maxLength={2000} rows={3} />
       </label>
-    </ConfirmDialog>
+    </ActionDialog>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { PAYMENT_TRANSITIONS, type PaymentStatus } from "../shared/domain/payment-machine.ts";
-import { closing } from "./dialog-close.ts";
+import { ActionDialog } from "./action-dialog.tsx";
+import { Alert, Awaiting, messageOf } from "./alert.tsx";
 import { useLive } from "./live.ts";
 import { Link } from "./router.tsx";
 import {
@@ -12,6 +13,7 @@ import {
   markPayment,
   queryOf,
 } from "./sessions-api.ts";
+import { ListTable } from "./table-part.tsx";
 import type { ViewProps } from "./view-props.ts";
 import { When } from "./when.tsx";
 
@@ -20,7 +22,6 @@ const STATUSES = { active: "Active", booked: "Booked", ended: "Ended" };
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 const feeOf = (s: ConsoleSession) => (s.fee ? `${s.fee.currency} ${s.fee.value}` : "—");
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The filters the address carries, so a filtered list is a deep link too. */
 function filtersOfAddress(): Filters {
@@ -40,7 +41,7 @@ export function SessionsView(_: ViewProps) {
   useEffect(() => {
     setError(null);
     listSessions({ ...filters, limit: "50", pagination_token: token }).then(setList, (e: unknown) =>
-      setError(message(e)),
+      setError(messageOf(e)),
     );
   }, [filters, token]);
   useLive(["sessions"], () =>
@@ -82,53 +83,44 @@ export function SessionsView(_: ViewProps) {
         </label>
         <button type="submit">Filter</button>
       </form>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {list === null && !error && <p aria-busy="true">Loading…</p>}
-      {list && list.data.length === 0 && <p>No sessions.</p>}
-      {list && list.data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Session</th>
-                <th>Status</th>
-                <th>Rider</th>
-                <th>Device</th>
-                <th>Start</th>
-                <th>End</th>
-                <th>Fee</th>
-                <th>Payment</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
-                  </td>
-                  <td>{s.status}</td>
-                  <td>{s.user_id || "card"}</td>
-                  <td>
-                    <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
-                  </td>
-                  <td>
-                    <When at={s.start_time ?? s.booked_time} />
-                  </td>
-                  <td>
-                    <When at={s.end_time} />
-                  </td>
-                  <td>{feeOf(s)}</td>
-                  <td>{s.payment?.status ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Alert error={error} />
+      <ListTable
+        rows={list?.data}
+        error={error}
+        empty="No sessions."
+        head={
+          <>
+            <th>Session</th>
+            <th>Status</th>
+            <th>Rider</th>
+            <th>Device</th>
+            <th>Start</th>
+            <th>End</th>
+            <th>Fee</th>
+            <th>Payment</th>
+          </>
+        }
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <Link href={`/console/sessions/${s.id}`}>{s.id.slice(0, 8)}</Link>
+            </td>
+            <td>{s.status}</td>
+            <td>{s.user_id || "card"}</td>
+            <td>
+              <Link href={`/console/devices/${s.device_id}`}>{s.device_id.slice(0, 8)}</Link>
+            </td>
+            <td>
+              <When at={s.start_time ?? s.booked_time} />
+            </td>
+            <td>
+              <When at={s.end_time} />
+            </td>
+            <td>{feeOf(s)}</td>
+            <td>{s.payment?.status ?? "—"}</td>
+          </tr>
+        )}
+      />
       <p class="paging">
         {pages.length > 1 && (
           <button type="button" onClick={() => setPages(pages.slice(0, -1))}>
@@ -162,26 +154,14 @@ export function SessionView({ params, staff }: ViewProps) {
         setSession(s);
         setError(null);
       },
-      (e: unknown) => setError(message(e)),
+      (e: unknown) => setError(messageOf(e)),
     );
   useEffect(() => {
     void load();
   }, [id]);
   useLive(["sessions"], load);
 
-  if (!session)
-    return (
-      <section>
-        <h1>Session</h1>
-        {error ? (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        ) : (
-          <p aria-busy="true">Loading…</p>
-        )}
-      </section>
-    );
+  if (!session) return <Awaiting title="Session" error={error} />;
 
   const open = session.status === "active" || session.status === "booked";
   const moves = session.payment ? PAYMENT_TRANSITIONS[session.payment.status] : [];
@@ -214,11 +194,7 @@ export function SessionView({ params, staff }: ViewProps) {
         <dt>Payment</dt>
         <dd data-testid="payment-status">{session.payment?.status ?? "none until the session ends"}</dd>
       </dl>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {mayAct && (open || moves.length > 0) && (
         <div class="actions">
           {open && (
@@ -239,7 +215,7 @@ export function SessionView({ params, staff }: ViewProps) {
         </Link>
       </p>
       {pending && (
-        <ConfirmDialog
+        <SessionDialog
           pending={pending}
           onClose={() => setPending(null)}
           onDone={() => {
@@ -257,71 +233,35 @@ export function SessionView({ params, staff }: ViewProps) {
   );
 }
 
-/** A modal dialog that asks before acting, and says what the cloud answered when it refused. */
-function ConfirmDialog(props: {
+/** Asks before ending the session (with or without its fee, for a reason) or moving its payment. */
+function SessionDialog(props: {
   pending: Pending;
   act: (withoutFee: boolean, reason: string) => Promise<unknown>;
   onClose: () => void;
   onDone: () => void;
 }) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const ending = props.pending.kind === "end";
   const title = ending
     ? "End session"
     : `Mark payment ${props.pending.kind === "payment" && props.pending.to}`;
-
-  async function confirm(event: Event) {
-    event.preventDefault();
-    const element = event.currentTarget as HTMLFormElement;
-    const form = new FormData(element);
-    setBusy(true);
-    try {
-      await props.act(form.get("without_fee") === "on", String(form.get("reason") ?? ""));
-      // Closed before it goes, so the browser gives the focus back to the button that opened it.
-      element.closest("dialog")?.close();
-      props.onDone();
-    } catch (err) {
-      setError(message(err));
-      setBusy(false);
-    }
-  }
-
   return (
-    <dialog
-      ref={(d) => {
-        if (d && !d.open) d.showModal();
-      }}
-      aria-labelledby="confirm-title"
-      {...closing(props.onClose)}
+    <ActionDialog
+      title={title}
+      act={(form) => props.act(form.get("without_fee") === "on", String(form.get("reason") ?? ""))}
+      onClose={props.onClose}
+      onDone={props.onDone}
     >
-      <form onSubmit={(e) => void confirm(e)}>
-        <h2 id="confirm-title">{title}</h2>
-        {ending && (
-          <>
-            <label class="check">
-              <input type="checkbox" name="without_fee" /> Without fee
-            </label>
-            <label>
-              Reason
-              <textarea name="reason" maxLength={2000} rows={3} />
-            </label>
-          </>
-        )}
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
-        <div class="actions">
-          <button type="submit" disabled={busy}>
-            Confirm
-          </button>
-          <button type="button" onClick={(e) => e.currentTarget.closest("dialog")?.close()}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </dialog>
+      {ending && (
+        <>
+          <label class="check">
+            <input type="checkbox" name="without_fee" /> Without fee
+          </label>
+          <label>
+            Reason
+            <textarea name="reason" maxLength={2000} rows={3} />
+          </label>
+        </>
+      )}
+    </ActionDialog>
   );
 }

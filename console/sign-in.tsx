@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { Alert } from "./alert.tsx";
 import { type Staff, signIn } from "./api.ts";
 
 /**
@@ -46,11 +47,7 @@ export function SignIn({
           Password
           <input name="password" type="password" autocomplete="current-password" required />
         </label>
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
+        <Alert error={error} />
         <button type="submit" disabled={busy}>
           Sign in
         </button>

@@ -1,7 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
+import { ActionDialog } from "./action-dialog.tsx";
+import { Alert, messageOf } from "./alert.tsx";
 import { ApiError } from "./api.ts";
-import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { Link } from "./router.tsx";
+import { ListTable } from "./table-part.tsx";
 import type { ViewProps } from "./view-props.ts";
 import {
   type ConsoleWebhookDelivery,
@@ -13,8 +15,6 @@ import {
   sendTestEvent,
 } from "./webhooks-api.ts";
 import { When } from "./when.tsx";
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** An attempt's outcome: the receiver's HTTP status, or what went wrong without an answer. */
 const outcomeOf = (a: { status_code: number | null; error: string | null }) =>
@@ -41,47 +41,38 @@ export function WebhooksView(_: ViewProps) {
   useEffect(() => {
     listWebhooks().then(
       (l) => setList(l.data),
-      (e: unknown) => setError(message(e)),
+      (e: unknown) => setError(messageOf(e)),
     );
   }, []);
   return (
     <section>
       <h1>Webhooks</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
-      {list === null && !error && <p aria-busy="true">Loading…</p>}
-      {list && list.length === 0 && <p>No webhook endpoints (the site manifest declares them).</p>}
-      {list && list.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>URL</th>
-                <th>Events</th>
-                <th>State</th>
-                <th>Last delivery</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((e) => (
-                <tr key={e.id}>
-                  <td class="wrap">
-                    <Link href={`/console/webhooks/${e.id}`}>{e.url}</Link>
-                  </td>
-                  <td>{e.types.join(", ")}</td>
-                  <td>{stateOf(e)}</td>
-                  <td>
-                    <LastAttempt endpoint={e} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Alert error={error} />
+      <ListTable
+        rows={list}
+        error={error}
+        empty="No webhook endpoints (the site manifest declares them)."
+        head={
+          <>
+            <th>URL</th>
+            <th>Events</th>
+            <th>State</th>
+            <th>Last delivery</th>
+          </>
+        }
+        row={(e) => (
+          <tr key={e.id}>
+            <td class="wrap">
+              <Link href={`/console/webhooks/${e.id}`}>{e.url}</Link>
+            </td>
+            <td>{e.types.join(", ")}</td>
+            <td>{stateOf(e)}</td>
+            <td>
+              <LastAttempt endpoint={e} />
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
@@ -109,7 +100,7 @@ export function WebhookView({ params, staff }: ViewProps) {
       },
       (e: unknown) =>
         setError(
-          e instanceof ApiError && e.status === 404 ? `No webhook endpoint with id ${id}` : message(e),
+          e instanceof ApiError && e.status === 404 ? `No webhook endpoint with id ${id}` : messageOf(e),
         ),
     );
   useEffect(() => {
@@ -120,11 +111,7 @@ export function WebhookView({ params, staff }: ViewProps) {
   return (
     <section>
       <h1>Webhook endpoint</h1>
-      {error && (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <Alert error={error} />
       {!log && !error && <p aria-busy="true">Loading…</p>}
       {endpoint && <EndpointFacts endpoint={endpoint} />}
       {done && <p role="status">{done}</p>}
@@ -154,7 +141,7 @@ export function WebhookView({ params, staff }: ViewProps) {
         )}
       </p>
       {pending && (
-        <ActionDialog
+        <QueueDialog
           endpointId={id}
           pending={pending}
           onQueued={(messageId) => setDone(`Queued ${messageId}.`)}
@@ -249,7 +236,7 @@ function EndpointFacts({ endpoint }: { endpoint: ConsoleWebhookEndpoint }) {
 }
 
 /** Asks before a replay or a test event, then queues it. */
-function ActionDialog(props: {
+function QueueDialog(props: {
   endpointId: string;
   pending: Pending;
   onQueued: (messageId: string) => void;
@@ -258,7 +245,7 @@ function ActionDialog(props: {
 }) {
   const { pending } = props;
   return (
-    <ConfirmDialog
+    <ActionDialog
       title={pending.kind === "test" ? "Send test event" : "Replay delivery"}
       act={async () => {
         const queued =
@@ -275,6 +262,6 @@ function ActionDialog(props: {
           ? "A message of type test goes to this endpoint through its queue."
           : `Delivery ${pending.delivery.id} is sent again under the same id, so the receiver can tell it has it.`}
       </p>
-    </ConfirmDialog>
+    </ActionDialog>
   );
 }

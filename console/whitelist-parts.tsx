@@ -2,6 +2,7 @@
 import type { ConsoleGatewaySync, ConsoleWhitelist } from "../shared/api/console-whitelists.ts";
 import type { WhitelistEntity } from "../shared/api/whitelist.ts";
 import { Link } from "./router.tsx";
+import { RowAction, TablePart } from "./table-part.tsx";
 import { When } from "./when.tsx";
 
 /** The devices and locations the whitelist applies to, each linked to its page. */
@@ -86,56 +87,43 @@ export function Cards(props: {
   onRemove: (card: string) => void;
 }) {
   return (
-    <>
-      <h2>Cards</h2>
-      {props.cards.length === 0 ? (
-        <p>No cards.</p>
-      ) : (
-        <div class="scroll">
-          <table aria-label="Cards">
-            <thead>
-              <tr>
-                <th>Card</th>
-                <th>Status</th>
-                <th>Expires</th>
-                <th>Master key</th>
-                <th>Comment</th>
-                <th>Added</th>
-                {props.mayAct && <th>Actions</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {props.cards.map((c) => (
-                <tr key={c.id}>
-                  <td>
-                    <code>{c.id}</code>
-                  </td>
-                  <td>{c.status}</td>
-                  <td>
-                    <When at={c.expires_at} none="never" />
-                  </td>
-                  <td>{c.is_master_key ? "master key" : "no"}</td>
-                  <td>{c.comment}</td>
-                  <td>
-                    <When at={c.created_at} />
-                  </td>
-                  {props.mayAct && (
-                    <td class="actions">
-                      <button
-                        type="button"
-                        aria-label={`Remove card ${c.id}`}
-                        onClick={() => props.onRemove(c.id)}
-                      >
-                        Remove card
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </>
+    <TablePart
+      title="Cards"
+      empty="No cards."
+      rows={props.cards.length}
+      head={
+        <>
+          <th>Card</th>
+          <th>Status</th>
+          <th>Expires</th>
+          <th>Master key</th>
+          <th>Comment</th>
+          <th>Added</th>
+          {props.mayAct && <th>Actions</th>}
+        </>
+      }
+    >
+      {props.cards.map((c) => (
+        <tr key={c.id}>
+          <td>
+            <code>{c.id}</code>
+          </td>
+          <td>{c.status}</td>
+          <td>
+            <When at={c.expires_at} none="never" />
+          </td>
+          <td>{c.is_master_key ? "master key" : "no"}</td>
+          <td>{c.comment}</td>
+          <td>
+            <When at={c.created_at} />
+          </td>
+          {props.mayAct && (
+            <td class="actions">
+              <RowAction label="Remove card" subject={c.id} onClick={() => props.onRemove(c.id)} />
+            </td>
+          )}
+        </tr>
+      ))}
+    </TablePart>
   );
 }

@@ -1,6 +1,8 @@
 import { useState } from "preact/hooks";
+import { Alert, Awaiting } from "./alert.tsx";
 import { Link } from "./router.tsx";
 import { queryOf } from "./sessions-api.ts";
+import { ListTable } from "./table-part.tsx";
 import { useLoad } from "./use-load.ts";
 import type { ViewProps } from "./view-props.ts";
 import { CardDialog, type Pending } from "./whitelist-dialogs.tsx";
@@ -8,15 +10,6 @@ import { Cards, KeySync, Targets } from "./whitelist-parts.tsx";
 import { getWhitelist, listWhitelists } from "./whitelists-api.ts";
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
-
-function Alert({ error }: { error: string | null }) {
-  if (!error) return null;
-  return (
-    <p role="alert" class="error">
-      {error}
-    </p>
-  );
-}
 
 /** `/console/whitelists`: the operator's whitelists (every operator's for a superadmin). */
 export function WhitelistsView({ staff }: ViewProps) {
@@ -26,50 +19,43 @@ export function WhitelistsView({ staff }: ViewProps) {
     <section>
       <h1>Whitelists</h1>
       <Alert error={error} />
-      {!data && !error && <p aria-busy="true">Loading…</p>}
-      {data && data.data.length === 0 && <p>No whitelists.</p>}
-      {data && data.data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                {everyone && <th>Operator</th>}
-                <th>Cards</th>
-                <th>Targets</th>
-                <th>Key sync</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <Link href={`/console/whitelists/${w.id}`}>{w.name}</Link>
-                  </td>
-                  {everyone && <td>{w.operator_id}</td>}
-                  <td>{w.cards}</td>
-                  <td>
-                    {plural(w.targets.locations, "location")}, {plural(w.targets.devices, "device")} (
-                    {w.targets.keys_only} keys only)
-                  </td>
-                  <td>
-                    {w.sync.gateways === 0
-                      ? "no gateway"
-                      : w.sync.pending === 0
-                        ? `${plural(w.sync.gateways, "gateway")}, none pending`
-                        : `${plural(w.sync.gateways, "gateway")}, ${w.sync.pending} pending`}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={data?.data}
+        error={error}
+        empty="No whitelists."
+        head={
+          <>
+            <th>Name</th>
+            {everyone && <th>Operator</th>}
+            <th>Cards</th>
+            <th>Targets</th>
+            <th>Key sync</th>
+          </>
+        }
+        row={(w) => (
+          <tr key={w.id}>
+            <td>
+              <Link href={`/console/whitelists/${w.id}`}>{w.name}</Link>
+            </td>
+            {everyone && <td>{w.operator_id}</td>}
+            <td>{w.cards}</td>
+            <td>
+              {plural(w.targets.locations, "location")}, {plural(w.targets.devices, "device")} (
+              {w.targets.keys_only} keys only)
+            </td>
+            <td>
+              {w.sync.gateways === 0
+                ? "no gateway"
+                : w.sync.pending === 0
+                  ? `${plural(w.sync.gateways, "gateway")}, none pending`
+                  : `${plural(w.sync.gateways, "gateway")}, ${w.sync.pending} pending`}
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
-
-/** What a dialog on the page is about to do. */
 
 /** `/console/whitelists/:id`: its cards, its targets and how far each gateway serving them is in sync. */
 export function WhitelistView({ params, staff }: ViewProps) {
@@ -78,14 +64,7 @@ export function WhitelistView({ params, staff }: ViewProps) {
   const [pending, setPending] = useState<Pending | null>(null);
   const mayAct = staff.role !== "viewer";
 
-  if (!wl)
-    return (
-      <section>
-        <h1>Whitelist</h1>
-        <Alert error={error} />
-        {!error && <p aria-busy="true">Loading…</p>}
-      </section>
-    );
+  if (!wl) return <Awaiting title="Whitelist" error={error} />;
   return (
     <section>
       <h1>{wl.name}</h1>

@@ -1,35 +1,22 @@
-import type { LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { auditRepository } from "../../cloud/audit/audit-repository.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import { AccessListMemberList } from "../../shared/api/access-list.ts";
 import type { ConsoleAccessList, ConsoleAccessListList } from "../../shared/api/console-access-lists.ts";
 import { INVITE_LIFETIME_MS } from "../../shared/domain/membership.ts";
-import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import {
+  type ConsoleStaff,
+  consoleRequests,
+  expectError,
+  type StaffCast,
+  signedInCast,
+} from "../support/console-api.ts";
 import { declareKeysFixture, HOSTILE, KEYS } from "../support/console-keys-fixture.ts";
 import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
 
-const PASSWORD = "a console password";
 const LIST = KEYS.list;
-type Staff = { id: string; cookie: string; csrf: string };
-
 let h: CloudHarness;
-let staff: Record<"viewer" | "operator" | "otherOperator" | "superadmin", Staff>;
-
-async function signedIn(email: string, role: StaffRole, operatorId: string | null): Promise<Staff> {
-  const service = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const made = await service.create({ email, role, operatorId, password: PASSWORD });
-  if (typeof made === "string") throw new Error(made);
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  const cookie = res.cookies.find((c) => c.name === "console_session")?.value ?? "";
-  return { id: made.id, cookie, csrf: res.json().csrf_token };
-}
+let staff: StaffCast;
 
 const usersUrl = (list: string) => `/access-control/v1/mgmt/access-lists/${list}/users`;
 
@@ -52,40 +39,18 @@ beforeEach(async () => {
     const res = await h.call(CLIENTS.admin, { method: "POST", url: usersUrl(LIST), payload });
     expect(res.statusCode, res.body).toBe(204);
   }
-  staff = {
-    viewer: await signedIn("viewer@a.example", "viewer", OP_A),
-    operator: await signedIn("operator@a.example", "operator", OP_A),
-    otherOperator: await signedIn("operator@b.example", "operator", OP_B),
-    superadmin: await signedIn("root@example.com", "viewer", null),
-  };
+  staff = await signedInCast(h);
 });
 afterEach(() => h.close());
 
-const get = (who: Staff, url: string) =>
-  h.app.inject({ method: "GET", url, cookies: { console_session: who.cookie } });
+const { get, post } = consoleRequests(() => h);
 
-const post = (who: Staff, url: string, payload: Record<string, unknown>) =>
-  h.app.inject({
-    method: "POST",
-    url,
-    payload,
-    cookies: { console_session: who.cookie },
-    headers: { "x-csrf-token": who.csrf },
-  });
-
-const addMember = (who: Staff, body: Record<string, unknown>, list: string = LIST) =>
+const addMember = (who: ConsoleStaff, body: Record<string, unknown>, list: string = LIST) =>
   post(who, `/console/api/access-lists/${list}/members`, body);
-const remove = (who: Staff, body: Record<string, unknown>, list: string = LIST) =>
+const remove = (who: ConsoleStaff, body: Record<string, unknown>, list: string = LIST) =>
   post(who, `/console/api/access-lists/${list}/remove`, body);
 
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  const body = res.json();
-  expect(Object.keys(body).sort()).toEqual(["correlation_id", "error_code", "error_message", "status_code"]);
-  expect(body).toMatchObject({ status_code: status, error_code: code });
-}
-
-async function page(who: Staff, id: string = LIST): Promise<ConsoleAccessList> {
+async function page(who: ConsoleStaff, id: string = LIST): Promise<ConsoleAccessList> {
   const res = await get(who, `/console/api/access-lists/${id}`);
   expect(res.statusCode, res.body).toBe(200);
   return res.json();

@@ -1,9 +1,9 @@
 import type { LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listAudit } from "../../cloud/audit/audit-log.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { consoleRequests, consoleSignIn, createConsoleStaff } from "../support/console-api.ts";
 import { fx, OP_A, OP_B } from "../support/fixture-site.ts";
 
 /**
@@ -12,7 +12,6 @@ import { fx, OP_A, OP_B } from "../support/fixture-site.ts";
  * naming the staff member; a viewer's action is refused and changes nothing.
  */
 
-const PASSWORD = "a console password";
 const GW = "gw-a1";
 const LOCKER = fx.device("L1", "1");
 const ALARMS = "/console/api/alarms";
@@ -23,11 +22,8 @@ const staffIds: Record<string, string> = {};
 
 beforeEach(async () => {
   h = await startCloudHarness();
-  const staff = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
   const add = async (email: string, role: StaffRole, operatorId: string | null) => {
-    const made = await staff.create({ email, role, operatorId, password: PASSWORD });
-    if (typeof made === "string") throw new Error(made);
-    staffIds[email] = made.id;
+    staffIds[email] = await createConsoleStaff(h, email, role, operatorId);
   };
   await add("viewer@a.example", "viewer", OP_A);
   await add("operator@a.example", "operator", OP_A);
@@ -50,30 +46,8 @@ const tamper = (deviceId: string | null = LOCKER) =>
     detail: "",
   });
 
-type Session = { cookie: string; csrf: string };
-
-async function signIn(email: string): Promise<Session> {
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  const cookie = res.cookies.find((c) => c.name === "console_session");
-  if (!cookie) throw new Error(`${res.statusCode} ${res.body}`);
-  return { cookie: cookie.value, csrf: res.json<{ csrf_token: string }>().csrf_token };
-}
-
-const get = (s: Session, url: string) =>
-  h.app.inject({ method: "GET", url, cookies: { console_session: s.cookie } });
-
-const post = (s: Session, url: string, payload: unknown) =>
-  h.app.inject({
-    method: "POST",
-    url,
-    payload: payload as Record<string, unknown>,
-    cookies: { console_session: s.cookie },
-    headers: { "x-csrf-token": s.csrf },
-  });
+const signIn = (email: string) => consoleSignIn(h, email);
+const { get, post } = consoleRequests(() => h);
 
 const ok = <T>(res: LightMyRequestResponse): T => {
   expect(res.statusCode, res.body).toBe(200);
@@ -82,7 +56,7 @@ const ok = <T>(res: LightMyRequestResponse): T => {
 
 type Alarm = { id: string; status: string; kind: string; device_id: string | null; assignee: unknown };
 
-async function onlyAlarm(s: Session): Promise<Alarm> {
+async function onlyAlarm(s: { cookie: string; csrf: string }): Promise<Alarm> {
   const { data } = ok<{ data: Alarm[] }>(await get(s, ALARMS));
   expect(data).toHaveLength(1);
   return data[0] as Alarm;

@@ -1,12 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { DemoHardware } from "../../cloud/console/demo-hardware.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import type { DemoAction, DemoLocation } from "../../shared/api/console-demo.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { consoleRequests, consoleSignIn, createConsoleStaff } from "../support/console-api.ts";
 import { OP_A, OP_B } from "../support/fixture-site.ts";
-
-const PASSWORD = "a console password";
 
 /** A simulated location of `operator` with one door that has a reader. */
 const site = (id: string, operator: string, code: string): DemoLocation => ({
@@ -54,35 +52,14 @@ type Session = { cookie: string; csrf: string; demoPanel: boolean };
 async function signedIn(role: StaffRole): Promise<Session> {
   const harness = h as CloudHarness;
   const email = `${role}@example.com`;
-  const staff = createStaffService({ db: harness.db, clock: harness.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const made = await staff.create({ email, role, operatorId: OP_A, password: PASSWORD });
-  if (typeof made === "string") throw new Error(made);
-  const res = await harness.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  const cookie = res.cookies.find((c) => c.name === "console_session");
-  if (!cookie) throw new Error(`no session: ${res.statusCode} ${res.body}`);
-  const body = res.json<{ csrf_token: string; demo_panel: boolean }>();
-  return { cookie: cookie.value, csrf: body.csrf_token, demoPanel: body.demo_panel };
+  await createConsoleStaff(harness, email, role, OP_A);
+  const { cookie, csrf, body } = await consoleSignIn(harness, email);
+  return { cookie, csrf, demoPanel: body.demo_panel };
 }
 
-const getPanel = (s: Session) =>
-  (h as CloudHarness).app.inject({
-    method: "GET",
-    url: "/console/api/demo",
-    cookies: { console_session: s.cookie },
-  });
-
-const act = (s: Session, payload: unknown) =>
-  (h as CloudHarness).app.inject({
-    method: "POST",
-    url: "/console/api/demo/actions",
-    cookies: { console_session: s.cookie },
-    headers: { "x-csrf-token": s.csrf },
-    payload: payload as object,
-  });
+const { get, post } = consoleRequests(() => h as CloudHarness);
+const getPanel = (s: Session) => get(s, "/console/api/demo");
+const act = (s: Session, payload: unknown) => post(s, "/console/api/demo/actions", payload);
 
 const TAP = { location_id: "loc-a", device: "door", action: "tap", card: 0 };
 

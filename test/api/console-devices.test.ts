@@ -1,10 +1,10 @@
 import type { LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listAudit } from "../../cloud/audit/audit-log.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import type { Command } from "../../shared/api/command.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { type ConsoleStaff, consoleRequests, signedInStaff } from "../support/console-api.ts";
 import { CLIENTS, fx, OP_A, OP_B } from "../support/fixture-site.ts";
 import { type GatewayReports, gatewayReports } from "../support/gateway-reports.ts";
 
@@ -14,44 +14,26 @@ import { type GatewayReports, gatewayReports } from "../support/gateway-reports.
  */
 
 const LOCKER = fx.device("L1", "1");
-const PASSWORD = "a console password";
 
 let h: CloudHarness;
 let gw: GatewayReports;
-type Signed = { cookie: string; csrf: string; id: string };
-const staff: Partial<Record<string, Signed>> = {};
+const staff: Partial<Record<string, ConsoleStaff>> = {};
 
-async function signIn(email: string, role: StaffRole, operatorId: string | null): Promise<Signed> {
-  const service = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const made = await service.create({ email, role, operatorId, password: PASSWORD });
-  if (typeof made === "string") throw new Error(made);
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  const cookie = res.cookies.find((c) => c.name === "console_session")?.value;
-  if (!cookie) throw new Error(`no session: ${res.body}`);
-  return { cookie, csrf: res.json<{ csrf_token: string }>().csrf_token, id: made.id };
-}
+const signIn = (email: string, role: StaffRole, operatorId: string | null) =>
+  signedInStaff(h, email, role, operatorId);
 
-const as = (who: string): Signed => {
+const as = (who: string): ConsoleStaff => {
   const s = staff[who];
   if (!s) throw new Error(`${who} is not signed in`);
   return s;
 };
 
+const requests = consoleRequests(() => h);
 const consoleGet = (who: string, url: string, headers: Record<string, string> = {}) =>
-  h.app.inject({ method: "GET", url, cookies: { console_session: as(who).cookie }, headers });
+  requests.get(as(who), url, headers);
 
 const act = (who: string, deviceId: string, payload: Record<string, unknown>) =>
-  h.app.inject({
-    method: "POST",
-    url: `/console/api/devices/${deviceId}/commands`,
-    cookies: { console_session: as(who).cookie },
-    headers: { "x-csrf-token": as(who).csrf },
-    payload,
-  });
+  requests.post(as(who), `/console/api/devices/${deviceId}/commands`, payload);
 
 function expectStatus(res: LightMyRequestResponse, status: number) {
   expect(res.statusCode, res.body).toBe(status);

@@ -1,13 +1,12 @@
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { signedInStaff } from "../support/console-api.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
 import { openSse, type SseStream } from "../support/sse.ts";
 import { openReplicaDb, openTestDb } from "../support/test-db.ts";
 
-const PASSWORD = "a console password";
 const L1 = fx.location("L1");
 
 // Two replicas of the cloud on one PostgreSQL store: a console stream open on replica A hears of a change
@@ -31,14 +30,7 @@ describe("the console's live stream across replicas", () => {
   it("carries to replica A's stream a command sent through replica B", async () => {
     const [a, b] = replicas as [CloudHarness, CloudHarness];
     await a.app.listen({ port: 0, host: "127.0.0.1" });
-    const staff = createStaffService({ db: a.db, clock: a.clock, cost: { ln: 10, r: 8, p: 1 } });
-    await staff.create({ email: "viewer@a.example", role: "viewer", operatorId: OP_A, password: PASSWORD });
-    const signIn = await a.app.inject({
-      method: "POST",
-      url: "/console/api/session",
-      payload: { email: "viewer@a.example", password: PASSWORD },
-    });
-    const cookie = signIn.cookies.find((c) => c.name === "console_session")?.value;
+    const { cookie } = await signedInStaff(a, "viewer@a.example", "viewer", OP_A);
     const port = (a.app.server.address() as AddressInfo).port;
     stream = await openSse(`http://127.0.0.1:${port}/console/api/live`, {
       cookie: `console_session=${cookie}`,

@@ -1,9 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_STREAMS_PER_SESSION } from "../../cloud/console/live-streams.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
-import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { consoleSignIn, createConsoleStaff } from "../support/console-api.ts";
 import { fx, OP_A, OP_B } from "../support/fixture-site.ts";
 import { gatewayReports } from "../support/gateway-reports.ts";
 import { openSse, type SseEvent, type SseStream } from "../support/sse.ts";
@@ -14,7 +13,6 @@ import { openSse, type SseEvent, type SseStream } from "../support/sse.ts";
  * staff), a superadmin's every operator's; a session holds a few streams at most.
  */
 
-const PASSWORD = "a console password";
 const LIVE = "/console/api/live";
 const L1 = fx.location("L1");
 const B1 = fx.location("B1");
@@ -29,14 +27,9 @@ beforeEach(async () => {
   h = await startCloudHarness({ console: { live: { keepAliveMs: 100 } } });
   await h.app.listen({ port: 0, host: "127.0.0.1" });
   base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  const staff = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const add = async (email: string, role: StaffRole, operatorId: string | null) => {
-    const made = await staff.create({ email, role, operatorId, password: PASSWORD });
-    if (typeof made === "string") throw new Error(made);
-  };
-  await add("viewer@a.example", "viewer", OP_A);
-  await add("viewer@b.example", "viewer", OP_B);
-  await add("root@example.com", "viewer", null);
+  await createConsoleStaff(h, "viewer@a.example", "viewer", OP_A);
+  await createConsoleStaff(h, "viewer@b.example", "viewer", OP_B);
+  await createConsoleStaff(h, "root@example.com", "viewer", null);
 });
 afterEach(async () => {
   for (const s of streams.splice(0)) s.close();
@@ -46,15 +39,9 @@ afterEach(async () => {
 const csrf = new Map<string, string>();
 
 async function signIn(email: string): Promise<string> {
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  const cookie = res.cookies.find((c) => c.name === "console_session");
-  if (!cookie) throw new Error(`${res.statusCode} ${res.body}`);
-  csrf.set(cookie.value, res.json<{ csrf_token: string }>().csrf_token);
-  return cookie.value;
+  const { cookie, csrf: token } = await consoleSignIn(h, email);
+  csrf.set(cookie, token);
+  return cookie;
 }
 
 /** A stream of `email`'s, read from once it says it watches. */

@@ -1,14 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keySyncRepository } from "../../cloud/key-sync/key-sync-repository.ts";
 import { connectionRepository } from "../../cloud/site-events/connection-repository.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import { DEAD_AFTER_MS } from "../../shared/domain/health.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import { signedInStaff } from "../support/console-api.ts";
 import { fx, OP_A } from "../support/fixture-site.ts";
 import { rider, riderFlow } from "../support/rider-sessions.ts";
 
-const PASSWORD = "a console password";
 const OUTBOX = "0b0b0b0b-0000-4000-8000-000000000001";
 const L1_DEVICES = ["1", "2", "3", "4", "5"].map((a) => fx.device("L1", a));
 
@@ -22,17 +21,7 @@ afterEach(() => h.close());
 /** A session cookie of a new staff member of `role` (operatorId null: a superadmin). */
 async function signedIn(role: StaffRole, operatorId: string | null = OP_A): Promise<string> {
   const email = `${role}-${operatorId ?? "all"}@example.com`;
-  const staff = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const made = await staff.create({ email, role, operatorId, password: PASSWORD });
-  if (typeof made === "string") throw new Error(made);
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  const cookie = res.cookies.find((c) => c.name === "console_session");
-  if (!cookie) throw new Error(`no session: ${res.statusCode} ${res.body}`);
-  return cookie.value;
+  return (await signedInStaff(h, email, role, operatorId)).cookie;
 }
 
 const get = (cookie: string | null, url: string) =>

@@ -1,72 +1,41 @@
-import type { LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import { issueRefreshToken } from "../../cloud/users/refresh-tokens.ts";
 import { ConsoleAuditPage } from "../../shared/api/console-audit.ts";
 import { ConsoleRider } from "../../shared/api/console-riders.ts";
-import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import {
+  type ConsoleStaff,
+  consoleRequests,
+  expectError,
+  type StaffCast,
+  signedInCast,
+} from "../support/console-api.ts";
 import { fx, OP_A, OP_B } from "../support/fixture-site.ts";
 import { type Caller, type RiderFlow, rider, riderFlow } from "../support/rider-sessions.ts";
 
-const PASSWORD = "a console password";
 const HOUR = 3_600_000;
-
-type Staff = { cookie: string; csrf: string };
 
 let h: CloudHarness;
 let f: RiderFlow;
 let alice: Caller;
 let bea: Caller;
-let staff: Record<"viewer" | "operator" | "otherOperator" | "superadmin", Staff>;
-
-async function signedIn(email: string, role: StaffRole, operatorId: string | null): Promise<Staff> {
-  // The least cost secrets.ts accepts, as the other suites that verify passwords.
-  const service = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const made = await service.create({ email, role, operatorId, password: PASSWORD });
-  if (typeof made === "string") throw new Error(made);
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  const cookie = res.cookies.find((c) => c.name === "console_session")?.value ?? "";
-  return { cookie, csrf: res.json().csrf_token };
-}
+let staff: StaffCast;
 
 beforeEach(async () => {
   h = await startCloudHarness({ console: { idleTimeoutMs: 24 * HOUR } });
   f = riderFlow(h);
   alice = await rider(h, OP_A, "alice");
   bea = await rider(h, OP_B, "bea");
-  staff = {
-    viewer: await signedIn("viewer@a.example", "viewer", OP_A),
-    operator: await signedIn("operator@a.example", "operator", OP_A),
-    otherOperator: await signedIn("operator@b.example", "operator", OP_B),
-    superadmin: await signedIn("root@example.com", "operator", null),
-  };
+  staff = await signedInCast(h, "operator");
 });
 afterEach(() => h.close());
 
-const get = (who: Staff, url: string) =>
-  h.app.inject({ method: "GET", url, cookies: { console_session: who.cookie } });
+const { get, post } = consoleRequests(() => h);
 
-const revoke = (who: Staff, id: string, payload: unknown) =>
-  h.app.inject({
-    method: "POST",
-    url: `/console/api/riders/${id}/revoke-tokens`,
-    payload: payload as Record<string, unknown>,
-    cookies: { console_session: who.cookie },
-    headers: { "x-csrf-token": who.csrf },
-  });
+const revoke = (who: ConsoleStaff, id: string, payload: unknown) =>
+  post(who, `/console/api/riders/${id}/revoke-tokens`, payload);
 
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json()).toMatchObject({ status_code: status, error_code: code });
-}
-
-async function riderOf(who: Staff, id: string): Promise<ConsoleRider> {
+async function riderOf(who: ConsoleStaff, id: string): Promise<ConsoleRider> {
   const res = await get(who, `/console/api/riders/${id}`);
   expect(res.statusCode, res.body).toBe(200);
   return ConsoleRider.parse(res.json());

@@ -1,41 +1,27 @@
-import type { LightMyRequestResponse } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import { ConsoleAuditPage } from "../../shared/api/console-audit.ts";
 import { ConsoleSession, ConsoleSessionList } from "../../shared/api/console-sessions.ts";
 import { SessionV2List } from "../../shared/api/session.ts";
-import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import {
+  type ConsoleStaff,
+  consoleRequests,
+  expectError,
+  type StaffCast,
+  signedInCast,
+} from "../support/console-api.ts";
 import { fx, OP_A, OP_B } from "../support/fixture-site.ts";
 import { type Caller, type RiderFlow, rider, riderFlow } from "../support/rider-sessions.ts";
 
-const PASSWORD = "a console password";
 const PRICED = fx.device("L1", "2");
 const PRICED_2 = fx.device("L1", "3");
 const HOUR = 3_600_000;
-
-type Staff = { id: string; cookie: string; csrf: string };
 
 let h: CloudHarness;
 let f: RiderFlow;
 let alice: Caller;
 let bob: Caller;
-let staff: Record<"viewer" | "operator" | "otherOperator", Staff>;
-
-async function signedIn(email: string, role: StaffRole, operatorId: string | null): Promise<Staff> {
-  // The least cost secrets.ts accepts, as the other suites that verify passwords.
-  const service = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const made = await service.create({ email, role, operatorId, password: PASSWORD });
-  if (typeof made === "string") throw new Error(made);
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  const cookie = res.cookies.find((c) => c.name === "console_session")?.value ?? "";
-  return { id: made.id, cookie, csrf: res.json().csrf_token };
-}
+let staff: StaffCast;
 
 beforeEach(async () => {
   // Sessions run for an hour here: the console sessions outlast them.
@@ -43,44 +29,25 @@ beforeEach(async () => {
   f = riderFlow(h);
   alice = await rider(h, OP_A, "alice");
   bob = await rider(h, OP_A, "bob");
-  staff = {
-    viewer: await signedIn("viewer@a.example", "viewer", OP_A),
-    operator: await signedIn("operator@a.example", "operator", OP_A),
-    otherOperator: await signedIn("operator@b.example", "operator", OP_B),
-  };
+  staff = await signedInCast(h, "operator");
 });
 afterEach(() => h.close());
 
-const get = (who: Staff, url: string) =>
-  h.app.inject({ method: "GET", url, cookies: { console_session: who.cookie } });
+const { get, post } = consoleRequests(() => h);
 
-const post = (who: Staff, url: string, payload: Record<string, unknown>) =>
-  h.app.inject({
-    method: "POST",
-    url,
-    payload,
-    cookies: { console_session: who.cookie },
-    headers: { "x-csrf-token": who.csrf },
-  });
-
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json()).toMatchObject({ status_code: status, error_code: code });
-}
-
-async function consoleSession(who: Staff, id: string): Promise<ConsoleSession> {
+async function consoleSession(who: ConsoleStaff, id: string): Promise<ConsoleSession> {
   const res = await get(who, `/console/api/sessions/${id}`);
   expect(res.statusCode, res.body).toBe(200);
   return ConsoleSession.parse(res.json());
 }
 
-async function list(who: Staff, query = ""): Promise<ConsoleSessionList> {
+async function list(who: ConsoleStaff, query = ""): Promise<ConsoleSessionList> {
   const res = await get(who, `/console/api/sessions${query}`);
   expect(res.statusCode, res.body).toBe(200);
   return ConsoleSessionList.parse(res.json());
 }
 
-async function audit(who: Staff, query = ""): Promise<ConsoleAuditPage> {
+async function audit(who: ConsoleStaff, query = ""): Promise<ConsoleAuditPage> {
   const res = await get(who, `/console/api/audit${query}`);
   expect(res.statusCode, res.body).toBe(200);
   return ConsoleAuditPage.parse(res.json());
@@ -222,7 +189,7 @@ describe("the console's sessions", () => {
 
 describe("a superadmin in the console", () => {
   it("names the operator it reads or acts for, and is refused without one", async () => {
-    const root = await signedIn("root@example.com", "operator", null);
+    const root = staff.superadmin;
     const { aliceSession } = await twoActive();
     expectError(await get(root, "/console/api/sessions"), 400, "ERRORS.BAD_REQUEST");
     expect((await list(root, `?operator_id=${OP_A}`)).data).toHaveLength(2);

@@ -1,46 +1,32 @@
 import { randomBytes } from "node:crypto";
-import type { LightMyRequestResponse } from "fastify";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import { recordSiteEvent } from "../../cloud/webhooks/site-events.ts";
 import { startWebhookDelivery, type WebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import { ConsoleAuditPage } from "../../shared/api/console-audit.ts";
 import { ConsoleWebhookEndpointList, ConsoleWebhookLog } from "../../shared/api/console-webhooks.ts";
-import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
+import {
+  type ConsoleStaff,
+  consoleRequests,
+  expectError,
+  type StaffCast,
+  signedInCast,
+} from "../support/console-api.ts";
 import { OP_A, OP_B } from "../support/fixture-site.ts";
 import { WebhookReceiver } from "../support/webhook-receiver.ts";
 
-const PASSWORD = "a console password";
 const HOUR = 3_600_000;
 const EP_A = "e1e1e1e1-0000-4000-8000-00000000000a";
 const EP_B = "e1e1e1e1-0000-4000-8000-00000000000b";
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 
-type Staff = { cookie: string; csrf: string };
-
 let h: CloudHarness;
 let worker: WebhookDelivery;
 let receiver: WebhookReceiver;
-let staff: Record<"viewer" | "operator" | "otherOperator" | "superadmin", Staff>;
-
-async function signedIn(email: string, role: StaffRole, operatorId: string | null): Promise<Staff> {
-  // The least cost secrets.ts accepts, as the other suites that verify passwords.
-  const service = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
-  const made = await service.create({ email, role, operatorId, password: PASSWORD });
-  if (typeof made === "string") throw new Error(made);
-  const res = await h.app.inject({
-    method: "POST",
-    url: "/console/api/session",
-    payload: { email, password: PASSWORD },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  const cookie = res.cookies.find((c) => c.name === "console_session")?.value ?? "";
-  return { cookie, csrf: res.json().csrf_token };
-}
+let staff: StaffCast;
 
 /** One direct endpoint of `op` for alarms, on the test receiver (loopback: allow_private). */
 function declare(op: string, id: string) {
@@ -76,12 +62,7 @@ beforeEach(async () => {
   worker = startWebhookDelivery({ db: h.db, clock: h.clock, log: pino({ level: "silent" }) });
   await declare(OP_A, EP_A);
   await declare(OP_B, EP_B);
-  staff = {
-    viewer: await signedIn("viewer@a.example", "viewer", OP_A),
-    operator: await signedIn("operator@a.example", "operator", OP_A),
-    otherOperator: await signedIn("operator@b.example", "operator", OP_B),
-    superadmin: await signedIn("root@example.com", "viewer", null),
-  };
+  staff = await signedInCast(h);
 });
 afterEach(async () => {
   await worker.stop();
@@ -89,23 +70,9 @@ afterEach(async () => {
   await h.close();
 });
 
-const get = (who: Staff, url: string) =>
-  h.app.inject({ method: "GET", url, cookies: { console_session: who.cookie } });
+const { get, post } = consoleRequests(() => h);
 
-const post = (who: Staff, url: string) =>
-  h.app.inject({
-    method: "POST",
-    url,
-    cookies: { console_session: who.cookie },
-    headers: { "x-csrf-token": who.csrf },
-  });
-
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json()).toMatchObject({ status_code: status, error_code: code });
-}
-
-async function logOf(who: Staff, id: string, query = ""): Promise<ConsoleWebhookLog> {
+async function logOf(who: ConsoleStaff, id: string, query = ""): Promise<ConsoleWebhookLog> {
   const res = await get(who, `/console/api/webhooks/${id}${query}`);
   expect(res.statusCode, res.body).toBe(200);
   return ConsoleWebhookLog.parse(res.json());

@@ -4,15 +4,12 @@ import { AccessListMemberList } from "../../shared/api/access-list.ts";
 import { declareKeysFixture, HOSTILE, KEYS } from "../support/console-keys-fixture.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { CLIENTS, fx } from "../support/fixture-site.ts";
-import { accessibilityViolations } from "../support/page-accessibility.ts";
+import { accessibilityViolations, fitsWidth } from "../support/page-accessibility.ts";
 
 const LIST = KEYS.list;
 const NEW_PHONE = "+31612345679";
 const PHONE = { width: 390, height: 844 };
 const usersUrl = `/access-control/v1/mgmt/access-lists/${LIST}/users`;
-
-const fitsWidth = (page: Page) =>
-  page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth");
 
 // An operator sees a list's members and invites, invites a phone number, revokes it and removes a member
 // through dialogs; a viewer sees the same with no action controls.

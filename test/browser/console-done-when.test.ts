@@ -4,12 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAudit } from "../../cloud/audit/audit-log.ts";
 import { createTokenIssuer } from "../../cloud/auth/tokens.ts";
 import { staffRepository } from "../../cloud/staff/staff-repository.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import { userRepository } from "../../cloud/users/user-repository.ts";
 import type { Command } from "../../shared/api/command.ts";
 import { launchBrowser } from "../support/browser.ts";
 import { ISSUER, TOKEN_SECRET } from "../support/cloud-harness.ts";
-import { CONSOLE_PASSWORD } from "../support/console-site.ts";
+import { CONSOLE_PASSWORD, createConsoleStaff } from "../support/console-api.ts";
 import { fx, OP_A } from "../support/fixture-site.ts";
 import { THROTTLE_MS } from "../support/rider-sessions.ts";
 import { type Site, startSite } from "../support/site-harness.ts";
@@ -41,15 +40,8 @@ describe("the operator console, end to end", () => {
       },
     });
     await site.settled();
-    const staff = createStaffService({ db: site.db, clock: site.clock, cost: { ln: 10, r: 8, p: 1 } });
     for (const role of ["viewer", "operator"] as const) {
-      const made = await staff.create({
-        email: `${role}@a.example`,
-        role,
-        operatorId: OP_A,
-        password: CONSOLE_PASSWORD,
-      });
-      if (typeof made === "string") throw new Error(made);
+      await createConsoleStaff(site, `${role}@a.example`, role, OP_A);
     }
     const rider = await userRepository(site.db).findByUserId(OP_A, RIDER);
     if (!rider) throw new Error("the rider was not declared");

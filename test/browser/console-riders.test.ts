@@ -1,28 +1,12 @@
-import axe from "axe-core";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { fx, OP_A, OP_B } from "../support/fixture-site.ts";
+import { accessibilityViolations, fitsWidth } from "../support/page-accessibility.ts";
 import { type Caller, type RiderFlow, rider, riderFlow } from "../support/rider-sessions.ts";
 
 const DEVICE = fx.device("L1", "2");
 const HOSTILE = `<img src=x onerror=alert(1)>`;
 const PHONE = { width: 390, height: 844 };
-
-/** The page's width against the viewport's: no sideways scrolling. */
-const fitsWidth = (page: Page) =>
-  page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth");
-
-/** axe-core's WCAG 2 A/AA rules over the page's main content: the violations' ids and their nodes. */
-async function accessibilityViolations(page: Page): Promise<string[]> {
-  // Evaluated by the browser's debugger, which the console's CSP (script-src 'self') does not cover.
-  await page.evaluate(axe.source);
-  return await page.evaluate(async () => {
-    const run = (globalThis as unknown as { axe: typeof axe }).axe.run;
-    const result = await run("main", { runOnly: ["wcag2a", "wcag2aa"] });
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
-}
 
 // An operator looks a rider up, follows their session, and revokes their tokens; the public API refuses them.
 describe("the console's riders", () => {

@@ -1,18 +1,14 @@
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionV2List } from "../../shared/api/session.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
+import { fitsWidth } from "../support/page-accessibility.ts";
 import { type Caller, type RiderFlow, rider, riderFlow } from "../support/rider-sessions.ts";
 
 const PRICED = fx.device("L1", "2");
 const PRICED_2 = fx.device("L1", "3");
 const HOSTILE = `<img src=x onerror=alert(1)>`;
 const PHONE = { width: 390, height: 844 };
-
-/** The page's width against the viewport's: no sideways scrolling. */
-const fitsWidth = (page: Page) =>
-  page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth");
 
 // The operator ends a rider's session from the console; the public API and the audit log show it.
 describe("the console's sessions and audit log", () => {

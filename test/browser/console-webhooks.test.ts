@@ -1,7 +1,5 @@
 import { randomBytes } from "node:crypto";
-import axe from "axe-core";
 import pino from "pino";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
@@ -9,26 +7,12 @@ import { recordSiteEvent } from "../../cloud/webhooks/site-events.ts";
 import { startWebhookDelivery, type WebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { OP_A } from "../support/fixture-site.ts";
+import { accessibilityViolations, fitsWidth } from "../support/page-accessibility.ts";
 import { WebhookReceiver } from "../support/webhook-receiver.ts";
 
 const EP = "e1e1e1e1-0000-4000-8000-0000000000c1";
 const HOSTILE = `<img src=x onerror=alert(1)>`;
 const PHONE = { width: 390, height: 844 };
-
-/** The page's width against the viewport's: no sideways scrolling. */
-const fitsWidth = (page: Page) =>
-  page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth");
-
-/** axe-core's WCAG 2 A/AA rules over the page's main content: the violations' ids and their nodes. */
-async function accessibilityViolations(page: Page): Promise<string[]> {
-  // Evaluated by the browser's debugger, which the console's CSP (script-src 'self') does not cover.
-  await page.evaluate(axe.source);
-  return await page.evaluate(async () => {
-    const run = (globalThis as unknown as { axe: typeof axe }).axe.run;
-    const result = await run("main", { runOnly: ["wcag2a", "wcag2aa"] });
-    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
-}
 
 // An operator reads an endpoint's delivery log, replays a delivery and sends a test event; the receiver gets them.
 describe("the console's webhooks", () => {

@@ -4,15 +4,12 @@ import { WhitelistEntityList } from "../../shared/api/whitelist.ts";
 import { declareKeysFixture, HOSTILE, KEYS, reportKeyVersion } from "../support/console-keys-fixture.ts";
 import { type ConsoleSite, startConsoleSite } from "../support/console-site.ts";
 import { CLIENTS, fx } from "../support/fixture-site.ts";
-import { accessibilityViolations } from "../support/page-accessibility.ts";
+import { accessibilityViolations, fitsWidth } from "../support/page-accessibility.ts";
 
 const WL = KEYS.whitelist;
 const PHONE = { width: 390, height: 844 };
 /** How the page writes an instant. */
 const shown = (at: string) => `${at.slice(0, 19).replace("T", " ")} UTC`;
-
-const fitsWidth = (page: Page) =>
-  page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth");
 
 // An operator sees a whitelist's cards, adds and removes one through dialogs, and follows the gateways'
 // key sync from "pending" to "in sync"; a viewer sees the same with no action controls.

@@ -1,13 +1,13 @@
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import type { AppDeps } from "../../cloud/app.ts";
-import { createStaffService } from "../../cloud/staff/staff-service.ts";
 import type { StaffRole } from "../../shared/domain/staff-roles.ts";
 import { launchBrowser } from "./browser.ts";
 import { type CloudHarness, startCloudHarness } from "./cloud-harness.ts";
+import { CONSOLE_PASSWORD, createConsoleStaff } from "./console-api.ts";
 import { OP_A } from "./fixture-site.ts";
 
-export const CONSOLE_PASSWORD = "a console password";
+export { CONSOLE_PASSWORD };
 
 /** The fixture site's cloud on a port, a browser, and staff of operator A in each role. */
 export type ConsoleSite = {
@@ -24,16 +24,8 @@ export async function startConsoleSite(o: { console?: AppDeps["console"] } = {})
   const h = await startCloudHarness({ console: o.console });
   await h.app.listen({ port: 0, host: "127.0.0.1" });
   const base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  // The least cost secrets.ts accepts, as the other suites that verify passwords.
-  const staff = createStaffService({ db: h.db, clock: h.clock, cost: { ln: 10, r: 8, p: 1 } });
   for (const role of ["viewer", "operator", "admin"] as const) {
-    const made = await staff.create({
-      email: `${role}@a.example`,
-      role,
-      operatorId: OP_A,
-      password: CONSOLE_PASSWORD,
-    });
-    if (typeof made === "string") throw new Error(made);
+    await createConsoleStaff(h, `${role}@a.example`, role, OP_A);
   }
   const browser = await launchBrowser();
   return {

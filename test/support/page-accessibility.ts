@@ -18,3 +18,7 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
       .then((r) => r.violations.map((v) => v.id + ": " + (v.nodes[0] ? v.nodes[0].target.join(" ") : "")))`,
   );
 }
+
+/** Whether the page fits its viewport's width: nothing to scroll sideways. */
+export const fitsWidth = (page: Page) =>
+  page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth");

@@ -6,10 +6,13 @@ import { ErrorBody } from "../../../shared/api/common.ts";
 import type { ConsoleAccessList, ConsoleAccessListList } from "../../../shared/api/console-access-lists.ts";
 import { AppError } from "../../../shared/api/errors.ts";
 import type { AccessListService } from "../../access-lists/access-list-service.ts";
+import type { AuditOrigin } from "../../audit/audit-log.ts";
+import type { ClientPrincipal } from "../../auth/principal.ts";
 import type { ConsoleAccessLists } from "../../console/console-access-lists.ts";
 import { requireRole } from "../../console/staff-principal.ts";
 import type { SignedIn } from "../../staff/console-sessions.ts";
 import { staffOrigin, staffPrincipal } from "../../staff/staff-principal.ts";
+
 import { staffSessionOf } from "../console-guard.ts";
 import { ANY_ROUTE_ERRORS, BODY_ERRORS } from "../error-responses.ts";
 import { PathId } from "../path-id.ts";
@@ -59,27 +62,28 @@ export function registerConsoleAccessListRoutes(
     },
   });
 
-  r.post("/console/api/access-lists/:id/members", {
-    config,
-    schema: { hide: true, params: IdParams, body: AddAccessListMember, response: changed },
-    handler: async (request, reply) => {
-      const signed = staffSessionOf(request);
-      const principal = await principalFor(signed, request.params.id, "act");
-      const origin = staffOrigin(signed, String(request.id));
-      await deps.lists.add(principal, request.params.id, request.body, origin);
-      return reply.code(204).send(null);
-    },
-  });
+  /**
+   * A change to the list `:id` (the route's `path` under it) as the staff member: `act` gets the principal,
+   * the public API's body and the origin the audit entry names; 204 when done.
+   */
+  function change<B extends z.ZodType>(
+    path: string,
+    body: B,
+    act: (principal: ClientPrincipal, id: string, body: z.infer<B>, origin: AuditOrigin) => Promise<unknown>,
+  ) {
+    r.post(`/console/api/access-lists/:id/${path}`, {
+      config,
+      schema: { hide: true, params: IdParams, body, response: changed },
+      handler: async (request, reply) => {
+        const signed = staffSessionOf(request);
+        const principal = await principalFor(signed, request.params.id, "act");
+        const origin = staffOrigin(signed, String(request.id));
+        await act(principal, request.params.id, request.body as z.infer<B>, origin);
+        return reply.code(204).send(null);
+      },
+    });
+  }
 
-  r.post("/console/api/access-lists/:id/remove", {
-    config,
-    schema: { hide: true, params: IdParams, body: RemoveAccessListMember, response: changed },
-    handler: async (request, reply) => {
-      const signed = staffSessionOf(request);
-      const principal = await principalFor(signed, request.params.id, "act");
-      const origin = staffOrigin(signed, String(request.id));
-      await deps.lists.remove(principal, request.params.id, request.body, origin);
-      return reply.code(204).send(null);
-    },
-  });
+  change("members", AddAccessListMember, (p, id, body, origin) => deps.lists.add(p, id, body, origin));
+  change("remove", RemoveAccessListMember, (p, id, body, origin) => deps.lists.remove(p, id, body, origin));
 }
