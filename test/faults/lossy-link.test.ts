@@ -126,6 +126,7 @@ describe("a lossy, slow link (the real daemon behind latency, jitter, resets and
       `lossy link: ${events} door/tap rounds, ${d.sent} messages sent, ${d.applied.length} applied, ` +
         `${duplicates(d.hardwareEvents).length + duplicates(d.accessEvents).length} duplicated; ` +
         `${ended.length} commands: ${success.length} SUCCESS, ${error.length} ERROR, ${lateEnd.length} late; ` +
+        `slowest ${Math.max(...ended.map((c) => c.endedAt - c.postedAt))} ms; ` +
         `${proxy.resets} resets, ${proxy.accepted} connections`,
     );
 
