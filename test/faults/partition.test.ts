@@ -141,7 +141,8 @@ describe("a partition longer than the keepalive (the real daemon behind a stalle
       [STRANGER, 0],
     ]);
     console.info(
-      `partition: ${d.sent} sent, ${d.applied.length} applied, ${held.length} held during the partition, ` +
+      `partition: ${d.sent} sent, ${d.applied.length} applied, ${held.length} held during the partition ` +
+        `(${held.map((r) => r.type).join(", ")}), ` +
         `0 duplicated, all applied ${recoveryMs} ms after healing`,
     );
   }, 120_000);
@@ -166,6 +167,7 @@ describe("a partition longer than the keepalive (the real daemon behind a stalle
       const online = connections().filter((e) => e.details.online);
       expect(online.map((e) => e.device_id).sort()).toEqual([...HEARD].sort());
     }, 30_000);
-    expect(connections()).toHaveLength(2 * HEARD.length);
+    const seen = connections().map((e) => `${e.occurred_at} ${e.device_id.slice(0, 4)} ${e.details.online}`);
+    expect(seen, seen.join("\n")).toHaveLength(2 * HEARD.length);
   });
 });
