@@ -61,6 +61,8 @@ export type SiteOptions = {
    * the gateway then runs on a clock of its own, `gatewayClock`. Default: both share one clock.
    */
   gatewayClockOffsetMs?: number;
+  /** The cloud's command deadlines, over the defaults (a short delivery deadline keeps a test short). */
+  timeouts?: Partial<typeof DEFAULT_COMMAND_TIMEOUTS>;
 };
 
 /**
@@ -89,7 +91,7 @@ export async function startSite(o: SiteOptions) {
     broker = await startEmbeddedBroker({ db: store.db, log, port: 0, prefix, cloud: CLOUD_MQTT });
     brokerUrl = `mqtt://127.0.0.1:${broker.port}`;
   }
-  const timeouts = DEFAULT_COMMAND_TIMEOUTS;
+  const timeouts = { ...DEFAULT_COMMAND_TIMEOUTS, ...o.timeouts };
   // The embedded broker admits the cloud under its own client id only (its user name by default); on
   // a shared Mosquitto a client id of the run's own keeps parallel runs apart.
   const cloudClientId = broker ? CLOUD_MQTT.username : `cloud-${prefix}`;

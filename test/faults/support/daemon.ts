@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { gatewayRepository } from "../../../cloud/gateway-link/gateway-repository.ts";
 import { hardwareReportRepository } from "../../../cloud/gateway-link/hardware-report-repository.ts";
 import type { GatewayConfigInput } from "../../../gateway/config.ts";
+import { callControl } from "../../../gateway/control/control-client.ts";
 import { eventually } from "../../support/eventually.ts";
 import { startPrivateMosquitto } from "../../support/private-mosquitto.ts";
 import { type Site, type SiteOptions, startSite } from "../../support/site-harness.ts";
@@ -12,7 +13,13 @@ import { type Site, type SiteOptions, startSite } from "../../support/site-harne
 const root = path.resolve(import.meta.dirname, "../../..");
 
 /** An outbox row of the daemon's SQLite store, read beside it (WAL lets a reader in while it runs). */
-export type OutboxRow = { seq: number; type: string; source: string | undefined };
+export type OutboxRow = {
+  seq: number;
+  type: string;
+  source: string | undefined;
+  /** The complete wire message. */
+  body: Record<string, unknown>;
+};
 
 /**
  * The gateway daemon (`gateway/main.ts`) as a process of its own, as systemd runs it: its own config file
@@ -34,6 +41,12 @@ export type Daemon = {
   outbox(): OutboxRow[];
   /** `PRAGMA quick_check` of the daemon's store (read-only, beside it). */
   quickCheck(): string;
+  /** The last seq the daemon's outbox gave out (its rows leave once acknowledged; the count stays). */
+  lastSeq(): number;
+  /** The identity of the daemon's outbox (the cloud's applied seqs are per outbox). */
+  outboxId(): string;
+  /** Calls the daemon's control socket as parkctl does (`status`, `device`, `doctor`...). */
+  control<T = unknown>(method: string, params?: Record<string, unknown>): Promise<T>;
 };
 
 export type DaemonSiteOptions = Omit<SiteOptions, "broker" | "serial" | "brokerUrl"> & {
@@ -159,11 +172,10 @@ function spawnDaemon(configFile: string, stateDir: string, env: Record<string, s
           type: string;
           body: string;
         }[];
-        return rows.map((r) => ({
-          seq: r.seq,
-          type: r.type,
-          source: (JSON.parse(r.body) as { source?: string }).source,
-        }));
+        return rows.map((r) => {
+          const body = JSON.parse(r.body) as Record<string, unknown>;
+          return { seq: r.seq, type: r.type, source: body.source as string | undefined, body };
+        });
       } finally {
         db.close();
       }
@@ -176,5 +188,26 @@ function spawnDaemon(configFile: string, stateDir: string, env: Record<string, s
         db.close();
       }
     },
+    lastSeq() {
+      const db = store();
+      try {
+        const row = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").get() as
+          | { seq: number }
+          | undefined;
+        return row?.seq ?? 0;
+      } finally {
+        db.close();
+      }
+    },
+    outboxId() {
+      const db = store();
+      try {
+        return (db.prepare("SELECT outbox_id FROM outbox_identity").get() as { outbox_id: string }).outbox_id;
+      } finally {
+        db.close();
+      }
+    },
+    control: <T>(method: string, params: Record<string, unknown> = {}) =>
+      callControl(path.join(stateDir, "control.sock"), method, params) as Promise<T>,
   };
 }
