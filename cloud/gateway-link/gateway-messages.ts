@@ -75,7 +75,8 @@ export function createGatewayMessages(deps: {
   }
 
   async function onStatus(st: Status) {
-    await applyStatus(db, st, clock.now());
+    const applied = await applyStatus(db, st, clock.now());
+    if (!applied) log.info({ gateway_id: st.gateway_id }, "a Last Will of an earlier session: ignored");
     if (!st.online) return;
     // First, so a gateway holding a command that waited in the broker judges it on the cloud's time now.
     if (st.sync) await deps.echoSync(st.gateway_id, st.sync);

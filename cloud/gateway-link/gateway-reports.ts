@@ -21,14 +21,23 @@ export type GatewayReport<M> = {
   refuse?: (reason: GatewayRefusal) => void;
 };
 
-/** The retained status and the Last Will: offline takes every device of the gateway down at once. */
-export async function applyStatus(db: Db, st: Status, now: Date): Promise<void> {
+/**
+ * The retained status and the Last Will: offline takes every device of the gateway down at once, unless it
+ * is the Will of a session older than the one announced online since (false: ignored as stale).
+ */
+export function applyStatus(db: Db, st: Status, now: Date): Promise<boolean> {
   const ts = now.toISOString();
-  await db.transaction().execute(async (trx) => {
-    await gatewayRepository(trx).setStatus(st.gateway_id, st.online, ts);
+  return db.transaction().execute(async (trx) => {
+    const gateways = gatewayRepository(trx);
     const devices = deviceRepository(trx);
-    if (st.online) await devices.markGuardSeen(st.gateway_id, ts);
-    else await devices.markOffline(st.gateway_id, ts);
+    if (st.online) {
+      await gateways.setOnline(st.gateway_id, ts, st.sync ?? null);
+      await devices.markGuardSeen(st.gateway_id, ts);
+      return true;
+    }
+    if (!(await gateways.setOffline(st.gateway_id, ts, st.sync))) return false;
+    await devices.markOffline(st.gateway_id, ts);
+    return true;
   });
 }
 

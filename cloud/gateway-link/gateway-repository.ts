@@ -53,12 +53,29 @@ export function gatewayRepository(db: Executor) {
     },
 
     /** The gateway's retained status (or Last Will), received at `at`. */
-    async setStatus(id: string, online: boolean, at: string): Promise<void> {
+    /** The gateway is online in the session `session` (its token; null from gateways that send none). */
+    async setOnline(id: string, at: string, session: string | null): Promise<void> {
       await db
         .updateTable("gateways")
-        .set({ online: online ? 1 : 0, status_at: at })
+        .set({ online: 1, status_at: at, session })
         .where("id", "=", id)
         .execute();
+    },
+
+    /**
+     * The gateway is offline, unless `session` names a session other than the one last announced online: a
+     * Last Will of an earlier session, published late. False when it was stale and changed nothing.
+     */
+    async setOffline(id: string, at: string, session: string | undefined): Promise<boolean> {
+      const res = await db
+        .updateTable("gateways")
+        .set({ online: 0, status_at: at })
+        .where("id", "=", id)
+        .$if(session !== undefined, (q) =>
+          q.where((eb) => eb.or([eb("session", "is", null), eb("session", "=", session ?? "")])),
+        )
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
     },
 
     async setHeartbeatAt(id: string, at: string): Promise<void> {

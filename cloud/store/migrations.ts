@@ -20,6 +20,7 @@ import { alarmsMigration } from "./migrations/022-alarms.ts";
 import { auditLogMigration } from "./migrations/023-audit-log.ts";
 import { consoleLiveMigration } from "./migrations/024-console-live.ts";
 import { riderTokenGenerationMigration } from "./migrations/025-rider-token-generation.ts";
+import { gatewaySessionMigration } from "./migrations/026-gateway-session.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -242,6 +243,7 @@ const migrations: Record<string, Migration> = {
   "023-audit-log": auditLogMigration,
   "024-console-live": consoleLiveMigration,
   "025-rider-token-generation": riderTokenGenerationMigration,
+  "026-gateway-session": gatewaySessionMigration,
 };
 
 export const migrationProvider: MigrationProvider = {

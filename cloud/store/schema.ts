@@ -87,6 +87,8 @@ export interface GatewaysTable {
   /** Last retained status: 1 online, 0 offline, null never heard. */
   online: number | null;
   status_at: string | null;
+  /** The token of the session whose `online` was applied last: an older session's Last Will is stale. */
+  session: string | null;
   /** Version of the device map the store describes, written by the manifest; running clouds publish it. */
   map_version: string | null;
   /** When the gateway's latest heartbeat arrived (the cloud's clock); null before the first. */

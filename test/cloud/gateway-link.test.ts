@@ -327,6 +327,30 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
       await cleaner.publishAsync(topicFor(site.prefix, "gw-a1", "status"), "", { qos: 1, retain: true });
     });
 
+    it("keeps an online gateway up when an earlier session's Last Will is published late", async () => {
+      const gw = await gatewayClient(site, "gw-a1");
+      const status = (online: boolean, sync: string) =>
+        gw.publishAsync(
+          topicFor(site.prefix, "gw-a1", "status"),
+          JSON.stringify({ gateway_id: "gw-a1", online, at: new Date().toISOString(), sync }),
+          { qos: 1, retain: true },
+        );
+      const guard = fx.guard("gw-a1");
+      const health = async () =>
+        (await api("GET", `/device/v1/devices/${guard}`)).json().heartbeat_v2?.health;
+      await status(true, "session-2");
+      await eventually(async () => expect(await health()).toBe("HEALTHY"));
+      site.clock.advance(1_000);
+      // The Will of session 1, taken over by session 2 after a partition, reaches the cloud after `online`.
+      await status(false, "session-1");
+      await status(false, "session-2"); // then this session's own: the two arrive in this order
+      await eventually(async () => expect(await health()).toBe("DEAD"));
+      const gateways = await gatewayRepository(site.store.db).find("gw-a1");
+      expect(gateways).toMatchObject({ online: 0, session: "session-2" });
+      await gw.publishAsync(topicFor(site.prefix, "gw-a1", "status"), "", { qos: 1, retain: true });
+      await gw.endAsync();
+    });
+
     it("never applies a gateway's report about a device another gateway owns (S30)", async () => {
       const tokenB = (
         await site.app.inject({

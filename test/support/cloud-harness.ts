@@ -176,7 +176,9 @@ export async function startCloudHarness(
     report: (gatewayId, msg) =>
       applyUpMessage(db, gatewayId, UpMessage.parse(msg), { now: clock.now(), timeouts, log, settled }),
     heartbeat: (hb) => heartbeats.apply(hb, clock.now()),
-    status: (st) => applyStatus(db, st, clock.now()),
+    status: async (st) => {
+      await applyStatus(db, st, clock.now());
+    },
     async close() {
       await app.close();
       await store.drop();

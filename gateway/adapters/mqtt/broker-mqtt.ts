@@ -49,7 +49,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       gateway_id: this.options.gatewayId,
       online,
       at: this.options.clock.now().toISOString(),
-      ...(online && this.sync ? { sync: this.sync } : {}),
+      ...(this.sync ? { sync: this.sync } : {}),
     };
     return JSON.stringify(s);
   }
@@ -59,7 +59,11 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     const topic = (c: Parameters<typeof topicFor>[2]) =>
       topicFor(this.options.prefix, this.options.gatewayId, c);
     const client = new MqttClient(
-      () => {
+      (c) => {
+        // Each connection is a session of its own: a new token, carried by its Last Will too, so the cloud
+        // tells a Will of an earlier session that the broker publishes late from this one's (wire.md).
+        this.sync = randomUUID();
+        if (c.options.will) c.options.will.payload = Buffer.from(this.status(false));
         const socket = net.createConnection({ host: u.hostname, port: Number(u.port || 1883) });
         socket.setNoDelay(true); // Nagle would add ~40–90 ms to every hop (ARCHITECTURE: measured floors)
         return socket;
@@ -92,7 +96,6 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     client.on("connect", () => {
       this.connectedSince = this.options.clock.now().toISOString();
       // Before anything the broker kept for us is handled: those copies may be old.
-      this.sync = randomUUID();
       this.emit("session");
       this.options.log.info({ broker: this.options.url }, "broker connected");
       client.subscribe(

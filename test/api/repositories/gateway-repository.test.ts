@@ -53,15 +53,25 @@ describe("gateway repository", () => {
   });
 
   it("records a status and a heartbeat for that gateway only", async () => {
-    await repo().setStatus("gw-a3", true, "2026-01-15T10:00:01.000Z");
+    await repo().setOnline("gw-a3", "2026-01-15T10:00:01.000Z", "session-1");
     await repo().setHeartbeatAt("gw-a3", "2026-01-15T10:00:02.000Z");
     expect(await repo().find("gw-a3")).toMatchObject({
       online: 1,
       status_at: "2026-01-15T10:00:01.000Z",
       heartbeat_at: "2026-01-15T10:00:02.000Z",
+      session: "session-1",
     });
-    await repo().setStatus("gw-a3", false, "2026-01-15T10:00:03.000Z");
+    expect(await repo().setOffline("gw-a3", "2026-01-15T10:00:03.000Z", "session-1")).toBe(true);
     expect(await repo().find("gw-a3")).toMatchObject({ online: 0, status_at: "2026-01-15T10:00:03.000Z" });
     expect((await repo().find("gw-a2"))?.online).toBeNull();
+  });
+
+  it("keeps a gateway online through the late Last Will of an earlier session", async () => {
+    await repo().setOnline("gw-a3", "2026-01-15T10:00:01.000Z", "session-2");
+    expect(await repo().setOffline("gw-a3", "2026-01-15T10:00:02.000Z", "session-1")).toBe(false);
+    expect(await repo().find("gw-a3")).toMatchObject({ online: 1, status_at: "2026-01-15T10:00:01.000Z" });
+    // A Will without a token (an older gateway) is taken as it always was.
+    expect(await repo().setOffline("gw-a3", "2026-01-15T10:00:03.000Z", undefined)).toBe(true);
+    expect((await repo().find("gw-a3"))?.online).toBe(0);
   });
 });
