@@ -80,7 +80,7 @@ describe("the daemon frozen past its watchdog", () => {
     expect(watchdog.kills).toHaveLength(1);
     console.info(
       `watchdog: sent 10, delivered ${seqs.length}, duplicated ${seqs.length - new Set(seqs).size}; ` +
-        `killed ${watchdog.kills[0]?.at - stoppedAt} ms after SIGSTOP, delivered ${Date.now() - stoppedAt} ms after`,
+        `killed ${(watchdog.kills[0]?.at ?? 0) - stoppedAt} ms after SIGSTOP, delivered ${Date.now() - stoppedAt} ms after`,
     );
   });
 });
