@@ -74,19 +74,22 @@ describe("the daemon's state disk full", () => {
     }
   }
 
-  it("refuses what it cannot journal, raises the storage alarm, resumes once space returns", async () => {
+  /** Ready with the member's key, and 10 events acknowledged into the outbox that wait there (broker down). */
+  async function tenAcknowledged() {
     await s.ready();
     await expect
       .poll(async () => (await keySyncRepository(s.site.db).versionsOf("gw-a1")).confirmed, {
         timeout: 20_000,
       })
       .toBeGreaterThan(0);
-
-    // Acknowledged before the disk fills: 10 events held in the outbox (broker down).
     await s.mosquitto.kill();
     for (let i = 0; i < 10; i++) board().event(3, i % 2 === 0 ? "door_opened" : "door_closed");
     await expect.poll(() => s.daemon.outbox().filter((r) => r.source === "bus0/1/3").length).toBe(10);
-    const kept = s.daemon.outbox().filter((r) => r.source === "bus0/1/3");
+    return s.daemon.outbox().filter((r) => r.source === "bus0/1/3");
+  }
+
+  it("refuses what it cannot journal, raises the storage alarm, resumes once space returns", async () => {
+    const kept = await tenAcknowledged();
     fill();
     await s.mosquitto.restart();
     const fullAt = Date.now();
