@@ -35,6 +35,7 @@ import { createFanOut } from "./features/listener-fan-out.ts";
 import { countBusDiscards, gaugeRefresher } from "./features/metrics-feed.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
 import { createSensorReconciler } from "./features/reconcile-sensors.ts";
+import { createStoreSpace } from "./features/store-full.ts";
 import { createTapDispatch } from "./features/tap-dispatch.ts";
 import { createMetrics, type Metrics, serveMetrics } from "./metrics.ts";
 import type { BrokerLink, Camera, GpioBank, SerialLinkFactory } from "./ports.ts";
@@ -264,6 +265,7 @@ function createFeatures(
   const { store, registry, sensors, sleep, actuator } = hw;
   const { outbox } = store;
   const gatewayId = cfg.gateway_id;
+  const storeSpace = createStoreSpace({ stateDir: cfg.state_dir, outbox, log });
   const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, cloudTime, log });
   const executor = createCommandExecutor({
     store,
@@ -272,6 +274,7 @@ function createFeatures(
     clock,
     cloudTime,
     log,
+    storeSpace,
     notify: {
       finished: (name, ok) => metrics.commands.inc({ name, result: ok ? "success" : "error" }),
       bookingsChanged: () => bookingExpiry.changed(),
@@ -288,6 +291,7 @@ function createFeatures(
     clock,
     cloudTime,
     log,
+    storeSpace,
     askCloud: cardQueries.askCloud,
     onDecided: (m) => {
       metrics.accessDecisions.inc({ granted: String(m.granted), reason: m.reason, decided_by: m.decided_by });
@@ -306,6 +310,7 @@ function createFeatures(
     intervalMs,
     outbox,
     cloudTime,
+    storage: storeSpace.state,
   });
   // A board that answers again (or stops answering) is news the cloud should not wait an interval for.
   for (const m of monitors)

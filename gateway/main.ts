@@ -12,6 +12,7 @@ import { systemClock } from "../shared/node/system-clock.ts";
 import { packageVersion } from "../shared/node/version.ts";
 import { createSdNotify, watchdogIntervalMs } from "./adapters/systemd/sd-notify.ts";
 import { ConfigError, type GatewayConfig, gatewaySecret, loadGatewayConfig } from "./config.ts";
+import { isStoreFull } from "./features/store-full.ts";
 import { startGateway } from "./gateway.ts";
 import { createWatchdog } from "./health/watchdog.ts";
 
@@ -97,6 +98,17 @@ async function main(): Promise<void> {
     await gateway.stop();
     process.exit(0);
   };
+  // A full state disk (SQLITE_FULL) in a handler the features do not guard: SQLite rolled the write back and
+  // the store is intact, and what went unrecorded was never acknowledged. Restarting would not make room (and
+  // would refuse the work still possible), so the daemon stays up; the heartbeat tells the cloud (storage
+  // alarm) and all resumes once there is room. Anything else still ends the process.
+  process.on("uncaughtException", (err) => {
+    if (!isStoreFull(err)) {
+      console.error(err);
+      process.exit(EXIT.unexpected);
+    }
+    gateway.log.error({ err }, "not recorded: the gateway's state store is full (SQLITE_FULL)");
+  });
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
 }

@@ -8,6 +8,7 @@ import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { KeySync } from "../key-sync/key-sync.ts";
 import type { GatewayMessageKind, GatewayRefusal } from "../metrics.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
+import { storageAlarm } from "../site-events/storage-alarms.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
 import { applyStatus } from "./gateway-reports.ts";
@@ -88,6 +89,8 @@ export function createGatewayMessages(deps: {
 
   /** Whether each gateway's wall clock was last reported off the cloud's beyond the bound. */
   const skewed = new Map<string, boolean>();
+  /** Whether each gateway's store was full at its last heartbeat, as this process heard it. */
+  const storageFull = new Map<string, boolean>();
   /**
    * Logs when a gateway's wall clock goes off the cloud's, or comes back (once per change, not per beat).
    * Nothing the cloud decides rests on it: it records its own time for what a gateway reports.
@@ -98,6 +101,20 @@ export function createGatewayMessages(deps: {
     const fields = { gateway_id: hb.gateway_id, clock_offset_ms: hb.clock.offset_ms };
     if (hb.clock.skewed) log.warn(fields, "gateway's wall clock is off the cloud's");
     else log.info(fields, "gateway's wall clock agrees with the cloud's");
+  }
+
+  /** A store that became full (or has room again) raises (or clears) the gateway's `storage_full` alarm. */
+  function noteStorage(hb: Heartbeat) {
+    const storage = hb.storage;
+    if (!storage || storageFull.get(hb.gateway_id) === storage.full) return;
+    storageFull.set(hb.gateway_id, storage.full);
+    const fields = { gateway_id: hb.gateway_id, free_bytes: storage.free_bytes };
+    if (storage.full) log.error(fields, "gateway's state store is full");
+    else log.info(fields, "gateway's state store has room");
+    storageAlarm(db, hb.gateway_id, storage, clock.now()).catch((err: unknown) => {
+      storageFull.delete(hb.gateway_id); // tried again with the next heartbeat
+      log.error({ err, gateway_id: hb.gateway_id }, "storage alarm not kept");
+    });
   }
 
   /** A message's content when it parsed and names the gateway of its topic; otherwise counted: null. */
@@ -133,8 +150,10 @@ export function createGatewayMessages(deps: {
         return onUp(t.gatewayId, payload);
       case "hb": {
         const hb = usable(Heartbeat.safeParse(payload), t);
-        if (hb) noteClock(hb);
-        return hb ? deps.heartbeats.apply(hb, clock.now()) : undefined;
+        if (!hb) return;
+        noteClock(hb);
+        noteStorage(hb);
+        return deps.heartbeats.apply(hb, clock.now());
       }
       case "status": {
         const st = usable(Status.safeParse(payload), t);

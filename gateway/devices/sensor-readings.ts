@@ -57,7 +57,7 @@ export class OutboxSensorReadings implements SensorReadings {
     const told = this.told.get(device.device_id);
     const news = !told || FIELDS.some((f) => next[f] !== null && next[f] !== told[f]);
     if (!news && !opts.always) return false;
-    this.told.set(device.device_id, next);
+    // Told once the report is in the outbox: one the store refused (full) is told with the next reading.
     this.outbox.append({
       type: "device_state",
       device_id: device.device_id,
@@ -67,6 +67,7 @@ export class OutboxSensorReadings implements SensorReadings {
       cause,
       detail: opts.detail ?? "",
     });
+    this.told.set(device.device_id, next);
     return true;
   }
 

@@ -12,6 +12,7 @@ import type {
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
+import { isStoreFull, STORE_FULL_EVENT } from "./store-full.ts";
 
 type BoardEvent = Extract<BoardMessage, { kind: "event" }>;
 
@@ -67,20 +68,32 @@ export function handleBoardEvent(
     { bus: deps.busName, addr: e.addr, channel: e.channel, event: e.event, device: device?.alias },
     "board event",
   );
-  deps.outbox.append({
-    type: "hardware_event",
-    device_id: device?.device_id ?? null,
-    source: `${deps.busName}/${e.addr}/${e.channel}`,
-    event: e.event as HardwareEvent["event"],
-    detail: "",
-  });
+  const where = { bus: deps.busName, addr: e.addr, channel: e.channel, event: e.event };
+  // A full state disk loses the reports, never what follows from the event (a door closed locks again).
+  const keep = (report: string, write: () => unknown) => {
+    try {
+      write();
+    } catch (err) {
+      if (!isStoreFull(err)) throw err;
+      deps.log.error({ ...where, report }, STORE_FULL_EVENT);
+    }
+  };
+  keep("hardware_event", () =>
+    deps.outbox.append({
+      type: "hardware_event",
+      device_id: device?.device_id ?? null,
+      source: `${deps.busName}/${e.addr}/${e.channel}`,
+      event: e.event as HardwareEvent["event"],
+      detail: "",
+    }),
+  );
   if (e.event === "reset") {
     deps.readBoard(e.addr);
     return;
   }
   const reading = READING[e.event];
   if (!device || !reading) return;
-  deps.sensors.record(device, reading, "hardware_event");
+  keep("device_state", () => deps.sensors.record(device, reading, "hardware_event"));
   // Unless the lock is known to be engaged already (an unknown one is locked: that is always safe).
   if (e.event === "door_closed" && isDoor(device) && deps.sensors.get(device.device_id).latch !== "locked")
     deps.relockDoor(device);

@@ -16,6 +16,7 @@ import type {
 } from "../ports.ts";
 import type { CloudClock } from "../time/cloud-clock.ts";
 import { photoParts } from "./photo-upload.ts";
+import { isStoreFull, STORE_FULL_REASON, type StoreSpace } from "./store-full.ts";
 
 export type ExecutorDeps = {
   /** The command log, the outbox and the bookings, and the transactions that tie them to a report. */
@@ -34,6 +35,8 @@ export type ExecutorDeps = {
   /** The cloud's clock as the gateway knows it: deadlines are the cloud's and are judged on it. */
   cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "settled">;
   log: Logger;
+  /** Where a command the full store could not record is refused (store-full.ts). */
+  storeSpace?: Pick<StoreSpace, "refused">;
   /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
   notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
 };
@@ -249,6 +252,26 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     }
   }
 
+  /**
+   * Takes the command; false when the store is full (SQLITE_FULL): nothing was recorded and nothing will
+   * move, and the ERROR saying so goes up once the store can journal it again.
+   */
+  function recordOrRefuse(req: CommandRequest): boolean {
+    try {
+      if (req.supersedes) supersede(req.supersedes, req);
+      take(req);
+      return true;
+    } catch (err) {
+      if (!isStoreFull(err) || !deps.storeSpace) throw err;
+      const { command_id, device_id } = req;
+      deps.storeSpace.refused(
+        { type: "command_progress", command_id, device_id, state: "ERROR", reason: STORE_FULL_REASON },
+        { command_id, name: req.name },
+      );
+      return false;
+    }
+  }
+
   return {
     async handle(req: CommandRequest): Promise<void> {
       if (inFlight.has(req.command_id)) return; // a redelivery while we are still working on it
@@ -281,8 +304,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
           finish(req, failed("the command arrived after its deadline and was not executed"), false);
           return;
         }
-        if (req.supersedes) supersede(req.supersedes, req);
-        take(req);
+        if (!recordOrRefuse(req)) return;
         let outcome: Performed;
         try {
           outcome = await runInTurn(req);

@@ -15,6 +15,7 @@ import type {
 } from "../ports.ts";
 import type { CloudClock } from "../time/cloud-clock.ts";
 import { isDoor } from "./board-events.ts";
+import { isStoreFull, STORE_FULL_TAP, type StoreSpace } from "./store-full.ts";
 
 export type TapHandlerDeps = {
   /** The key cache, parked cards and bookings it decides from; the outbox it reports to. */
@@ -34,6 +35,8 @@ export type TapHandlerDeps = {
   onDecided?: (decision: AccessDecision) => void;
   /** Devices' sleep states: a tap wakes the device its reader serves. */
   sleep?: Pick<SleepStates, "record">;
+  /** Where a tap the full store could not journal is refused (store-full.ts). */
+  storeSpace?: Pick<StoreSpace, "refused">;
 };
 
 /**
@@ -130,6 +133,29 @@ export function createTapHandler(deps: TapHandlerDeps) {
     bookings.clear(device.device_id);
   }
 
+  /** `write`, or null when the store is full (SQLITE_FULL): then the tap is refused and nothing moves. */
+  function journalOrRefuse<T>(write: () => T): T | null {
+    try {
+      return write();
+    } catch (err) {
+      if (!isStoreFull(err) || !deps.storeSpace) throw err;
+      return null;
+    }
+  }
+
+  /** The refusal of a tap the store could not journal: owed to the cloud until it can be. */
+  function refusedFull(draft: AccessDraft): AccessDecision {
+    const refusal = {
+      ...draft,
+      granted: false,
+      action: "none",
+      reason: STORE_FULL_TAP,
+      actuated: null,
+    } as const;
+    deps.storeSpace?.refused(refusal, { reader: draft.reader, card: maskCardId(draft.card_id) });
+    return { ...refusal, gateway_id: "", seq: 0, observed_at: draft.observed_at } as AccessDecision;
+  }
+
   async function handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
     const tappedAt = deps.clock.now();
     const cloudAt = deps.cloudTime?.cloudNow();
@@ -151,10 +177,13 @@ export function createTapHandler(deps: TapHandlerDeps) {
     let msg: AccessDecision;
     let failure: string | null = null;
     if (!device || action === "none") {
-      msg = outbox.append({ ...draft, actuated: null }) as AccessDecision;
+      const journaled = journalOrRefuse(() => outbox.append({ ...draft, actuated: null }));
+      if (!journaled) return refusedFull(draft);
+      msg = journaled as AccessDecision;
     } else {
       // Recorded before the hardware moves (F2): a crash from here on still leaves the decision behind.
-      const pending = tapJournal.begin(draft);
+      const pending = journalOrRefuse(() => tapJournal.begin(draft));
+      if (pending === null) return refusedFull(draft);
       const outcome = await actuate(device, action);
       if (!outcome.ok) failure = outcome.reason;
       msg = deps.store.atomically(() => {

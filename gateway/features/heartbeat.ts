@@ -7,6 +7,7 @@ import type {
   TimerHandle,
 } from "../ports.ts";
 import type { CloudClock } from "../time/cloud-clock.ts";
+import type { StorageState } from "./store-full.ts";
 
 /**
  * Heartbeats (flow 3): the gateway and every device it can reach, at a fixed interval, QoS 0 and never
@@ -23,6 +24,8 @@ export function createHeartbeat(deps: {
   intervalMs: number;
   outbox?: OutboxPosition;
   cloudTime?: Pick<CloudClock, "offsetMs" | "isSkewed">;
+  /** The state disk (store-full.ts): told in every beat, which a full store cannot journal. */
+  storage?: () => StorageState;
 }) {
   let timer: TimerHandle | null = null;
 
@@ -33,6 +36,7 @@ export function createHeartbeat(deps: {
 
   function beat(): boolean {
     const offset = deps.cloudTime?.offsetMs() ?? null;
+    const storage = deps.storage?.();
     return deps.broker.publishHeartbeat({
       gateway_id: deps.gatewayId,
       sent_at: deps.clock.now().toISOString(),
@@ -46,6 +50,7 @@ export function createHeartbeat(deps: {
       ...(offset === null
         ? {}
         : { clock: { offset_ms: Math.round(offset), skewed: deps.cloudTime?.isSkewed() ?? false } }),
+      ...(storage ? { storage } : {}),
     });
   }
 

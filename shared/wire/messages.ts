@@ -269,6 +269,11 @@ export const Heartbeat = z.object({
    * cloud's time, and from older gateways.
    */
   clock: z.object({ offset_ms: z.number(), skewed: z.boolean() }).optional(),
+  /**
+   * The gateway's state disk: free bytes, and whether its store is full (what it cannot journal it refuses):
+   * the cloud's `storage_full` alarm. Absent from older gateways.
+   */
+  storage: z.object({ free_bytes: z.number().nonnegative(), full: z.boolean() }).optional(),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 

@@ -132,13 +132,15 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   private onMessage(topic: string, payload: Buffer) {
     const t = parseTopic(this.options.prefix, topic);
     if (!t || t.gatewayId !== this.options.gatewayId) return;
-    const refused = emitDownMessage(
-      this,
-      this.options.gatewayId,
-      t.channel,
-      payload.toString("utf8"),
-      this.sync,
-    );
+    let refused: ReturnType<typeof emitDownMessage>;
+    try {
+      refused = emitDownMessage(this, this.options.gatewayId, t.channel, payload.toString("utf8"), this.sync);
+    } catch (err) {
+      // A handler that could not act (an ack it cannot record with the state disk full) must not take the
+      // daemon down with the MQTT client: what it did not record is sent, or asked for, again.
+      this.options.log.error({ err, topic }, "message not handled");
+      return;
+    }
     if (refused) this.options.log.warn({ topic, issues: refused.issues }, refused.dropped);
   }
 

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { gatewayRepository } from "../../../cloud/gateway-link/gateway-repository.ts";
 import { hardwareReportRepository } from "../../../cloud/gateway-link/hardware-report-repository.ts";
@@ -47,6 +48,8 @@ export type Daemon = {
   outboxId(): string;
   /** Calls the daemon's control socket as parkctl does (`status`, `device`, `doctor`...). */
   control<T = unknown>(method: string, params?: Record<string, unknown>): Promise<T>;
+  /** The daemon's log lines (JSON, at its log level: warn unless GW_LOG says) whose `msg` is `msg`. */
+  logged(msg: string): Record<string, unknown>[];
 };
 
 export type DaemonSiteOptions = Omit<SiteOptions, "broker" | "serial" | "brokerUrl"> & {
@@ -130,12 +133,24 @@ async function reportedSources(site: Site): Promise<string[]> {
 }
 
 function spawnDaemon(configFile: string, stateDir: string, env: Record<string, string>): Daemon {
-  const start = () =>
-    spawn(process.execPath, ["--import", "tsx", path.join(root, "gateway/main.ts"), "--config", configFile], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", process.env.GW_LOG ? "inherit" : "ignore", "inherit"],
+  const lines: Record<string, unknown>[] = [];
+  const start = () => {
+    const c = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(root, "gateway/main.ts"), "--config", configFile],
+      { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    createInterface({ input: c.stdout as NodeJS.ReadableStream }).on("line", (line) => {
+      if (process.env.GW_LOG) process.stdout.write(`${line}\n`);
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // not a log line
+      }
+      if (lines.length > 5000) lines.shift();
     });
+    return c;
+  };
   let child = start();
   const exited = (c: ChildProcess) =>
     new Promise<number | NodeJS.Signals | null>((resolve) => {
@@ -180,6 +195,7 @@ function spawnDaemon(configFile: string, stateDir: string, env: Record<string, s
         db.close();
       }
     },
+    logged: (msg) => lines.filter((l) => l.msg === msg),
     quickCheck() {
       const db = store();
       try {
