@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { parseArgs } from "node:util";
 
-const CROSSING = ["contracts", "gateway", "simulator", "cloud", "e2e", "ops", "browser"];
+const CROSSING = ["contracts", "gateway", "simulator", "cloud", "e2e", "ops", "browser", "faults"];
 
 const { values, positionals } = parseArgs({
   options: { runs: { type: "string", default: "5" }, hogs: { type: "string", default: "2" } },
