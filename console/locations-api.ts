@@ -1,24 +1,12 @@
+import type { GatewayPanel, LocationSummary } from "../shared/api/console-locations.ts";
 import { call } from "./api.ts";
 
-/** The public API's connection, and `outage` once the cloud confirmed a location dark 2 hours or more. */
-export const CONNECTIONS = ["online", "partially_online", "offline", "outage", "unknown"] as const;
-export type Connection = (typeof CONNECTIONS)[number];
-
-/** One location as GET /console/api/locations lists it. */
-export type LocationSummary = {
-  id: string;
-  operator_id: string;
-  code: string;
-  label: string;
-  name: string;
-  type: string;
-  address: string;
-  latitude: number;
-  longitude: number;
-  connection: Connection;
-  offline_since: string;
-  devices: { available: number; online: number; total: number };
-};
+export type {
+  ConsoleConnection as Connection,
+  GatewayPanel,
+  LocationSummary,
+} from "../shared/api/console-locations.ts";
+export { CONSOLE_CONNECTIONS as CONNECTIONS } from "../shared/api/console-locations.ts";
 
 export type DeviceCell = {
   id: string;
@@ -34,25 +22,6 @@ export type DeviceCell = {
   power_save_strategy: string;
   /** Absent where the role may not see it; null: nobody. */
   occupant?: string | null;
-};
-
-export type GatewayPanel = {
-  id: string;
-  online: boolean;
-  health: string | null;
-  status: boolean | null;
-  status_at: string | null;
-  last_heartbeat_at: string | null;
-  outbox: {
-    id: string;
-    unconfirmed_from: number;
-    reported_at: string;
-    last_applied_seq: number | null;
-    depth: number | null;
-  } | null;
-  keys: { cloud_version: number; held_version: number | null; confirmed_at: string | null } | null;
-  runtime_version: string | null;
-  uptime_s: number | null;
 };
 
 /** GET /console/api/locations/:id: the location, its devices by alias and its gateways, at the cloud's `now`. */

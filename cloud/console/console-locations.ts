@@ -1,5 +1,11 @@
+import {
+  CONSOLE_CONNECTIONS,
+  type ConsoleConnection,
+  type GatewayPanel,
+  type LocationSummary,
+} from "../../shared/api/console-locations.ts";
 import { AppError } from "../../shared/api/errors.ts";
-import { deriveHealth, type Health, isOnline } from "../../shared/domain/health.ts";
+import { deriveHealth, isOnline } from "../../shared/domain/health.ts";
 import { operatorsSeenBy, type StaffScope, staffMay } from "../../shared/domain/staff-roles.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
@@ -11,27 +17,9 @@ import type { Db } from "../store/db.ts";
 import type { LocationsTable } from "../store/schema.ts";
 import { consoleLocationRepository, type GatewayRecord } from "./console-location-repository.ts";
 
-/** The public API's connection, and `outage` where the cloud confirmed the location dark 2 hours or more. */
-export const CONSOLE_CONNECTIONS = ["online", "partially_online", "offline", "outage", "unknown"] as const;
-export type ConsoleConnection = (typeof CONSOLE_CONNECTIONS)[number];
+export { CONSOLE_CONNECTIONS };
 
 export type LocationFilter = { text?: string; connection?: readonly ConsoleConnection[] };
-
-export type LocationSummary = {
-  id: string;
-  operator_id: string;
-  code: string;
-  label: string;
-  name: string;
-  type: string;
-  address: string;
-  /** Where it is (WGS 84), for the overview's map. */
-  latitude: number;
-  longitude: number;
-  connection: ConsoleConnection;
-  offline_since: string;
-  devices: { available: number; online: number; total: number };
-};
 
 type Summaries = Awaited<ReturnType<ReturnType<typeof deviceRepository>["summariesAt"]>>;
 
@@ -127,26 +115,6 @@ export function createConsoleLocations(deps: { db: Db; clock: Clock }) {
 export function mayReadOccupant(staff: StaffScope, operatorId: string): boolean {
   return staffMay(staff, "read", operatorId);
 }
-
-export type GatewayPanel = {
-  id: string;
-  online: boolean;
-  health: Health | null;
-  /** The retained status: true, false, or null before the gateway ever said. */
-  status: boolean | null;
-  status_at: string | null;
-  last_heartbeat_at: string | null;
-  outbox: {
-    id: string;
-    unconfirmed_from: number;
-    reported_at: string;
-    last_applied_seq: number | null;
-    depth: number | null;
-  } | null;
-  keys: { cloud_version: number; held_version: number | null; confirmed_at: string | null } | null;
-  runtime_version: string | null;
-  uptime_s: number | null;
-};
 
 /**
  * A gateway as the cloud knows it. Its health is its heartbeat's (an offline status makes it dead at once,
