@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_SESSIONS_LIMIT, MAX_SESSIONS_LIMIT, SessionV2 } from "./session.ts";
+import { SessionsLimit, SessionV2 } from "./session.ts";
 import { Uuid } from "./uuid.ts";
 
 /**
@@ -20,13 +20,7 @@ export const ConsoleSessionsQuery = z.strictObject({
   status: z.enum(["active", "ended", "booked"]).optional(),
   device_id: Uuid.optional(),
   user_id: Uuid.optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(MAX_SESSIONS_LIMIT))
-    .optional()
-    .describe(`1–${MAX_SESSIONS_LIMIT}; default ${DEFAULT_SESSIONS_LIMIT}`),
+  limit: SessionsLimit,
   pagination_token: z.string().min(1).max(500).optional(),
   /** Which operator's sessions a superadmin reads; others read their own operator's. */
   operator_id: z.string().min(1).max(100).optional(),

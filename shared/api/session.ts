@@ -127,19 +127,22 @@ export const DateOnly = z
 
 const from = DateOnly.optional().describe("First day (UTC), inclusive");
 const to = DateOnly.optional().describe("Last day (UTC), inclusive");
+/** A sessions list's page size, as the query string gives it (the v2 list and the console's list). */
+export const SessionsLimit = z
+  .string()
+  .regex(/^\d+$/, "must be a whole number")
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(MAX_SESSIONS_LIMIT))
+  .optional()
+  .describe(`1–${MAX_SESSIONS_LIMIT}; default ${DEFAULT_SESSIONS_LIMIT}`);
+
 const fromBeforeTo = (q: { from?: string; to?: string }) => !q.from || !q.to || q.from <= q.to;
 const FROM_AFTER_TO = { message: "from must not be after to", path: ["from"] };
 
 export const SessionsV2Query = z
   .strictObject({
     user_id: Uuid.optional().describe("Only this user's sessions (an external user sees only their own)"),
-    limit: z
-      .string()
-      .regex(/^\d+$/, "must be a whole number")
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(MAX_SESSIONS_LIMIT))
-      .optional()
-      .describe(`1–${MAX_SESSIONS_LIMIT}; default ${DEFAULT_SESSIONS_LIMIT}`),
+    limit: SessionsLimit,
     pagination_token: z
       .string()
       .min(1)
