@@ -8,6 +8,7 @@
  * as under systemd (NODE_ENV=production, JSON logs, log level info).
  *   npm run bench:footprint          (LOAD_S=10 s of commands on WORKERS=4 devices at once, RUNS=10 parkctl calls a figure)
  *   GATEWAY_NODE_FLAGS="--flag …" and GATEWAY_ENV="NAME=value …" try other flags and environments than the unit's.
+ *   RUNNERS=unit measures only the columns whose name has that word (here the unit's two), for a quicker run.
  * Time box: 4 minutes unless BENCH_TIMEOUT_S says otherwise (time-box.ts).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
@@ -85,6 +86,17 @@ function memory(pid: number): { rss: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
   return { rss: kb("VmRSS") / 1024, anon: kb("RssAnon") / 1024, file: kb("RssFile") / 1024 };
+}
+
+/**
+ * Private_Clean + Private_Dirty from smaps_rollup, in MB: the pages this process alone holds, what each
+ * process costs a controller. RSS also counts the node binary's file pages, shared with every node process.
+ */
+function privateMb(pid: number): number {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (key: string) =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? Number.NaN);
+  return (kb("Private_Clean") + kb("Private_Dirty")) / 1024;
 }
 
 /** Wall time of one process from spawn to exit, in ms; a non-zero exit fails the bench. */
@@ -216,10 +228,14 @@ try {
     runners.push({ name: "the unit", daemon, parkctl: [], env });
   }
 
+  const only = process.env.RUNNERS;
+  if (only) runners.splice(0, runners.length, ...runners.filter((r) => r.name.includes(only)));
+
   const floor = await medianOf([process.execPath, "-e", "0"]);
   const rows: Record<string, string[]> = {
     "daemon idle RSS": [],
     "  of which anonymous / file-backed": [],
+    "daemon idle private (not shared)": [],
     "daemon peak RSS under load": [],
     "parkctl --version (median)": [],
     "parkctl status (median)": [],
@@ -273,8 +289,10 @@ try {
     box.step(`${r.name}: sampling the idle daemon`);
     await sleep(5_000);
     const idle: ReturnType<typeof memory>[] = [];
+    const idlePrivate: number[] = [];
     for (let i = 0; i < 5; i++) {
       idle.push(memory(pid));
+      idlePrivate.push(privateMb(pid));
       await sleep(500);
     }
     const idleRss = median(idle.map((m) => m.rss));
@@ -282,6 +300,7 @@ try {
     rows["  of which anonymous / file-backed"]?.push(
       `${median(idle.map((m) => m.anon)).toFixed(1)} / ${median(idle.map((m) => m.file)).toFixed(1)} MB`,
     );
+    rows["daemon idle private (not shared)"]?.push(`${median(idlePrivate).toFixed(1)} MB`);
 
     if (r.parkctl.length > 0) {
       box.step(`${r.name}: timing parkctl`);
