@@ -8,6 +8,7 @@
  * as under systemd (NODE_ENV=production, JSON logs, log level info).
  *   npm run bench:footprint          (LOAD_S=10 s of commands on WORKERS=4 devices at once, RUNS=10 parkctl calls a figure)
  *   GATEWAY_NODE_FLAGS="--flag …" and GATEWAY_ENV="NAME=value …" try other flags and environments than the unit's.
+ *   SMAPS_DIR=dir keeps each idle daemon's /proc/PID/smaps in dir.
  *   RUNNERS=unit measures only the columns whose name has that word (here the unit's two), for a quicker run.
  * Time box: 4 minutes unless BENCH_TIMEOUT_S says otherwise (time-box.ts).
  */
@@ -301,6 +302,9 @@ try {
       `${median(idle.map((m) => m.anon)).toFixed(1)} / ${median(idle.map((m) => m.file)).toFixed(1)} MB`,
     );
     rows["daemon idle private (not shared)"]?.push(`${median(idlePrivate).toFixed(1)} MB`);
+    // SMAPS_DIR=dir keeps each idle daemon's /proc/PID/smaps there, to see where its memory is.
+    if (process.env.SMAPS_DIR)
+      writeFileSync(path.join(process.env.SMAPS_DIR, `smaps-${n}.txt`), readFileSync(`/proc/${pid}/smaps`));
 
     if (r.parkctl.length > 0) {
       box.step(`${r.name}: timing parkctl`);

@@ -17,7 +17,7 @@ import type { HeartbeatIntake } from "./heartbeat-intake.ts";
 /** Enough of an up message to acknowledge it when nothing else in it can be used. */
 const SeqOnly = z.object({
   seq: z.number().int().positive(),
-  outbox_id: OutboxId.optional().catch(undefined),
+  outbox_id: z.optional(OutboxId).catch(undefined),
 });
 
 /**

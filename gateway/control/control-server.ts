@@ -7,7 +7,8 @@
 import { chmod, lstat, mkdir, unlink } from "node:fs/promises";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { dirname } from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
+import "../../shared/wire/zod-english.ts";
 import { CONTROL_ERROR, CONTROL_METHODS, type ControlApi } from "./control-api.ts";
 
 // The codes live with the protocol, which parkctl imports without the server's zod schemas.
@@ -40,8 +41,8 @@ export type ControlServer = { readonly path: string; close(): Promise<void> };
 /** Longest request line accepted; longer input closes the connection (no unbounded buffering). */
 const MAX_LINE_BYTES = 64 * 1024;
 
-const Alias = z.string().min(1).max(200);
-const Who = z.string().min(1).max(200);
+const Alias = z.string().check(z.minLength(1), z.maxLength(200));
+const Who = z.string().check(z.minLength(1), z.maxLength(200));
 const ParamSchemas = {
   status: z.object({}),
   devices: z.object({}),
@@ -50,19 +51,19 @@ const ParamSchemas = {
     alias: Alias,
     action: z.enum(["lock", "unlock"]),
     who: Who,
-    why: z.string().min(1).max(1000),
+    why: z.string().check(z.minLength(1), z.maxLength(1000)),
   }),
   testCycle: z.object({ alias: Alias, who: Who }),
   outbox: z.object({}),
-  keys: z.object({ card: z.string().min(1).max(64) }),
+  keys: z.object({ card: z.string().check(z.minLength(1), z.maxLength(64)) }),
   probeSerial: z.object({}),
   doctor: z.object({}),
-} satisfies Record<(typeof CONTROL_METHODS)[number], z.ZodType>;
+} satisfies Record<(typeof CONTROL_METHODS)[number], z.ZodMiniType>;
 
 const Request = z.object({
-  id: z.union([z.number(), z.string().max(100)]),
-  method: z.string().max(100),
-  params: z.record(z.string(), z.unknown()).optional(),
+  id: z.union([z.number(), z.string().check(z.maxLength(100))]),
+  method: z.string().check(z.maxLength(100)),
+  params: z.optional(z.record(z.string(), z.unknown())),
 });
 
 type Method = (typeof CONTROL_METHODS)[number];

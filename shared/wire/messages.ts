@@ -1,9 +1,12 @@
 /**
  * Payloads of the gateway ⇄ cloud wire, one zod schema each, validated on receipt by both ends
  * (ARCHITECTURE: Wire principles). JSON keys are snake_case like the public API.
+ * Written against `zod/mini` (./zod-english.ts), as the gateway daemon loads no classic zod.
  */
-import { z } from "zod";
+
+import * as z from "zod/mini";
 import { COMMAND_NAMES } from "../domain/device-types.ts";
+import "./zod-english.ts";
 
 const Timestamp = z.iso.datetime({ offset: true });
 
@@ -12,25 +15,28 @@ const Timestamp = z.iso.datetime({ offset: true });
  * cloud's time from it and never judges a cloud deadline by its own wall clock. Optional: older clouds
  * send none.
  */
-const SentAt = { sent_at: Timestamp.optional() };
+const SentAt = { sent_at: z.optional(Timestamp) };
 
 /** Down, `cmd`, QoS 1. The command id is the idempotency key end to end. */
 export const CommandRequest = z.object({
   command_id: z.uuid(),
   device_id: z.uuid(),
   name: z.enum(COMMAND_NAMES),
-  params: z
-    .object({
-      power_cycle: z.boolean().optional(),
-      reason: z.string().optional(),
-      comment: z.string().optional(),
+  params: z._default(
+    z.object({
+      power_cycle: z.optional(z.boolean()),
+      reason: z.optional(z.string()),
+      comment: z.optional(z.string()),
       /**
        * book only: who holds the booking (the API caller's id) and when it ends. The gateway keeps it in
        * its store so local access can honour it; cancel-booking and force-cancel-booking end it.
        */
-      booking: z.object({ holder: z.string().min(1).max(200), until: Timestamp }).optional(),
-    })
-    .default({}),
+      booking: z.optional(
+        z.object({ holder: z.string().check(z.minLength(1), z.maxLength(200)), until: Timestamp }),
+      ),
+    }),
+    {},
+  ),
   issued_at: Timestamp,
   /** The gateway never actuates a command after this instant (S31, F7). */
   expires_at: Timestamp,
@@ -38,7 +44,7 @@ export const CommandRequest = z.object({
    * The command this one takes over (a force command): if the gateway has not started it yet it never
    * will, and if it has not even arrived it is refused when it does.
    */
-  supersedes: z.uuid().optional(),
+  supersedes: z.optional(z.uuid()),
   /** Stamped at each publish, resends included. */
   ...SentAt,
 });
@@ -57,9 +63,9 @@ const OutboxFields = {
    * The outbox the message was numbered in. Optional: absent (older gateways, and rows written before the
    * store had an identity) dedups as the empty identity.
    */
-  outbox_id: OutboxId.optional(),
+  outbox_id: z.optional(OutboxId),
   /** Monotonic within its outbox: the cloud applies each (gateway_id, outbox_id, seq) once. */
-  seq: z.number().int().positive(),
+  seq: z.int().check(z.positive()),
   /** RFC 3339, from the side that observed the fact: the gateway's own wall clock, kept as data. */
   observed_at: Timestamp,
   /**
@@ -67,7 +73,7 @@ const OutboxFields = {
    * cloud records as the fact's time; absent before the gateway had heard the cloud's time, and from older
    * gateways.
    */
-  observed_cloud_at: Timestamp.optional(),
+  observed_cloud_at: z.optional(Timestamp),
 };
 
 export const CommandProgress = z.object({
@@ -76,9 +82,9 @@ export const CommandProgress = z.object({
   command_id: z.uuid(),
   device_id: z.uuid(),
   state: z.enum(["RECEIVED", "SUCCESS", "ERROR"]),
-  reason: z.string().max(500).default(""),
+  reason: z._default(z.string().check(z.maxLength(500)), ""),
   /** Physical lock state after the command, when the hardware reported it. */
-  lock_state: z.enum(["LOCKED", "UNLOCKED"]).optional(),
+  lock_state: z.optional(z.enum(["LOCKED", "UNLOCKED"])),
 });
 export type CommandProgress = z.infer<typeof CommandProgress>;
 
@@ -113,13 +119,13 @@ export const DeviceStateReport = z.object({
   ...OutboxFields,
   type: z.literal("device_state"),
   device_id: z.uuid(),
-  lock_state: z.enum(["LOCKED", "UNLOCKED"]).optional(),
-  door_open: z.boolean().optional(),
-  item_present: z.boolean().optional(),
-  sleep_state: z.enum(["", "LIGHT_SLEEP", "DEEP_SLEEP"]).optional(),
-  cause: z.enum(SENSOR_CAUSES).default("hardware_event"),
+  lock_state: z.optional(z.enum(["LOCKED", "UNLOCKED"])),
+  door_open: z.optional(z.boolean()),
+  item_present: z.optional(z.boolean()),
+  sleep_state: z.optional(z.enum(["", "LIGHT_SLEEP", "DEEP_SLEEP"])),
+  cause: z._default(z.enum(SENSOR_CAUSES), "hardware_event"),
   /** Who and why, for a technician's action. */
-  detail: z.string().max(500).default(""),
+  detail: z._default(z.string().check(z.maxLength(500)), ""),
 });
 export type DeviceStateReport = z.infer<typeof DeviceStateReport>;
 
@@ -128,8 +134,8 @@ export const HardwareEvent = z.object({
   ...OutboxFields,
   type: z.literal("hardware_event"),
   /** The device the event is about, when it maps to one (a board reset concerns the whole board). */
-  device_id: z.uuid().nullable(),
-  source: z.string().max(100).describe("bus/board/channel or reader id"),
+  device_id: z.nullable(z.uuid()),
+  source: z.string().check(z.maxLength(100), z.describe("bus/board/channel or reader id")),
   event: z.enum([
     "door_opened",
     "door_closed",
@@ -148,12 +154,14 @@ export const HardwareEvent = z.object({
     "door_held_open",
   ]),
   /** Who caused it and why, for actions a technician took on site. */
-  detail: z.string().max(500).default(""),
+  detail: z._default(z.string().check(z.maxLength(500)), ""),
 });
 export type HardwareEvent = z.infer<typeof HardwareEvent>;
 
 /** A card id on the wire (spec: Whitelist entity id): lowercase hex, even length, at most 20 characters. */
-export const WireCardId = z.string().regex(/^(?:[0-9a-f]{2}){1,10}$/, "lowercase hex, even length, ≤ 20");
+export const WireCardId = z
+  .string()
+  .check(z.regex(/^(?:[0-9a-f]{2}){1,10}$/, "lowercase hex, even length, ≤ 20"));
 
 /**
  * What a tap on a reader led to (ARCHITECTURE flow 2), decided locally first or asked of the cloud. It goes
@@ -162,9 +170,9 @@ export const WireCardId = z.string().regex(/^(?:[0-9a-f]{2}){1,10}$/, "lowercase
 export const AccessDecision = z.object({
   ...OutboxFields,
   type: z.literal("access_decision"),
-  reader: z.string().max(100),
+  reader: z.string().check(z.maxLength(100)),
   /** The device the reader serves; null when the reader is mapped to no known device. */
-  device_id: z.uuid().nullable(),
+  device_id: z.nullable(z.uuid()),
   card_id: WireCardId,
   granted: z.boolean(),
   /** What the gateway did about it. */
@@ -176,15 +184,15 @@ export const AccessDecision = z.object({
    * latch the gateway has not read yet), asleep, offline_unknown, no_device, actuation_failed (granted, but
    * the hardware did not do it). shared/domain/access-decision.ts decides them.
    */
-  reason: z.string().max(40),
+  reason: z.string().check(z.maxLength(40)),
   /** The whitelist whose grant decided it (null when none did). */
-  whitelist_id: z.uuid().nullable(),
+  whitelist_id: z.nullable(z.uuid()),
   decided_by: z.enum(["local", "cloud"]),
   /**
    * The actuation's outcome when there was one (false: the hardware did not do it). Null: nothing to
    * actuate, or, for a granted lock or unlock, the gateway stopped before it knew (F2).
    */
-  actuated: z.boolean().nullable(),
+  actuated: z.nullable(z.boolean()),
 });
 export type AccessDecision = z.infer<typeof AccessDecision>;
 
@@ -209,11 +217,11 @@ export const PhotoPart = z.object({
   command_id: z.uuid(),
   device_id: z.uuid(),
   /** 1-based. */
-  part: z.number().int().positive().max(PHOTO_MAX_PARTS),
-  parts: z.number().int().positive().max(PHOTO_MAX_PARTS),
+  part: z.int().check(z.positive(), z.maximum(PHOTO_MAX_PARTS)),
+  parts: z.int().check(z.positive(), z.maximum(PHOTO_MAX_PARTS)),
   mime: z.enum(PHOTO_MIME_TYPES),
   /** This part's bytes, base64 (at most PHOTO_PART_BYTES of them). */
-  data: z.base64().max(Math.ceil(PHOTO_PART_BYTES / 3) * 4),
+  data: z.base64().check(z.maxLength(Math.ceil(PHOTO_PART_BYTES / 3) * 4)),
 });
 export type PhotoPart = z.infer<typeof PhotoPart>;
 
@@ -231,23 +239,23 @@ export type UpMessageInput = z.input<typeof UpMessage>;
 
 /** Down, `ack`: the sequence numbers the cloud has applied (so the gateway may delete them). */
 export const Ack = z.object({
-  seqs: z.array(z.number().int().positive()).max(1000),
+  seqs: z.array(z.int().check(z.positive())).check(z.maxLength(1000)),
   /**
    * The outbox these seqs were numbered in, echoed from the up message ("": it carried none). A gateway
    * confirms only its rows of that identity, so a late ack meant for the store it had before its state was
    * lost confirms nothing. Absent (a cloud that predates outbox identities): rows are confirmed by seq alone.
    */
-  outbox_id: z.union([OutboxId, z.literal("")]).optional(),
+  outbox_id: z.optional(z.union([OutboxId, z.literal("")])),
   /**
    * Set when the cloud has just (re)subscribed: whatever the gateway sent meanwhile may have found no
    * subscriber, so it sends every unconfirmed row again now rather than at its next periodic resend.
    */
-  resend: z.boolean().optional(),
+  resend: z.optional(z.boolean()),
   /**
    * Echoes the `sync` of the gateway's `online` status: this ack was sent after the cloud heard this very
    * session announced, so its `sent_at` is fresh (not a copy the broker kept while the gateway was away).
    */
-  sync: z.string().max(64).optional(),
+  sync: z.optional(z.string().check(z.maxLength(64))),
   ...SentAt,
 });
 export type Ack = z.infer<typeof Ack>;
@@ -256,24 +264,24 @@ export type Ack = z.infer<typeof Ack>;
 export const Heartbeat = z.object({
   gateway_id: z.string(),
   sent_at: Timestamp,
-  devices: z.array(z.object({ device_id: z.uuid(), reachable: z.boolean() })).max(1000),
+  devices: z.array(z.object({ device_id: z.uuid(), reachable: z.boolean() })).check(z.maxLength(1000)),
   /**
    * The gateway's outbox and the lowest seq it may still send: every seq below `unconfirmed_from` was
    * confirmed and deleted, and is never sent again, so the cloud may forget it (docs/decisions/wire.md).
    * Absent from older gateways, whose dedup rows are then kept.
    */
-  outbox: z.object({ id: OutboxId, unconfirmed_from: z.number().int().positive() }).optional(),
+  outbox: z.optional(z.object({ id: OutboxId, unconfirmed_from: z.int().check(z.positive()) })),
   /**
    * The gateway's wall clock against its estimate of the cloud's (estimate minus wall clock; positive: the
    * gateway's clock is behind), and whether that is beyond the bound. Absent before the gateway has heard the
    * cloud's time, and from older gateways.
    */
-  clock: z.object({ offset_ms: z.number(), skewed: z.boolean() }).optional(),
+  clock: z.optional(z.object({ offset_ms: z.number(), skewed: z.boolean() })),
   /**
    * The gateway's state disk: free bytes, and whether its store is full (what it cannot journal it refuses):
    * the cloud's `storage_full` alarm. Absent from older gateways.
    */
-  storage: z.object({ free_bytes: z.number().nonnegative(), full: z.boolean() }).optional(),
+  storage: z.optional(z.object({ free_bytes: z.number().check(z.nonnegative()), full: z.boolean() })),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 
@@ -281,7 +289,7 @@ export type Heartbeat = z.infer<typeof Heartbeat>;
 export const DeviceMap = z.object({
   gateway_id: z.string(),
   /** The location the gateway serves and what local access may do there (absent from older clouds). */
-  location: z.object({ id: z.uuid(), rfid_parking: z.boolean() }).optional(),
+  location: z.optional(z.object({ id: z.uuid(), rfid_parking: z.boolean() })),
   /** Changes whenever the map does, so a gateway can tell a new map from a redelivery. */
   version: z.string(),
   devices: z
@@ -290,13 +298,13 @@ export const DeviceMap = z.object({
         device_id: z.uuid(),
         type: z.string(),
         alias: z.string(),
-        bus: z.object({ board: z.number().int(), channel: z.number().int() }).nullable(),
-        has_camera: z.boolean().default(false),
+        bus: z.nullable(z.object({ board: z.int(), channel: z.int() })),
+        has_camera: z._default(z.boolean(), false),
         /** Absent: NONE (always on). */
-        power_save_strategy: z.enum(["NONE", "REMOTE_WAKEUP", "LOCAL_WAKEUP"]).optional(),
+        power_save_strategy: z.optional(z.enum(["NONE", "REMOTE_WAKEUP", "LOCAL_WAKEUP"])),
       }),
     )
-    .max(1000),
+    .check(z.maxLength(1000)),
   /** Retained: a copy may be old when it arrives, which still bounds the cloud's time from below. */
   ...SentAt,
 });
@@ -308,7 +316,7 @@ export const Status = z.object({
   online: z.boolean(),
   at: Timestamp,
   /** A token new with each session; the cloud echoes it on an `ack` so the gateway knows that ack is fresh. */
-  sync: z.string().max(64).optional(),
+  sync: z.optional(z.string().check(z.maxLength(64))),
 });
 export type Status = z.infer<typeof Status>;
 
@@ -322,12 +330,12 @@ export const Grant = z.object({
   card_id: WireCardId,
   whitelist_id: z.uuid(),
   status: z.enum(["ACTIVE", "INACTIVE"]),
-  expires_at: Timestamp.nullable(),
+  expires_at: z.nullable(Timestamp),
   is_master_key: z.boolean(),
   /** Location ids targeted (the gateway's own location, when the whitelist targets it). */
-  location_ids: z.array(z.uuid()).max(100),
+  location_ids: z.array(z.uuid()).check(z.maxLength(100)),
   /** Device ids targeted, among this gateway's devices. */
-  device_ids: z.array(z.uuid()).max(1000),
+  device_ids: z.array(z.uuid()).check(z.maxLength(1000)),
 });
 export type Grant = z.infer<typeof Grant>;
 
@@ -346,20 +354,20 @@ export const KeysDown = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("delta"),
     gateway_id: z.string(),
-    base_version: z.number().int().nonnegative(),
-    version: z.number().int().positive(),
-    upserts: z.array(Grant).max(SNAPSHOT_PART_SIZE),
-    removals: z.array(GrantKey).max(SNAPSHOT_PART_SIZE),
+    base_version: z.int().check(z.nonnegative()),
+    version: z.int().check(z.positive()),
+    upserts: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
+    removals: z.array(GrantKey).check(z.maxLength(SNAPSHOT_PART_SIZE)),
     ...SentAt,
   }),
   z.object({
     kind: z.literal("snapshot"),
     gateway_id: z.string(),
-    version: z.number().int().nonnegative(),
+    version: z.int().check(z.nonnegative()),
     /** 1-based; parts of one snapshot share its version. */
-    part: z.number().int().positive(),
-    parts: z.number().int().positive(),
-    grants: z.array(Grant).max(SNAPSHOT_PART_SIZE),
+    part: z.int().check(z.positive()),
+    parts: z.int().check(z.positive()),
+    grants: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
     ...SentAt,
   }),
   z.object({
@@ -368,7 +376,7 @@ export const KeysDown = z.discriminatedUnion("kind", [
     query_id: z.uuid(),
     card_id: WireCardId,
     /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
-    grants: z.array(Grant).max(100),
+    grants: z.array(Grant).check(z.maxLength(100)),
     ...SentAt,
   }),
 ]);
@@ -380,13 +388,13 @@ export type KeysDown = z.infer<typeof KeysDown>;
  * hold, asked while connected only.
  */
 export const KeysUp = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("version"), gateway_id: z.string(), version: z.number().int().nonnegative() }),
+  z.object({ kind: z.literal("version"), gateway_id: z.string(), version: z.int().check(z.nonnegative()) }),
   z.object({
     kind: z.literal("query"),
     gateway_id: z.string(),
     query_id: z.uuid(),
     card_id: WireCardId,
-    device_id: z.uuid().nullable(),
+    device_id: z.nullable(z.uuid()),
   }),
 ]);
 export type KeysUp = z.infer<typeof KeysUp>;
