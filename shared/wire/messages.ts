@@ -1,7 +1,10 @@
 /**
  * Payloads of the gateway ⇄ cloud wire, one zod schema each, validated on receipt by both ends
  * (ARCHITECTURE: Wire principles). JSON keys are snake_case like the public API.
- * Written against `zod/mini` (./zod-english.ts), as the gateway daemon loads no classic zod.
+ * Written against `zod/mini` (./zod-english.ts), as the gateway daemon loads no classic zod. zod/mini
+ * parses objects without generated code; `z.compile` gives the schemas parsed in volume (commands, up
+ * messages, key snapshots of 100,000 grants) zod's generated parser back (a parse the generated code cannot
+ * settle falls back to the plain one, so the answers and errors are the same).
  */
 
 import * as z from "zod/mini";
@@ -18,36 +21,38 @@ const Timestamp = z.iso.datetime({ offset: true });
 const SentAt = { sent_at: z.optional(Timestamp) };
 
 /** Down, `cmd`, QoS 1. The command id is the idempotency key end to end. */
-export const CommandRequest = z.object({
-  command_id: z.uuid(),
-  device_id: z.uuid(),
-  name: z.enum(COMMAND_NAMES),
-  params: z._default(
-    z.object({
-      power_cycle: z.optional(z.boolean()),
-      reason: z.optional(z.string()),
-      comment: z.optional(z.string()),
-      /**
-       * book only: who holds the booking (the API caller's id) and when it ends. The gateway keeps it in
-       * its store so local access can honour it; cancel-booking and force-cancel-booking end it.
-       */
-      booking: z.optional(
-        z.object({ holder: z.string().check(z.minLength(1), z.maxLength(200)), until: Timestamp }),
-      ),
-    }),
-    {},
-  ),
-  issued_at: Timestamp,
-  /** The gateway never actuates a command after this instant (S31, F7). */
-  expires_at: Timestamp,
-  /**
-   * The command this one takes over (a force command): if the gateway has not started it yet it never
-   * will, and if it has not even arrived it is refused when it does.
-   */
-  supersedes: z.optional(z.uuid()),
-  /** Stamped at each publish, resends included. */
-  ...SentAt,
-});
+export const CommandRequest = z.compile(
+  z.object({
+    command_id: z.uuid(),
+    device_id: z.uuid(),
+    name: z.enum(COMMAND_NAMES),
+    params: z._default(
+      z.object({
+        power_cycle: z.optional(z.boolean()),
+        reason: z.optional(z.string()),
+        comment: z.optional(z.string()),
+        /**
+         * book only: who holds the booking (the API caller's id) and when it ends. The gateway keeps it in
+         * its store so local access can honour it; cancel-booking and force-cancel-booking end it.
+         */
+        booking: z.optional(
+          z.object({ holder: z.string().check(z.minLength(1), z.maxLength(200)), until: Timestamp }),
+        ),
+      }),
+      {},
+    ),
+    issued_at: Timestamp,
+    /** The gateway never actuates a command after this instant (S31, F7). */
+    expires_at: Timestamp,
+    /**
+     * The command this one takes over (a force command): if the gateway has not started it yet it never
+     * will, and if it has not even arrived it is refused when it does.
+     */
+    supersedes: z.optional(z.uuid()),
+    /** Stamped at each publish, resends included. */
+    ...SentAt,
+  }),
+);
 export type CommandRequest = z.infer<typeof CommandRequest>;
 
 /**
@@ -226,13 +231,15 @@ export const PhotoPart = z.object({
 export type PhotoPart = z.infer<typeof PhotoPart>;
 
 /** Up, `up` channel, QoS 1: anything from the outbox. */
-export const UpMessage = z.discriminatedUnion("type", [
-  CommandProgress,
-  DeviceStateReport,
-  HardwareEvent,
-  AccessDecision,
-  PhotoPart,
-]);
+export const UpMessage = z.compile(
+  z.discriminatedUnion("type", [
+    CommandProgress,
+    DeviceStateReport,
+    HardwareEvent,
+    AccessDecision,
+    PhotoPart,
+  ]),
+);
 export type UpMessage = z.infer<typeof UpMessage>;
 /** An up message as written, before its schema fills in defaults. */
 export type UpMessageInput = z.input<typeof UpMessage>;
@@ -350,36 +357,38 @@ export const SNAPSHOT_PART_SIZE = 1000;
  * and gets a snapshot); a snapshot replaces the whole cache once all its parts have arrived; an answer
  * replies to a `query` for a card the gateway does not hold.
  */
-export const KeysDown = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("delta"),
-    gateway_id: z.string(),
-    base_version: z.int().check(z.nonnegative()),
-    version: z.int().check(z.positive()),
-    upserts: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-    removals: z.array(GrantKey).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-    ...SentAt,
-  }),
-  z.object({
-    kind: z.literal("snapshot"),
-    gateway_id: z.string(),
-    version: z.int().check(z.nonnegative()),
-    /** 1-based; parts of one snapshot share its version. */
-    part: z.int().check(z.positive()),
-    parts: z.int().check(z.positive()),
-    grants: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-    ...SentAt,
-  }),
-  z.object({
-    kind: z.literal("answer"),
-    gateway_id: z.string(),
-    query_id: z.uuid(),
-    card_id: WireCardId,
-    /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
-    grants: z.array(Grant).check(z.maxLength(100)),
-    ...SentAt,
-  }),
-]);
+export const KeysDown = z.compile(
+  z.discriminatedUnion("kind", [
+    z.object({
+      kind: z.literal("delta"),
+      gateway_id: z.string(),
+      base_version: z.int().check(z.nonnegative()),
+      version: z.int().check(z.positive()),
+      upserts: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
+      removals: z.array(GrantKey).check(z.maxLength(SNAPSHOT_PART_SIZE)),
+      ...SentAt,
+    }),
+    z.object({
+      kind: z.literal("snapshot"),
+      gateway_id: z.string(),
+      version: z.int().check(z.nonnegative()),
+      /** 1-based; parts of one snapshot share its version. */
+      part: z.int().check(z.positive()),
+      parts: z.int().check(z.positive()),
+      grants: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
+      ...SentAt,
+    }),
+    z.object({
+      kind: z.literal("answer"),
+      gateway_id: z.string(),
+      query_id: z.uuid(),
+      card_id: WireCardId,
+      /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
+      grants: z.array(Grant).check(z.maxLength(100)),
+      ...SentAt,
+    }),
+  ]),
+);
 export type KeysDown = z.infer<typeof KeysDown>;
 
 /**
