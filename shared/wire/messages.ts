@@ -1,24 +1,17 @@
 /**
  * Payloads of the gateway ⇄ cloud wire, one zod schema each, validated on receipt by both ends
  * (ARCHITECTURE: Wire principles). JSON keys are snake_case like the public API.
- * Written against `zod/mini` (./zod-english.ts), as the gateway daemon loads no classic zod. zod/mini
- * parses objects without generated code; `z.compile` gives the schemas parsed in volume (commands, up
- * messages, key snapshots of 100,000 grants) zod's generated parser back (a parse the generated code cannot
- * settle falls back to the plain one, so the answers and errors are the same).
+ * On `zod/mini` (./zod-english.ts): the daemon loads no classic zod. `z.compile` on those parsed in volume
+ * (docs/decisions/gateway-memory.md).
  */
 
 import * as z from "zod/mini";
 import { COMMAND_NAMES } from "../domain/device-types.ts";
 import "./zod-english.ts";
+import { SentAt, Timestamp, WireCardId } from "./fields.ts";
 
-const Timestamp = z.iso.datetime({ offset: true });
-
-/**
- * The cloud's clock when it published a down message (docs/decisions/clock.md): the gateway learns the
- * cloud's time from it and never judges a cloud deadline by its own wall clock. Optional: older clouds
- * send none.
- */
-const SentAt = { sent_at: z.optional(Timestamp) };
+export { WireCardId } from "./fields.ts";
+export * from "./keys.ts";
 
 /** Down, `cmd`, QoS 1. The command id is the idempotency key end to end. */
 export const CommandRequest = z.compile(
@@ -162,11 +155,6 @@ export const HardwareEvent = z.object({
   detail: z._default(z.string().check(z.maxLength(500)), ""),
 });
 export type HardwareEvent = z.infer<typeof HardwareEvent>;
-
-/** A card id on the wire (spec: Whitelist entity id): lowercase hex, even length, at most 20 characters. */
-export const WireCardId = z
-  .string()
-  .check(z.regex(/^(?:[0-9a-f]{2}){1,10}$/, "lowercase hex, even length, ≤ 20"));
 
 /**
  * What a tap on a reader led to (ARCHITECTURE flow 2), decided locally first or asked of the cloud. It goes
@@ -326,84 +314,3 @@ export const Status = z.object({
   sync: z.optional(z.string().check(z.maxLength(64))),
 });
 export type Status = z.infer<typeof Status>;
-
-// ── Keys: the keys_only whitelist cache (ARCHITECTURE flow 4) ─────────────────────────────────────────
-
-/**
- * One card's grant through one whitelist, reduced to what this gateway's decisions need: the whitelist's
- * keys_only targets at the gateway's location (the location itself and/or some of its devices).
- */
-export const Grant = z.object({
-  card_id: WireCardId,
-  whitelist_id: z.uuid(),
-  status: z.enum(["ACTIVE", "INACTIVE"]),
-  expires_at: z.nullable(Timestamp),
-  is_master_key: z.boolean(),
-  /** Location ids targeted (the gateway's own location, when the whitelist targets it). */
-  location_ids: z.array(z.uuid()).check(z.maxLength(100)),
-  /** Device ids targeted, among this gateway's devices. */
-  device_ids: z.array(z.uuid()).check(z.maxLength(1000)),
-});
-export type Grant = z.infer<typeof Grant>;
-
-export const GrantKey = z.object({ card_id: WireCardId, whitelist_id: z.uuid() });
-export type GrantKey = z.infer<typeof GrantKey>;
-
-/** Grants per snapshot part: a part stays well under the broker's 256 KB packet limit. */
-export const SNAPSHOT_PART_SIZE = 1000;
-
-/**
- * Down, `keys`, QoS 1. A delta applies only on top of `base_version` (else the gateway reports its version
- * and gets a snapshot); a snapshot replaces the whole cache once all its parts have arrived; an answer
- * replies to a `query` for a card the gateway does not hold.
- */
-export const KeysDown = z.compile(
-  z.discriminatedUnion("kind", [
-    z.object({
-      kind: z.literal("delta"),
-      gateway_id: z.string(),
-      base_version: z.int().check(z.nonnegative()),
-      version: z.int().check(z.positive()),
-      upserts: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-      removals: z.array(GrantKey).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-      ...SentAt,
-    }),
-    z.object({
-      kind: z.literal("snapshot"),
-      gateway_id: z.string(),
-      version: z.int().check(z.nonnegative()),
-      /** 1-based; parts of one snapshot share its version. */
-      part: z.int().check(z.positive()),
-      parts: z.int().check(z.positive()),
-      grants: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-      ...SentAt,
-    }),
-    z.object({
-      kind: z.literal("answer"),
-      gateway_id: z.string(),
-      query_id: z.uuid(),
-      card_id: WireCardId,
-      /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
-      grants: z.array(Grant).check(z.maxLength(100)),
-      ...SentAt,
-    }),
-  ]),
-);
-export type KeysDown = z.infer<typeof KeysDown>;
-
-/**
- * Up, `keys_report`, QoS 1, not queued (both are worthless later and are sent again): the version the gateway
- * holds (on connect, after applying, on a delta it cannot apply), and a question about a card it does not
- * hold, asked while connected only.
- */
-export const KeysUp = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("version"), gateway_id: z.string(), version: z.int().check(z.nonnegative()) }),
-  z.object({
-    kind: z.literal("query"),
-    gateway_id: z.string(),
-    query_id: z.uuid(),
-    card_id: WireCardId,
-    device_id: z.nullable(z.uuid()),
-  }),
-]);
-export type KeysUp = z.infer<typeof KeysUp>;
