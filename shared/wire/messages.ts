@@ -260,9 +260,21 @@ export const Heartbeat = z.object({
   /**
    * The gateway's outbox and the lowest seq it may still send: every seq below `unconfirmed_from` was
    * confirmed and deleted, and is never sent again, so the cloud may forget it (docs/decisions/wire.md).
-   * Absent from older gateways, whose dedup rows are then kept.
+   * Absent from older gateways, whose dedup rows are then kept. `depth`: how many rows it holds that the
+   * cloud has not confirmed (absent from older gateways).
    */
-  outbox: z.object({ id: OutboxId, unconfirmed_from: z.number().int().positive() }).optional(),
+  outbox: z
+    .object({
+      id: OutboxId,
+      unconfirmed_from: z.number().int().positive(),
+      depth: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+  /**
+   * The daemon: its package version and when it started, on its own wall clock (the cloud puts that on its
+   * clock with `sent_at`: docs/decisions/wire.md). Absent from older gateways.
+   */
+  runtime: z.object({ version: z.string().min(1).max(64), started_at: Timestamp }).optional(),
   /**
    * The gateway's wall clock against its estimate of the cloud's (estimate minus wall clock; positive: the
    * gateway's clock is behind), and whether that is beyond the bound. Absent before the gateway has heard the
