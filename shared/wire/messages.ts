@@ -264,16 +264,9 @@ export const Heartbeat = z.object({
    * cloud has not confirmed (absent from older gateways).
    */
   outbox: z
-    .object({
-      id: OutboxId,
-      unconfirmed_from: z.number().int().positive(),
-      depth: z.number().int().nonnegative().optional(),
-    })
+    .object({ id: OutboxId, unconfirmed_from: z.int().positive(), depth: z.int().nonnegative().optional() })
     .optional(),
-  /**
-   * The daemon: its package version and when it started, on its own wall clock (the cloud puts that on its
-   * clock with `sent_at`: docs/decisions/wire.md). Absent from older gateways.
-   */
+  /** The daemon's package version and its start on its own wall clock. Absent from older gateways. */
   runtime: z.object({ version: z.string().min(1).max(64), started_at: Timestamp }).optional(),
   /**
    * The gateway's wall clock against its estimate of the cloud's (estimate minus wall clock; positive: the

@@ -110,8 +110,8 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   }
 
   /**
-   * How many rows are here, for every heartbeat: counted once (a scan of the table, ~0.1 s at 100,000 rows
-   * on a small controller), then kept by append and confirm. A row appended inside a caller's transaction
+   * How many rows are here, for every heartbeat: counted once (a scan of the table: ~0.1 s at 100,000 rows
+   * on a 2-core VM, more on a small controller), then kept by append and confirm. A row appended inside a caller's transaction
    * (a command's log entry and its report) is counted once that transaction has ended and the row is found
    * by its seq: a rolled-back one is not, and its seq, given again, is not counted twice.
    */
