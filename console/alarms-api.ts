@@ -1,44 +1,19 @@
+import type {
+  AlarmActor as Actor,
+  ConsoleAlarm as Alarm,
+  ConsoleAlarmDetail,
+  ConsoleAlarmList,
+  StaffNames,
+} from "../shared/api/console-alarms.ts";
 import { call } from "./api.ts";
 
-/**
- * The alarm inbox's calls (cloud/http/routes/console-alarms.ts). Staff ids in alarms are opaque; each
- * answer carries the operator's staff by id, so the inbox shows emails.
- */
+/** The alarm inbox's calls (cloud/http/routes/console-alarms.ts); the answers' types: shared/api/console-alarms.ts. */
 
-export const SEVERITIES = ["CRITICAL", "MAJOR", "MINOR", "WARNING"] as const;
-export const STATUSES = ["ACTIVE", "ACKNOWLEDGED", "CLEARED"] as const;
-
-export type Actor = { kind: "staff" | "client" | "system"; id: string };
-type Done = { by: Actor; at: string; note: string } | null;
-
-export type Alarm = {
-  id: string;
-  operator_id: string;
-  location_id: string;
-  device_id: string | null;
-  subject: string;
-  kind: string;
-  severity: (typeof SEVERITIES)[number];
-  status: (typeof STATUSES)[number];
-  occurrences: number;
-  raised_at: string;
-  last_occurred_at: string;
-  acknowledged: Done;
-  assignee: Actor | null;
-  cleared: Done;
-  details: Record<string, unknown>;
-};
-
-export type AlarmChange = {
-  action: string;
-  by: Actor;
-  at: string;
-  note: string;
-  assignee?: Actor | null;
-  status: Alarm["status"];
-};
-
-export type StaffNames = Record<string, string>;
+export type { AlarmChange, ConsoleAlarm as Alarm, StaffNames } from "../shared/api/console-alarms.ts";
+export {
+  ALARM_SEVERITIES as SEVERITIES,
+  ALARM_STATUSES as STATUSES,
+} from "../shared/domain/alarm-machine.ts";
 
 /** `operator_id`: the operator a superadmin reads (staff of an operator always read their own). */
 export type AlarmFilters = {
@@ -49,7 +24,7 @@ export type AlarmFilters = {
   operator_id: string;
 };
 
-export function listAlarms(f: AlarmFilters): Promise<{ data: Alarm[]; staff: StaffNames }> {
+export function listAlarms(f: AlarmFilters): Promise<ConsoleAlarmList> {
   const q = new URLSearchParams(Object.entries(f).filter(([, v]) => v !== ""));
   const query = q.size ? `?${q}` : "";
   return call("GET", `/console/api/alarms${query}`);
@@ -59,9 +34,7 @@ export function listAlarms(f: AlarmFilters): Promise<{ data: Alarm[]; staff: Sta
 const alarmPath = (a: Pick<Alarm, "id" | "operator_id">, action = "") =>
   `/console/api/alarms/${encodeURIComponent(a.id)}${action}?operator_id=${encodeURIComponent(a.operator_id)}`;
 
-export function alarmHistory(
-  a: Pick<Alarm, "id" | "operator_id">,
-): Promise<{ alarm: Alarm; history: AlarmChange[]; staff: StaffNames }> {
+export function alarmHistory(a: Pick<Alarm, "id" | "operator_id">): Promise<ConsoleAlarmDetail> {
   return call("GET", alarmPath(a));
 }
 

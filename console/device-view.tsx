@@ -173,7 +173,8 @@ function CommandDialog({
   function submit(e: Event) {
     e.preventDefault();
     const body: ConsoleCommand = { command };
-    if (unlock) body.reason = reason;
+    // One of FORCE_UNLOCK_REASONS: the select offers only those and is required (the cloud checks it again).
+    if (unlock) body.reason = reason as ConsoleCommand["reason"];
     if (unlock && comment.trim()) body.comment = comment.trim();
     if (command === "sync-device") body.power_cycle = powerCycle;
     // Closed before it goes, so the browser gives the focus back to the button that opened it.

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { Alert } from "./alert.tsx";
-import { countdown } from "./countdown.ts";
+import { countdown, duration } from "./countdown.ts";
 import { useLive } from "./live.ts";
 import { type DeviceCell, type GatewayPanel, getLocation, type LocationPage } from "./locations-api.ts";
 import { CONNECTION_TEXT } from "./locations-view.tsx";
@@ -168,7 +168,15 @@ function Gateway({ g }: { g: GatewayPanel }) {
         <dt>Runtime version</dt>
         <dd>{g.runtime_version ?? NOT_REPORTED}</dd>
         <dt>Uptime</dt>
-        <dd>{g.uptime_s === null ? NOT_REPORTED : `${Math.floor(g.uptime_s / 60)} min`}</dd>
+        <dd>
+          {g.uptime_s === null ? (
+            NOT_REPORTED
+          ) : (
+            <>
+              {duration(g.uptime_s)} (since <When at={g.started_at} />)
+            </>
+          )}
+        </dd>
       </dl>
     </article>
   );

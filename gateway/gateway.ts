@@ -2,6 +2,7 @@ import type http from "node:http";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { systemClock, systemMonotonic } from "../shared/node/system-clock.ts";
+import { packageVersion } from "../shared/node/version.ts";
 import type { Clock, Monotonic } from "../shared/time/clock.ts";
 import type { AccessDecision } from "../shared/wire/messages.ts";
 import { createPhotoFiles } from "./adapters/files/photo-files.ts";
@@ -76,7 +77,15 @@ export type RunningGateway = {
 };
 
 /** What every part is built with. */
-type Base = { cfg: GatewayConfig; clock: Clock; cloudTime: CloudClock; log: Logger; metrics: Metrics };
+type Base = {
+  cfg: GatewayConfig;
+  clock: Clock;
+  cloudTime: CloudClock;
+  log: Logger;
+  metrics: Metrics;
+  /** When this daemon started, on its injected clock (parkctl's uptime, the heartbeat's `runtime`). */
+  startedAt: Date;
+};
 
 /**
  * Composition root of the gateway daemon, the one place that knows both the ports and their adapters:
@@ -91,7 +100,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const startedAt = clock.now();
   // Cloud deadlines and card expiry are judged on the cloud's clock, learnt from its messages.
   const cloudTime = new CloudClock({ clock, monotonic: deps.monotonic ?? systemMonotonic });
-  const base: Base = { cfg, clock, cloudTime, log, metrics: createMetrics() };
+  const base: Base = { cfg, clock, cloudTime, log, metrics: createMetrics(), startedAt };
   const { metrics } = base;
   const openLink = deps.openLink ?? createSerialLinkFactory();
   const hw = openHardware(deps, base, openLink);
@@ -150,7 +159,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const metricsServer: http.Server | null = cfg.metrics
     ? await serveMetrics(metrics, cfg.metrics.host, cfg.metrics.port, refreshGauges)
     : null;
-  const control = logTechnicianActions(controlOf(base, hw, broker, readers, startedAt), log);
+  const control = logTechnicianActions(controlOf(base, hw, broker, readers), log);
   // parkctl's door into the daemon; a technician can use it even while the cloud is unreachable.
   const controlServer =
     deps.controlSocket === false
@@ -256,7 +265,7 @@ type Hardware = ReturnType<typeof openHardware>;
 
 /** The daemon's features over the hardware and the broker link; none is started here. */
 function createFeatures(
-  { cfg, clock, cloudTime, log, metrics }: Base,
+  { cfg, clock, cloudTime, log, metrics, startedAt }: Base,
   hw: Hardware,
   broker: BrokerLink,
   camera: Camera | null,
@@ -311,6 +320,7 @@ function createFeatures(
     outbox,
     cloudTime,
     storage: storeSpace.state,
+    runtime: { version: packageVersion(), started_at: startedAt.toISOString() },
   });
   // A board that answers again (or stops answering) is news the cloud should not wait an interval for.
   for (const m of monitors)
@@ -351,11 +361,10 @@ function createFeatures(
 
 /** parkctl's view of the daemon, handed exactly the parts it reads and drives. */
 function controlOf(
-  { cfg, clock, cloudTime }: Base,
+  { cfg, clock, cloudTime, startedAt }: Base,
   hw: Hardware,
   broker: BrokerLink,
   readers: readonly CardReader[],
-  startedAt: Date,
 ): ControlApi {
   return createControlApi({
     gateway: { id: cfg.gateway_id, brokerUrl: cfg.broker.url, startedAt, clock, cloudTime, broker },

@@ -149,6 +149,8 @@ export interface OutboxPosition {
   readonly id: string;
   /** Every seq below this was confirmed and deleted: it is never sent again. */
   unconfirmedFrom(): number;
+  /** How many rows it holds (appended, not yet confirmed): kept as it changes, so reading it costs nothing. */
+  depth(): number;
 }
 
 export type CommandState = "RECEIVED" | "SUCCESS" | "ERROR";

@@ -66,6 +66,10 @@ export class MemoryOutbox extends EventEmitter<{ appended: [] }> implements Outb
     return first.done ? this.next : first.value;
   }
 
+  depth(): number {
+    return this.rowsBySeq.size;
+  }
+
   stats(): { pending: number; oldest: string | null } {
     const first = this.rowsBySeq.values().next();
     return { pending: this.rowsBySeq.size, oldest: first.done ? null : first.value.observed_at };

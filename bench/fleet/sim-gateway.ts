@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
 import type { Clock } from "../../gateway/ports.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import type { CommandRequest, DeviceMap, KeysDown, UpMessage } from "../../shared/wire/messages.ts";
 import { MemoryOutbox } from "./memory-outbox.ts";
 
@@ -56,6 +57,8 @@ export class SimGateway {
   /** Outcomes of the commands seen, so a redelivered command is reported again, never run again. */
   private readonly outcomes = new Map<string, Outcome>();
   everConnected = false;
+  /** What its heartbeats say of the daemon (an older cloud's schema drops it). */
+  private readonly runtime = { version: packageVersion(), started_at: new Date().toISOString() };
 
   constructor(
     readonly id: string,
@@ -102,8 +105,8 @@ export class SimGateway {
   }
 
   /**
-   * Every locker of the map, all reachable, and where the outbox stands (QoS 0, only while connected:
-   * gateway/features/heartbeat.ts).
+   * Every locker of the map, all reachable, where the outbox stands and the daemon's version and start (QoS 0,
+   * only while connected: gateway/features/heartbeat.ts).
    */
   heartbeat(counters: FleetCounters): boolean {
     const { identity } = this.outbox;
@@ -111,7 +114,16 @@ export class SimGateway {
       gateway_id: this.id,
       sent_at: new Date().toISOString(),
       devices: this.devices.map((d) => ({ device_id: d.id, reachable: true })),
-      ...(identity ? { outbox: { id: identity, unconfirmed_from: this.outbox.unconfirmedFrom() } } : {}),
+      ...(identity
+        ? {
+            outbox: {
+              id: identity,
+              unconfirmed_from: this.outbox.unconfirmedFrom(),
+              depth: this.outbox.depth(),
+            },
+          }
+        : {}),
+      runtime: this.runtime,
     });
     if (sent) counters.heartbeats++;
     return sent;

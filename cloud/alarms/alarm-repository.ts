@@ -1,26 +1,15 @@
+import type { ConsoleAlarm } from "../../shared/api/console-alarms.ts";
 import type { AlarmKind } from "../../shared/domain/alarm-kinds.ts";
-import type {
-  AlarmChange,
-  AlarmLife,
-  AlarmSeverity,
-  AlarmStatus,
-} from "../../shared/domain/alarm-machine.ts";
+import type { AlarmChange, AlarmSeverity, AlarmStatus } from "../../shared/domain/alarm-machine.ts";
 import type { Executor } from "../store/db.ts";
 import { fromJson, toJson } from "../store/json-column.ts";
 import type { AlarmsTable } from "../store/tables/alarm-tables.ts";
 
-/** An alarm as the cloud handles it: its subject and kind, and its lifecycle (shared/domain/alarm-machine.ts). */
-export type AlarmRecord = AlarmLife & {
-  id: string;
-  operator_id: string;
-  location_id: string;
-  device_id: string | null;
-  subject: string;
-  kind: AlarmKind;
-  severity: AlarmSeverity;
-  details: Record<string, unknown>;
-  version: number;
-};
+/**
+ * An alarm as the cloud handles it: its subject and kind, and its lifecycle (shared/domain/alarm-machine.ts);
+ * what the console's routes answer, so typed once for both (shared/api/console-alarms.ts).
+ */
+export type AlarmRecord = ConsoleAlarm;
 
 /** Which of an operator's alarms to list; every filter given must hold. */
 export type AlarmFilter = {

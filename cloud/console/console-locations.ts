@@ -118,8 +118,10 @@ export function mayReadOccupant(staff: StaffScope, operatorId: string): boolean 
 
 /**
  * A gateway as the cloud knows it. Its health is its heartbeat's (an offline status makes it dead at once,
- * as for its devices). What gateways do not report stays null, never guessed: the outbox's depth (a
- * heartbeat names only the lowest seq still unconfirmed), the runtime version and the uptime.
+ * as for its devices). Its outbox's depth, its version and its start are what its latest heartbeat said
+ * (migration 027); the uptime runs from that start to that heartbeat, both on the cloud's clock, so a
+ * gateway gone quiet does not seem to run on. What a heartbeat did not say (an older gateway) stays null,
+ * never guessed.
  */
 function gatewayPanel(g: GatewayRecord, now: Date): GatewayPanel {
   const { gateway } = g;
@@ -141,7 +143,7 @@ function gatewayPanel(g: GatewayRecord, now: Date): GatewayPanel {
           unconfirmed_from: outbox.unconfirmed_from,
           reported_at: outbox.reported_at,
           last_applied_seq: g.lastApplied.get(outbox.outbox_id) ?? null,
-          depth: null,
+          depth: gateway.outbox_depth,
         }
       : null,
     keys: g.keys
@@ -151,9 +153,16 @@ function gatewayPanel(g: GatewayRecord, now: Date): GatewayPanel {
           confirmed_at: g.keys.confirmed_at,
         }
       : null,
-    runtime_version: null,
-    uptime_s: null,
+    runtime_version: gateway.runtime_version,
+    started_at: gateway.runtime_started_at,
+    uptime_s: uptimeS(gateway.runtime_started_at, gateway.heartbeat_at),
   };
+}
+
+/** Whole seconds from the daemon's start to its latest heartbeat (null: either unknown). */
+function uptimeS(startedAt: string | null, heartbeatAt: string | null): number | null {
+  if (startedAt === null || heartbeatAt === null) return null;
+  return Math.max(0, Math.round((Date.parse(heartbeatAt) - Date.parse(startedAt)) / 1000));
 }
 
 export type ConsoleLocations = ReturnType<typeof createConsoleLocations>;

@@ -1,5 +1,4 @@
-import { z } from "zod";
-import { CommandEvent } from "../../shared/api/command.ts";
+import type { TimelineEntry } from "../../shared/api/console-devices.ts";
 import { AppError } from "../../shared/api/errors.ts";
 import { listAudit } from "../audit/audit-log.ts";
 import type { Principal } from "../auth/principal.ts";
@@ -11,63 +10,6 @@ import { deviceTimelineRepository } from "./device-timeline-repository.ts";
 
 /** How many of each kind the page shows: the latest, enough for a ticket, small enough for a phone. */
 const PER_KIND = 50;
-
-/** One thing that happened at a device, as the cloud stored it; `at` orders the timeline. */
-export const TimelineEntry = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("command"),
-    at: z.string(),
-    id: z.string(),
-    name: z.string(),
-    state: z.object({ value: z.string(), reason: z.string() }),
-    /** The API client, rider or staff member who sent it. */
-    requested_by: z.string(),
-    reason: z.string().nullable(),
-    comment: z.string().nullable(),
-    events: z.array(CommandEvent),
-  }),
-  z.object({
-    kind: z.literal("state_change"),
-    at: z.string(),
-    from: z.string(),
-    to: z.string(),
-    lock_state: z.string(),
-    /** Why the gateway reported, and its detail (a technician's name and reason). */
-    cause: z.string(),
-    detail: z.string(),
-  }),
-  z.object({
-    kind: z.literal("audit"),
-    at: z.string(),
-    /** `email`: a staff member's, when the account is still there. */
-    actor: z.object({ kind: z.string(), id: z.string(), email: z.string().optional() }),
-    action: z.string(),
-    reason: z.string().nullable(),
-    comment: z.string().nullable(),
-  }),
-  z.object({
-    kind: z.literal("session"),
-    at: z.string(),
-    id: z.string(),
-    status: z.string(),
-    user_id: z.string(),
-    access_key_id: z.string().nullable(),
-    start_time: z.string().nullable(),
-    end_time: z.string().nullable(),
-    ended_by: z.string().nullable(),
-  }),
-  z.object({
-    kind: z.literal("access"),
-    at: z.string(),
-    card_id: z.string(),
-    reader: z.string(),
-    granted: z.boolean(),
-    action: z.string(),
-    reason: z.string(),
-    decided_by: z.string(),
-  }),
-]);
-export type TimelineEntry = z.infer<typeof TimelineEntry>;
 
 /**
  * One timeline of a device, newest first: its commands with their events, the state changes its gateway

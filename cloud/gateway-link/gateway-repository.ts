@@ -1,7 +1,34 @@
+import type { Heartbeat } from "../../shared/wire/messages.ts";
 import type { Executor } from "../store/db.ts";
 import type { GatewaysTable } from "../store/schema.ts";
 
 export type GatewayRow = GatewaysTable;
+
+/** What a heartbeat says of its gateway, as the gateway row keeps it (migration 027). */
+export type GatewaySays = Pick<GatewaysTable, "outbox_depth" | "runtime_version" | "runtime_started_at">;
+
+/** A heartbeat of an older gateway, which says none of it. */
+export const NOTHING_SAID: GatewaySays = {
+  outbox_depth: null,
+  runtime_version: null,
+  runtime_started_at: null,
+};
+
+/**
+ * What `hb`, which arrived at `at` (the cloud's clock), says of its gateway. The daemon's start is put on
+ * the cloud's clock: `at` less the time the gateway counted from its start to the heartbeat's `sent_at`
+ * (both on its own wall clock, so an error of that clock cancels out). A heartbeat sent before the start it
+ * names (the clock stepped back since) leaves the start unknown rather than guessed.
+ */
+export function gatewaySays(hb: Heartbeat, at: string): GatewaySays {
+  const { runtime } = hb;
+  const ranMs = runtime ? Date.parse(hb.sent_at) - Date.parse(runtime.started_at) : Number.NaN;
+  return {
+    outbox_depth: hb.outbox?.depth ?? null,
+    runtime_version: runtime?.version ?? null,
+    runtime_started_at: ranMs >= 0 ? new Date(Date.parse(at) - ranMs).toISOString() : null,
+  };
+}
 
 /** Gateways as the link keeps them: status, heartbeat and the version of their device map. */
 export function gatewayRepository(db: Executor) {
@@ -78,8 +105,13 @@ export function gatewayRepository(db: Executor) {
       return Number(res.numUpdatedRows) > 0;
     },
 
-    async setHeartbeatAt(id: string, at: string): Promise<void> {
-      await db.updateTable("gateways").set({ heartbeat_at: at }).where("id", "=", id).execute();
+    /** A heartbeat's arrival and what it said of the gateway (null: it did not say). */
+    async setHeartbeatAt(id: string, at: string, said: GatewaySays = NOTHING_SAID): Promise<void> {
+      await db
+        .updateTable("gateways")
+        .set({ heartbeat_at: at, ...said })
+        .where("id", "=", id)
+        .execute();
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Heartbeat } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
 import { type Db, isPostgres } from "../store/db.ts";
 import { gatewayOutboxRepository } from "./gateway-outbox-repository.ts";
-import { gatewayRepository } from "./gateway-repository.ts";
+import { gatewayRepository, gatewaySays } from "./gateway-repository.ts";
 import { heartbeatRepository } from "./heartbeat-repository.ts";
 
 type Beat = { hb: Heartbeat; at: string };
@@ -16,8 +16,8 @@ export type HeartbeatIntake = {
 /**
  * A heartbeat marks its gateway's GUARD and every bus device it reached as seen at its arrival: the
  * cloud's clock, not the gateway's, decides health, so a gateway with a wrong clock cannot look healthy
- * (F14). It writes the gateway's `heartbeat_at` and, only where reachability changed, devices
- * (migration 016). Where its outbox stands is kept for pruning `applied_seqs`.
+ * (F14). It writes the gateway's `heartbeat_at` with what the heartbeat says of the gateway (its outbox's
+ * depth, its version and start: migration 027) and, only where reachability changed, devices (migration 016). Where its outbox stands is kept for pruning `applied_seqs`.
  *
  * Heartbeats are applied as a group commit: while one batch is being written, those that arrive wait and go
  * together in the next, so a quiet cloud writes each at once and a busy one writes a batch per round trip
@@ -71,7 +71,7 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
         const gateways = gatewayRepository(trx);
         for (const { hb, at } of beats) {
           await devices.markReachable(hb.gateway_id, reachableIds(hb));
-          await gateways.setHeartbeatAt(hb.gateway_id, at);
+          await gateways.setHeartbeatAt(hb.gateway_id, at, gatewaySays(hb, at));
         }
         const outboxes = gatewayOutboxRepository(trx);
         for (const { hb, at } of moved)
@@ -80,7 +80,12 @@ export function createHeartbeatIntake(db: Db): HeartbeatIntake {
     } else {
       // One statement, so one round trip and its own transaction (heartbeat-repository.ts).
       await heartbeatRepository(db).recordAtOnce(
-        beats.map(({ hb, at }) => ({ gateway_id: hb.gateway_id, at, reachable: reachableIds(hb) })),
+        beats.map(({ hb, at }) => ({
+          gateway_id: hb.gateway_id,
+          at,
+          reachable: reachableIds(hb),
+          ...gatewaySays(hb, at),
+        })),
         moved.flatMap(({ hb, at }) =>
           hb.outbox
             ? [

@@ -1,8 +1,9 @@
 import { sql } from "kysely";
 import type { Db } from "../store/db.ts";
+import type { GatewaySays } from "./gateway-repository.ts";
 
-/** A gateway's heartbeat as written: when it arrived, and the bus devices it reached. */
-export type HeartbeatSeen = { gateway_id: string; at: string; reachable: string[] };
+/** A gateway's heartbeat as written: when it arrived, the bus devices it reached, what it said of itself (absent: null). */
+export type HeartbeatSeen = { gateway_id: string; at: string; reachable: string[] } & Partial<GatewaySays>;
 /** Where a gateway's outbox stood at a heartbeat. */
 export type OutboxReport = { gateway_id: string; outbox_id: string; unconfirmed_from: number; at: string };
 
@@ -14,14 +15,16 @@ export function heartbeatRepository(db: Db) {
      * once (reads each gateway's devices, writes the few that changed: every part of the statement reads
      * the gateways as they were before it), then each gateway's heartbeat_at: the cloud's now, even when
      * its clock was stepped back (a guard against going back would leave every gateway unseen until it
-     * caught up). The outbox positions as recordPosition: only a higher one is written, a new outbox
+     * caught up), and in the same update what the heartbeat said of the gateway (outbox depth, runtime;
+     * null where it did not say). The outbox positions as recordPosition: only a higher one is written, a new outbox
      * starts its checkpoint. The LIMIT tells the planner how many rows the JSON holds (it assumes 100), so
      * a small batch looks its gateways up by key instead of scanning them. PostgreSQL only.
      */
     async recordAtOnce(beats: readonly HeartbeatSeen[], outboxes: readonly OutboxReport[]): Promise<void> {
       await sql`
         WITH v AS MATERIALIZED (
-          SELECT * FROM json_to_recordset(${JSON.stringify(beats)}::json) AS x(gateway_id text, at text, reachable text[])
+          SELECT * FROM json_to_recordset(${JSON.stringify(beats)}::json) AS x(gateway_id text, at text, reachable text[],
+            outbox_depth integer, runtime_version text, runtime_started_at text)
           LIMIT ${beats.length}
         ),
         reach AS (
@@ -45,7 +48,10 @@ export function heartbeatRepository(db: Db) {
             WHERE excluded.unconfirmed_from > gateway_outboxes.unconfirmed_from
           RETURNING 1
         )
-        UPDATE gateways AS g SET heartbeat_at = v.at FROM v WHERE g.id = v.gateway_id`.execute(db);
+        UPDATE gateways AS g
+        SET heartbeat_at = v.at, outbox_depth = v.outbox_depth, runtime_version = v.runtime_version,
+            runtime_started_at = v.runtime_started_at
+        FROM v WHERE g.id = v.gateway_id`.execute(db);
     },
   };
 }

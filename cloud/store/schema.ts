@@ -93,6 +93,12 @@ export interface GatewaysTable {
   map_version: string | null;
   /** When the gateway's latest heartbeat arrived (the cloud's clock); null before the first. */
   heartbeat_at: string | null;
+  /** What the latest heartbeat said (migration 027), null where it did not: rows its outbox holds unconfirmed, */
+  outbox_depth: number | null;
+  /** the daemon's package version, */
+  runtime_version: string | null;
+  /** and when the daemon started, on the cloud's clock. */
+  runtime_started_at: string | null;
   created_at: string;
 }
 

@@ -1,3 +1,4 @@
+import type { Heartbeat } from "../../shared/wire/messages.ts";
 import type {
   BoardReachability,
   BrokerLink,
@@ -13,7 +14,8 @@ import type { StorageState } from "./store-full.ts";
  * Heartbeats (flow 3): the gateway and every device it can reach, at a fixed interval, QoS 0 and never
  * queued. A device on a board that answered its last ping is reachable; a GPIO-wired door is reachable
  * while the gateway runs. With the outbox, each also tells the cloud which seqs it will never send again;
- * once the gateway has heard the cloud's time, how far its own wall clock is off it.
+ * once the gateway has heard the cloud's time, how far its own wall clock is off it; how many rows its outbox
+ * holds (kept by the outbox as it changes: a beat does not count them) and the daemon's version and start.
  */
 export function createHeartbeat(deps: {
   gatewayId: string;
@@ -26,6 +28,8 @@ export function createHeartbeat(deps: {
   cloudTime?: Pick<CloudClock, "offsetMs" | "isSkewed">;
   /** The state disk (store-full.ts): told in every beat, which a full store cannot journal. */
   storage?: () => StorageState;
+  /** The daemon's package version and when it started (its clock at start), told in every beat. */
+  runtime?: NonNullable<Heartbeat["runtime"]>;
 }) {
   let timer: TimerHandle | null = null;
 
@@ -45,12 +49,19 @@ export function createHeartbeat(deps: {
         .filter((device) => device.type !== "GUARD")
         .map((device) => ({ device_id: device.device_id, reachable: reachable(device.bus?.board) })),
       ...(deps.outbox
-        ? { outbox: { id: deps.outbox.id, unconfirmed_from: deps.outbox.unconfirmedFrom() } }
+        ? {
+            outbox: {
+              id: deps.outbox.id,
+              unconfirmed_from: deps.outbox.unconfirmedFrom(),
+              depth: deps.outbox.depth(),
+            },
+          }
         : {}),
       ...(offset === null
         ? {}
         : { clock: { offset_ms: Math.round(offset), skewed: deps.cloudTime?.isSkewed() ?? false } }),
       ...(storage ? { storage } : {}),
+      ...(deps.runtime ? { runtime: deps.runtime } : {}),
     });
   }
 

@@ -38,9 +38,14 @@ export type GatewayPanel = {
     unconfirmed_from: number;
     reported_at: string;
     last_applied_seq: number | null;
+    /** Rows the gateway's outbox holds that the cloud has not confirmed, as its latest heartbeat said. */
     depth: number | null;
   } | null;
   keys: { cloud_version: number; held_version: number | null; confirmed_at: string | null } | null;
+  /** The daemon's package version, as its latest heartbeat said. */
   runtime_version: string | null;
+  /** When the daemon started, on the cloud's clock. */
+  started_at: string | null;
+  /** Seconds from that start to the latest heartbeat. Each null where the heartbeat did not say (older gateways). */
   uptime_s: number | null;
 };

@@ -263,9 +263,20 @@ export const Heartbeat = z.object({
   /**
    * The gateway's outbox and the lowest seq it may still send: every seq below `unconfirmed_from` was
    * confirmed and deleted, and is never sent again, so the cloud may forget it (docs/decisions/wire.md).
-   * Absent from older gateways, whose dedup rows are then kept.
+   * Absent from older gateways, whose dedup rows are then kept. `depth`: how many rows it holds that the
+   * cloud has not confirmed (absent from older gateways).
    */
-  outbox: z.optional(z.object({ id: OutboxId, unconfirmed_from: z.int().check(z.positive()) })),
+  outbox: z.optional(
+    z.object({
+      id: OutboxId,
+      unconfirmed_from: z.int().check(z.positive()),
+      depth: z.optional(z.int().check(z.nonnegative())),
+    }),
+  ),
+  /** The daemon's package version and its start on its own wall clock. Absent from older gateways. */
+  runtime: z.optional(
+    z.object({ version: z.string().check(z.minLength(1), z.maxLength(64)), started_at: Timestamp }),
+  ),
   /**
    * The gateway's wall clock against its estimate of the cloud's (estimate minus wall clock; positive: the
    * gateway's clock is behind), and whether that is beyond the bound. Absent before the gateway has heard the

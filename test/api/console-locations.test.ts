@@ -150,9 +150,68 @@ describe("the console's location page", () => {
         },
         keys: null,
         runtime_version: null,
+        started_at: null,
         uptime_s: null,
       },
     ]);
+  });
+
+  it("shows the outbox depth, version and uptime a current gateway's heartbeat says, on the cloud's clock", async () => {
+    const viewer = await signedIn("viewer");
+    const panel = async () =>
+      (await get(viewer, `/console/api/locations/${fx.location("L1")}`)).json().gateways[0];
+    // The gateway's wall clock is an hour behind the cloud's; it started 3 days and 4 hours before this beat.
+    const gatewayNow = h.clock.now().getTime() - 3_600_000;
+    const ranMs = (3 * 24 + 4) * 3_600_000;
+    await h.heartbeat({
+      gateway_id: "gw-a1",
+      sent_at: new Date(gatewayNow).toISOString(),
+      devices: L1_DEVICES.map((device_id) => ({ device_id, reachable: true })),
+      outbox: { id: OUTBOX, unconfirmed_from: 7, depth: 12 },
+      runtime: { version: "0.1.0", started_at: new Date(gatewayNow - ranMs).toISOString() },
+    });
+    const heardAt = h.clock.now();
+    expect(await panel()).toMatchObject({
+      last_heartbeat_at: heardAt.toISOString(),
+      outbox: { id: OUTBOX, unconfirmed_from: 7, depth: 12 },
+      runtime_version: "0.1.0",
+      started_at: new Date(heardAt.getTime() - ranMs).toISOString(),
+      uptime_s: ranMs / 1000,
+    });
+
+    // An empty outbox is 0, not unknown; a gateway gone quiet does not seem to run on.
+    h.clock.advance(10_000);
+    await h.heartbeat({
+      gateway_id: "gw-a1",
+      sent_at: new Date(gatewayNow + 10_000).toISOString(),
+      devices: [],
+      outbox: { id: OUTBOX, unconfirmed_from: 19, depth: 0 },
+      runtime: { version: "0.1.0", started_at: new Date(gatewayNow - ranMs).toISOString() },
+    });
+    h.clock.advance(DEAD_AFTER_MS * 2);
+    expect(await panel()).toMatchObject({ online: false, outbox: { depth: 0 }, uptime_s: ranMs / 1000 + 10 });
+
+    // The same gateway put back to an older version, whose heartbeat says none of it: unknown again.
+    await beat(19);
+    expect(await panel()).toMatchObject({
+      outbox: { depth: null },
+      runtime_version: null,
+      started_at: null,
+      uptime_s: null,
+    });
+  });
+
+  it("leaves the start unknown when the gateway's clock went back since it started", async () => {
+    const viewer = await signedIn("viewer");
+    const sent = h.clock.now().getTime();
+    await h.heartbeat({
+      gateway_id: "gw-a1",
+      sent_at: new Date(sent).toISOString(),
+      devices: [],
+      runtime: { version: "0.1.0", started_at: new Date(sent + 60_000).toISOString() },
+    });
+    const body = (await get(viewer, `/console/api/locations/${fx.location("L1")}`)).json();
+    expect(body.gateways[0]).toMatchObject({ runtime_version: "0.1.0", started_at: null, uptime_s: null });
   });
 
   it("sets the key-set version the gateway holds against the cloud's", async () => {

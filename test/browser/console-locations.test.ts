@@ -8,6 +8,8 @@ const HOSTILE = "<img src=x onerror=alert(1)>";
 const PHONE = { width: 390, height: 844 };
 const L1 = fx.location("L1");
 const L1_DEVICES = ["1", "2", "3", "4", "5"].map((a) => fx.device("L1", a));
+/** How long gw-a1's daemon has run at its heartbeat: 3 days 4 hours 5 minutes. */
+const RAN_MS = ((3 * 24 + 4) * 60 + 5) * 60_000;
 
 /** Whether the page scrolls sideways (it must not, even on a phone). */
 async function scrollsSideways(page: Page): Promise<boolean> {
@@ -21,16 +23,20 @@ async function scrollsSideways(page: Page): Promise<boolean> {
 describe("the console's locations", () => {
   let site: ConsoleSite;
   let alerts: string[];
+  /** When gw-a1's daemon started: its heartbeat is sent at the cloud's now, so on the cloud's clock as well. */
+  let startedAt: string;
 
   beforeAll(async () => {
     site = await startConsoleSite();
     const { h } = site;
-    // gw-a1 heard, every locker of L1 reached, its outbox at seq 7.
+    startedAt = new Date(h.clock.now().getTime() - RAN_MS).toISOString();
+    // gw-a1 heard, every locker of L1 reached, its outbox at seq 7 holding 12 rows, running 3 days 4 hours.
     await h.heartbeat({
       gateway_id: "gw-a1",
       sent_at: h.clock.now().toISOString(),
       devices: L1_DEVICES.map((device_id) => ({ device_id, reachable: true })),
-      outbox: { id: "0b0b0b0b-0000-4000-8000-000000000001", unconfirmed_from: 7 },
+      outbox: { id: "0b0b0b0b-0000-4000-8000-000000000001", unconfirmed_from: 7, depth: 12 },
+      runtime: { version: "0.1.0", started_at: startedAt },
     });
     // A rider in locker 2, whose unlock is under way: its state has a deadline.
     const alice = await rider(h, OP_A, "alice");
@@ -117,14 +123,28 @@ describe("the console's locations", () => {
       expect(panel).toContain("ConnectionOnline (HEALTHY)");
       expect(panel).toContain("Last heartbeat2026-");
       expect(panel).toContain("unconfirmed from seq 7");
-      expect(panel).toContain("Outbox depthnot reported");
+      expect(panel).toContain("Outbox depth12");
       expect(panel).toContain("Whitelist versionnot reported");
-      expect(panel).toContain("Runtime versionnot reported");
-      expect(panel).toContain("Uptimenot reported");
+      expect(panel).toContain("Runtime version0.1.0");
+      expect(panel).toContain(`Uptime3 d 4 h (since ${startedAt.slice(0, 19).replace("T", " ")} UTC)`);
       expect(await scrollsSideways(page)).toBe(false);
       await page.close();
     });
   }
+
+  it("says not reported for what an older gateway's heartbeat does not say", async () => {
+    const { h } = site;
+    await h.heartbeat({ gateway_id: "gw-a3", sent_at: h.clock.now().toISOString(), devices: [] });
+    const page = await open("viewer", `/console/locations/${fx.location("H1")}`);
+    const gateway = page.getByRole("article", { name: "Gateway gw-a3" });
+    await gateway.waitFor();
+    const panel = await gateway.textContent();
+    expect(panel).toContain("Last heartbeat2026-");
+    expect(panel).toContain("Outbox depthnot reported");
+    expect(panel).toContain("Runtime versionnot reported");
+    expect(panel).toContain("Uptimenot reported");
+    await page.close();
+  });
 
   it("shows a hostile label and address as text, in the list and on the location's page", async () => {
     const page = await open("viewer", "/console/", { width: 1280, height: 900 });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseGatewayConfig } from "../../gateway/config.ts";
 import { startGateway } from "../../gateway/gateway.ts";
 import { createSimSite } from "../../hardware-sim/site.ts";
+import { packageVersion } from "../../shared/node/version.ts";
 import type { DeviceMap, Heartbeat } from "../../shared/wire/messages.ts";
 import { eventually } from "../support/eventually.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -66,7 +67,7 @@ async function rig() {
   const lastSaid = (): boolean | undefined =>
     link.heartbeats.at(-1)?.devices.find((d: Heartbeat["devices"][number]) => d.device_id === LOCKER)
       ?.reachable;
-  return { clock, sim, link, lastSaid };
+  return { clock, sim, link, lastSaid, gateway };
 }
 
 describe("heartbeats go at once when there is news, not only each interval", () => {
@@ -97,14 +98,44 @@ describe("heartbeats say where the outbox stands", () => {
     const { clock, link } = await rig();
     link.connect();
     const first = link.heartbeats[0]?.outbox;
-    expect(first).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), unconfirmed_from: 1 });
+    expect(first).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), unconfirmed_from: 1, depth: 0 });
     link.sendMap(MAP); // the locker's first reading goes up the outbox, and the stand-in confirms it
     await eventually(() => {
       clock.advance(INTERVAL_S * 1000); // an interval heartbeat
       expect(link.up.length).toBeGreaterThan(0);
       const last = Math.max(...link.up.map((m) => m.seq));
-      expect(link.heartbeats.at(-1)?.outbox).toEqual({ id: first?.id, unconfirmed_from: last + 1 });
+      expect(link.heartbeats.at(-1)?.outbox).toEqual({ id: first?.id, unconfirmed_from: last + 1, depth: 0 });
     });
     expect(link.up.every((m) => m.outbox_id === first?.id)).toBe(true);
+  });
+});
+
+describe("heartbeats say how deep the outbox is, and which daemon runs since when", () => {
+  it("what piled up while the broker was away is counted on reconnecting, and nothing once the cloud confirmed it", async () => {
+    const { clock, sim, link, gateway } = await rig();
+    const startedAt = clock.now().toISOString();
+    link.connect();
+    expect(link.heartbeats[0]?.runtime).toEqual({ version: packageVersion(), started_at: startedAt });
+    link.sendMap(MAP);
+    await eventually(() => expect(link.up.length).toBeGreaterThan(0)); // the locker's first reading
+    const pendingNow = async () => (await gateway.control.status()).outbox.pending;
+    await eventually(async () => expect(await pendingNow()).toBe(0)); // the stand-in confirmed it
+
+    link.disconnect();
+    const board = sim.board("bus0", 1);
+    for (const event of ["door_opened", "door_closed", "door_opened", "door_closed"] as const) {
+      board.event(1, event);
+      clock.advance(1_000);
+    }
+    await eventually(async () => expect(await pendingNow()).toBeGreaterThanOrEqual(4));
+    const piled = await pendingNow(); // parkctl's count: the outbox's rows, counted
+    const before = link.heartbeats.length;
+    link.connect(); // its heartbeat goes at once, before the cloud's acks come back
+    expect(link.heartbeats[before]?.outbox?.depth).toBe(piled);
+    // The daemon's start stays what it was; only the outbox empties as the cloud confirms.
+    expect(link.heartbeats[before]?.runtime).toEqual({ version: packageVersion(), started_at: startedAt });
+    await eventually(async () => expect(await pendingNow()).toBe(0));
+    clock.advance(INTERVAL_S * 1000); // an interval heartbeat
+    expect(link.heartbeats.at(-1)?.outbox?.depth).toBe(0);
   });
 });

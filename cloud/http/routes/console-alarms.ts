@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorBody } from "../../../shared/api/common.ts";
+import type { ConsoleAlarmDetail, ConsoleAlarmList } from "../../../shared/api/console-alarms.ts";
 import { AppError } from "../../../shared/api/errors.ts";
 import { ALARM_SEVERITIES, ALARM_STATUSES, type AlarmActor } from "../../../shared/domain/alarm-machine.ts";
 import { type StaffAction, staffMay } from "../../../shared/domain/staff-roles.ts";
@@ -104,7 +105,7 @@ export function registerConsoleAlarmRoutes(app: FastifyInstance, deps: { db: Db;
       querystring: ListQuery,
       response: { 200: z.object({ data: z.array(Alarm), staff: StaffNames }), ...errors },
     },
-    handler: async (request) => {
+    handler: async (request): Promise<ConsoleAlarmList> => {
       const q = request.query;
       const { operator } = scopeOf(request, q.operator_id, "read");
       const data = await deps.alarms.list(operator, {
@@ -131,7 +132,7 @@ export function registerConsoleAlarmRoutes(app: FastifyInstance, deps: { db: Db;
         404: ErrorBody,
       },
     },
-    handler: async (request) => {
+    handler: async (request): Promise<ConsoleAlarmDetail> => {
       const { operator } = scopeOf(request, request.query.operator_id, "read");
       const found = await deps.alarms.get(operator, request.params.id);
       return { ...found, staff: await staffNames(operator) };

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { Command, FORCE_UNLOCK_REASONS } from "../../../shared/api/command.ts";
+import { Command } from "../../../shared/api/command.ts";
 import { ErrorBody } from "../../../shared/api/common.ts";
-import { Device } from "../../../shared/api/device.ts";
+import { ConsoleCommand, ConsoleDevicePage } from "../../../shared/api/console-devices.ts";
 import { requestOrigin } from "../../audit/audit-log.ts";
 import type { CommandService } from "../../commands/command-service.ts";
-import { deviceTimeline, operatorFor, TimelineEntry } from "../../console/device-timeline.ts";
+import { deviceTimeline, operatorFor } from "../../console/device-timeline.ts";
 import { requireRole, staffPrincipal } from "../../console/staff-principal.ts";
 import type { DeviceService } from "../../devices/device-service.ts";
 import type { Db } from "../../store/db.ts";
@@ -14,16 +14,6 @@ import { staffSessionOf } from "../console-guard.ts";
 import { ANY_ROUTE_ERRORS, BODY_ERRORS, PATH_PARAM_ERRORS } from "../error-responses.ts";
 import { PathId } from "../path-id.ts";
 import { PreferHeader, requestedWait } from "../prefer-wait.ts";
-
-/** The operator functions the console offers on a device; their fields are the public command body's. */
-const ConsoleCommand = z.strictObject({
-  command: z.enum(["force-unlock", "force-lock", "force-cancel-booking", "sync-device"]),
-  reason: z.enum(FORCE_UNLOCK_REASONS).optional(),
-  comment: z.string().max(1000).optional(),
-  power_cycle: z.boolean().optional(),
-});
-
-const DevicePage = z.object({ device: Device, timeline: z.array(TimelineEntry) });
 
 const errors = { ...ANY_ROUTE_ERRORS, ...PATH_PARAM_ERRORS, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 const WaitHeaders = z.object({ prefer: PreferHeader });
@@ -43,7 +33,11 @@ export function registerConsoleDeviceRoutes(
 
   r.get("/console/api/devices/:device_id", {
     config,
-    schema: { hide: true, params: z.object({ device_id: PathId }), response: { 200: DevicePage, ...errors } },
+    schema: {
+      hide: true,
+      params: z.object({ device_id: PathId }),
+      response: { 200: ConsoleDevicePage, ...errors },
+    },
     handler: async (request, reply) => {
       const session = staffSessionOf(request);
       const id = request.params.device_id;

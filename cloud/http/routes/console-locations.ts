@@ -71,6 +71,7 @@ const Gateway = z.object({
     })
     .nullable(),
   runtime_version: z.string().nullable(),
+  started_at: z.string().nullable(),
   uptime_s: z.number().nullable(),
 });
 

@@ -19,11 +19,18 @@ describe("heartbeat repository", () => {
   });
   afterAll(() => store.drop());
 
-  it("writes many gateways' heartbeats, reachability and outbox positions in one statement", async () => {
+  it("writes many gateways' heartbeats, what they said of themselves, reachability and outbox positions in one statement", async () => {
     const lockers = ["1", "2", "3", "4", "5"].map((a) => fx.device("L1", a));
     await heartbeatRepository(store.db).recordAtOnce(
       [
-        { gateway_id: "gw-a1", at: T0, reachable: lockers.slice(1) },
+        {
+          gateway_id: "gw-a1",
+          at: T0,
+          reachable: lockers.slice(1),
+          outbox_depth: 3,
+          runtime_version: "0.1.0",
+          runtime_started_at: "2026-01-12T06:00:00.000Z",
+        },
         { gateway_id: "gw-b1", at: T0, reachable: [fx.device("B1", "1")] },
       ],
       [{ gateway_id: "gw-a1", outbox_id: "ob-1", unconfirmed_from: 4, at: T0 }],
@@ -31,6 +38,17 @@ describe("heartbeat repository", () => {
     const gateways = gatewayRepository(store.db);
     expect((await gateways.find("gw-a1"))?.heartbeat_at).toBe(T0);
     expect((await gateways.find("gw-b1"))?.heartbeat_at).toBe(T0);
+    // What each heartbeat said of its gateway, in the same statement; nothing said: null.
+    expect(await gateways.find("gw-a1")).toMatchObject({
+      outbox_depth: 3,
+      runtime_version: "0.1.0",
+      runtime_started_at: "2026-01-12T06:00:00.000Z",
+    });
+    expect(await gateways.find("gw-b1")).toMatchObject({
+      outbox_depth: null,
+      runtime_version: null,
+      runtime_started_at: null,
+    });
     expect((await gateways.find("gw-a2"))?.heartbeat_at).toBeNull();
     const devices = deviceRepository(store.db);
     // Reached devices are seen at the heartbeat; the one it no longer reaches is not.
@@ -54,7 +72,10 @@ describe("heartbeat repository", () => {
       [{ gateway_id: "gw-a1", at: T1, reachable: [] }],
       [{ gateway_id: "gw-a1", outbox_id: "ob-1", unconfirmed_from: 3, at: T1 }],
     );
-    expect((await gatewayRepository(store.db).find("gw-a1"))?.heartbeat_at).toBe(T1);
+    expect(await gatewayRepository(store.db).find("gw-a1")).toMatchObject({
+      heartbeat_at: T1,
+      outbox_depth: null, // the latest heartbeat said nothing of it
+    });
     expect((await deviceRepository(store.db).find(gone))?.last_seen_at).toBe(T0);
     expect((await gatewayOutboxRepository(store.db).positions())[0]).toMatchObject({
       unconfirmed_from: 4,

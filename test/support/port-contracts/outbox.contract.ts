@@ -25,7 +25,7 @@ const OTHER_OUTBOX = "0b9f1c2e-5d7a-4e3b-9c1d-2f4a6b8c0d1e";
  * The outbox port's contract (STYLE rule 7), what the outbox pump, the heartbeat and parkctl rely on, run
  * against every outbox: contiguous seqs never reused, each message stamped as a complete wire message with
  * the outbox's identity, `pending` oldest first after a seq, `confirm` removing exactly the named rows of this
- * identity, `unconfirmedFrom` as the heartbeat reports it, and `appended` told after the write.
+ * identity, `unconfirmedFrom` and `depth` as the heartbeat reports them, and `appended` told after the write.
  */
 export function outboxContract(name: string, makeRig: () => OutboxRig): void {
   describe(`outbox contract: ${name}`, () => {
@@ -101,6 +101,21 @@ export function outboxContract(name: string, makeRig: () => OutboxRig): void {
       expect(outbox.unconfirmedFrom()).toBe(4);
       outbox.confirm([4]);
       expect(outbox.unconfirmedFrom()).toBe(5); // empty, and seq 5 is the next one
+    });
+
+    it("depth is how many rows it holds, as appends and confirms change it", () => {
+      expect(outbox.depth()).toBe(0);
+      for (let i = 0; i < 4; i++) outbox.append(event());
+      expect(outbox.depth()).toBe(4);
+      outbox.confirm([2, 4, 99]);
+      expect(outbox.depth()).toBe(2);
+      outbox.confirm([1, 3], OTHER_OUTBOX); // confirms nothing here
+      outbox.confirm([2]); // a repeated ack
+      expect(outbox.depth()).toBe(2);
+      outbox.append(event());
+      expect(outbox.depth()).toBe(outbox.stats().pending);
+      outbox.confirm([1, 3, 5], outbox.id);
+      expect(outbox.depth()).toBe(0);
     });
 
     it("tells listeners a row was appended, after the write", async () => {
