@@ -10,6 +10,7 @@ import { photoUri } from "../commands/photo-uri.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
 import type { GatewayReport } from "./gateway-reports.ts";
 
@@ -20,11 +21,21 @@ const LATE = "reported after the command had ended";
 /**
  * Applies a gateway's report about a command (flow 1, step 7). The gateway must own the device the
  * command is for; a report about anyone else's command is dropped (S30).
- * Returns false when the report was rejected, true when it was applied or was a harmless repeat.
+ * Returns false when the report was rejected, true when it was applied or was a harmless repeat. `ended` is
+ * told the command as this report ended it (SUCCESS or ERROR), to answer those waiting on it once committed.
+ * The command is read once: each step starts from the record the one before read or wrote.
  */
 export async function applyCommandProgress(
   tx: Executor,
-  { gatewayId, msg, cfg, now, log, refuse }: GatewayReport<CommandProgress>,
+  {
+    gatewayId,
+    msg,
+    cfg,
+    now,
+    log,
+    refuse,
+    ended,
+  }: GatewayReport<CommandProgress> & { ended?: (command: CommandRecord) => void },
 ): Promise<boolean> {
   const commands = commandRepository(tx);
   const found = await commands.findWithGateway(msg.command_id);
@@ -72,14 +83,22 @@ export async function applyCommandProgress(
   const sensed = (lockState: LockState) => step(null, { kind: "sensed", lockState });
   // The gateway has the command, so the broker had it: when its report overtakes the broker's
   // acknowledgement of our publish, record the hand-over first (REQUEST_SENT) so no step is missing.
-  await advanceCommand(tx, {
+  const handedOver = await advanceCommand(tx, {
     commandId: cmd.id,
+    known: cmd,
     input: { kind: "dispatched" },
     now,
     cfg,
     events: () => [{ name: "REQUEST_SENT", timestamp: ts }],
   });
-  const moved = await advanceCommand(tx, { commandId: cmd.id, input, now, cfg, events: () => [event] });
+  const moved = await advanceCommand(tx, {
+    commandId: cmd.id,
+    known: handedOver ?? cmd,
+    input,
+    now,
+    cfg,
+    events: () => [event],
+  });
   if (!moved) {
     // Overtaken by the outcome (another replica applied that first, or this was sent again after the
     // replica that had it died): the hand-over is history all the same, in its place before the outcome.
@@ -111,5 +130,6 @@ export async function applyCommandProgress(
   }
   // sync-device and take-photo report a reading, not a movement: reconcile with it.
   else if (msg.lock_state) await sensed(msg.lock_state);
+  if (msg.state !== "RECEIVED") ended?.(moved);
   return true;
 }
