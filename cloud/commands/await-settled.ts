@@ -16,9 +16,10 @@ export type AwaitSettledDeps = {
 /**
  * Reads a command until it has ended (SUCCESS or ERROR) or `wait.ms` has passed, whichever comes first,
  * and returns it as it is then. A notice from this process that carries the ended command answers with it
- * (once a read has shown the caller may see the command: no read after the write); one without it reads the
- * command at once; a light poll of the one row learns what other replicas wrote. Its timers and subscription are let go as soon as it answers or the
- * client leaves. `read` throws what the caller should answer (not found).
+ * (once a read has shown the caller may see the command: no read after the write); one without it reads
+ * the command at once; a light poll of the one row learns what other replicas wrote. Its timers and
+ * subscription are let go as soon as it answers or the client leaves. `read` throws what the caller should
+ * answer (not found).
  */
 export function awaitSettled(
   deps: AwaitSettledDeps,
