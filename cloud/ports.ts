@@ -1,4 +1,5 @@
 import type { CommandRequest } from "../shared/wire/messages.ts";
+import type { CommandRecord } from "./store/command-record.ts";
 
 /** How the cloud reaches gateways (owned by the cloud; the MQTT adapter implements it). */
 export interface GatewayPublisher {
@@ -15,12 +16,14 @@ export interface GatewayPublisher {
 
 /**
  * Where the cloud says, once it is committed, that a command may have ended (SUCCESS or ERROR), so that
- * requests waiting on it (`Prefer: wait`) read it at once. A notice is a hint, not the record: the waiter
- * reads the store, which is also how it learns of endings another replica wrote. In-process
- * implementation: cloud/commands/command-settled.ts.
+ * requests waiting on it (`Prefer: wait`) answer at once. A notice may carry the command as the ending
+ * committed it (`ended`): a waiter that has already read the command once (so knows its caller may see
+ * it) answers with that, without reading it again. A notice without it is a hint: the waiter reads the
+ * store, which is also how it learns of endings another replica wrote. In-process implementation:
+ * cloud/commands/command-settled.ts.
  */
 export interface CommandSettledNotifier {
-  notify(commandId: string): void;
+  notify(commandId: string, ended?: CommandRecord): void;
   /** Calls `onNotice` on each notice about `commandId` until the returned function is called. */
-  subscribe(commandId: string, onNotice: () => void): () => void;
+  subscribe(commandId: string, onNotice: (ended?: CommandRecord) => void): () => void;
 }

@@ -14,6 +14,11 @@ const MAX_CAS_ATTEMPTS = 5;
 
 export type CommandStep = {
   commandId: string;
+  /**
+   * The command as the caller has just read or written it in this transaction, if it has: the first try
+   * starts from it instead of reading it again (a lost compare-and-set reads it afresh all the same).
+   */
+  known?: CommandRecord;
   input: CommandInput;
   now: Date;
   cfg: CommandTimeouts;
@@ -29,7 +34,7 @@ export type CommandStep = {
 export async function advanceCommand(tx: Executor, step: CommandStep): Promise<CommandRecord | null> {
   const commands = commandRepository(tx);
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-    const current = await commands.find(step.commandId);
+    const current = attempt === 0 && step.known ? step.known : await commands.find(step.commandId);
     if (!current) return null;
     const next = transitionCommand(current.state, step.input, step.now, step.cfg);
     if (!next) return null;

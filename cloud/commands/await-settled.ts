@@ -15,9 +15,11 @@ export type AwaitSettledDeps = {
 
 /**
  * Reads a command until it has ended (SUCCESS or ERROR) or `wait.ms` has passed, whichever comes first,
- * and returns it as it is then. A notice from this process reads it at once; a light poll of the one row
- * learns what other replicas wrote. Its timers and subscription are let go as soon as it answers or the
- * client leaves. `read` throws what the caller should answer (not found).
+ * and returns it as it is then. A notice from this process that carries the ended command answers with it
+ * (once a read has shown the caller may see the command: no read after the write); one without it reads
+ * the command at once; a light poll of the one row learns what other replicas wrote. Its timers and
+ * subscription are let go as soon as it answers or the client leaves. `read` throws what the caller should
+ * answer (not found).
  */
 export function awaitSettled(
   deps: AwaitSettledDeps,
@@ -29,6 +31,8 @@ export function awaitSettled(
   if (wait.ms <= 0 || wait.signal.aborted) return read();
   return new Promise((resolve, reject) => {
     let done = false;
+    /** A read succeeded: the caller may see this command (`read` throws otherwise). */
+    let seen = false;
     let reading = false;
     let readAgain = false;
     let poll: TimerHandle | null = null;
@@ -48,8 +52,13 @@ export function awaitSettled(
       read().then(resolve, reject);
     }
 
-    function check() {
+    function check(ended?: CommandRecord) {
       if (done) return;
+      if (ended && seen && isTerminal(ended.state.value)) {
+        release();
+        resolve(ended);
+        return;
+      }
       // A notice during a read may mean the read came too early: read once more after it.
       if (reading) {
         readAgain = true;
@@ -59,6 +68,7 @@ export function awaitSettled(
       read().then(
         (command) => {
           reading = false;
+          seen = true;
           if (done) return;
           if (isTerminal(command.state.value)) {
             release();

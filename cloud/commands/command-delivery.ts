@@ -3,6 +3,7 @@ import type { Clock } from "../../shared/time/clock.ts";
 import type { CommandRequest as WireCommand } from "../../shared/wire/messages.ts";
 import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { GatewayPublisher } from "../ports.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Db } from "../store/db.ts";
 import { advanceCommand } from "./advance-command.ts";
 import { commandRepository } from "./command-repository.ts";
@@ -10,16 +11,22 @@ import { commandRepository } from "./command-repository.ts";
 type Deps = { clock: Clock; timeouts: CommandTimeoutConfig };
 type DeliveryDeps = Deps & { db: Db; gateways: GatewayPublisher };
 
-/** Publishes a command to its gateway; once the broker has it the command is SENT (REQUEST_SENT). */
+/**
+ * Publishes a command to its gateway; once the broker has it the command is SENT (REQUEST_SENT). `known`:
+ * the command as its acceptance wrote it, so it need not be read again (unless the gateway's report came
+ * first, which a lost compare-and-set finds).
+ */
 export async function publishCommand(
   deps: DeliveryDeps,
   gatewayId: string,
   wire: WireCommand,
+  known?: CommandRecord,
 ): Promise<void> {
   await deps.gateways.publishCommand(gatewayId, wire);
   const now = deps.clock.now();
   await advanceCommand(deps.db, {
     commandId: wire.command_id,
+    known,
     input: { kind: "dispatched" },
     now,
     cfg: deps.timeouts,

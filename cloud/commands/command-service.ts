@@ -11,6 +11,7 @@ import { deviceRepository } from "../devices/device-repository.ts";
 import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import { openSessionFor } from "../sessions/session-recorder.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Db } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
 import { advanceCommand } from "./advance-command.ts";
@@ -134,7 +135,7 @@ export function createCommandService(deps: CommandServiceDeps) {
   }
 
   /** Hands the command to the device's gateway; SENT once the broker has it. */
-  async function dispatch(device: DeviceRecord, wire: WireCommand) {
+  async function dispatch(device: DeviceRecord, wire: WireCommand, command: CommandRecord) {
     if (!device.gateway_id) {
       const reason = "device offline: it is not connected to a gateway";
       const now = clock.now();
@@ -148,7 +149,7 @@ export function createCommandService(deps: CommandServiceDeps) {
       if (ended) deps.settled.notify(wire.command_id);
       return;
     }
-    const sent = publishCommand({ db, gateways, clock, timeouts }, device.gateway_id, wire).catch(
+    const sent = publishCommand({ db, gateways, clock, timeouts }, device.gateway_id, wire, command).catch(
       (err: unknown) => log.warn({ err, command_id: wire.command_id }, "command not handed to the broker"),
     );
     let timer: TimerHandle | undefined;
@@ -178,7 +179,7 @@ export function createCommandService(deps: CommandServiceDeps) {
     ): Promise<Command> {
       const startedMs = clock.now().getTime();
       const { device, command } = await accept(principal, deviceId, body, origin);
-      if (command.wire_request) await dispatch(device, command.wire_request);
+      if (command.wire_request) await dispatch(device, command.wire_request, command);
       const left = wait && { ...wait, ms: wait.ms - (clock.now().getTime() - startedMs) };
       return this.get(principal, command.id, left);
     },

@@ -1,4 +1,5 @@
 import type { CommandSettledNotifier } from "../ports.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 
 export type InProcessSettledNotifier = CommandSettledNotifier & {
   /** How many subscriptions are held (a test can tell that a waiter let go of its own). */
@@ -11,18 +12,19 @@ export type InProcessSettledNotifier = CommandSettledNotifier & {
  * reach a waiter through the store (await-settled.ts).
  */
 export function createSettledNotifier(): InProcessSettledNotifier {
-  const waiters = new Map<string, Set<() => void>>();
+  type OnNotice = (ended?: CommandRecord) => void;
+  const waiters = new Map<string, Set<OnNotice>>();
   return {
-    notify(commandId: string): void {
+    notify(commandId: string, ended?: CommandRecord): void {
       const subscribed = waiters.get(commandId);
-      if (subscribed) for (const onNotice of [...subscribed]) onNotice();
+      if (subscribed) for (const onNotice of [...subscribed]) onNotice(ended);
     },
 
-    subscribe(commandId: string, onNotice: () => void): () => void {
-      const set = waiters.get(commandId) ?? new Set<() => void>();
+    subscribe(commandId: string, onNotice: OnNotice): () => void {
+      const set = waiters.get(commandId) ?? new Set<OnNotice>();
       waiters.set(commandId, set);
       // An entry of its own, so the same function subscribed twice is also let go twice.
-      const entry = () => onNotice();
+      const entry: OnNotice = (ended) => onNotice(ended);
       set.add(entry);
       return () => {
         set.delete(entry);

@@ -10,6 +10,7 @@ import { photoUri } from "../commands/photo-uri.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
+import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
 import type { GatewayReport } from "./gateway-reports.ts";
 
@@ -17,17 +18,20 @@ import type { GatewayReport } from "./gateway-reports.ts";
 const ENDED_BY_CLOUD = new Set(["REQUEST_TIMED_OUT", "REQUEST_SUPERSEDED"]);
 const LATE = "reported after the command had ended";
 
+type CommandReport = GatewayReport<CommandProgress> & { ended?: (command: CommandRecord) => void };
+
 /**
  * Applies a gateway's report about a command (flow 1, step 7). The gateway must own the device the
  * command is for; a report about anyone else's command is dropped (S30).
- * Returns false when the report was rejected, true when it was applied or was a harmless repeat.
+ * Returns false when the report was rejected, true when it was applied or was a harmless repeat. `ended` is
+ * told the command as this report ended it (SUCCESS or ERROR), to answer those waiting on it once committed.
+ * The command is read once: each step starts from the record the one before read or wrote.
  */
 export async function applyCommandProgress(
   tx: Executor,
-  { gatewayId, msg, cfg, now, log, refuse }: GatewayReport<CommandProgress>,
+  { gatewayId, msg, cfg, now, log, refuse, ended }: CommandReport,
 ): Promise<boolean> {
-  const commands = commandRepository(tx);
-  const found = await commands.findWithGateway(msg.command_id);
+  const found = await commandRepository(tx).findWithGateway(msg.command_id);
   if (!found || found.command.device_id !== msg.device_id || found.gatewayId !== gatewayId) {
     log.warn(
       { gateway_id: gatewayId, command_id: msg.command_id },
@@ -72,34 +76,24 @@ export async function applyCommandProgress(
   const sensed = (lockState: LockState) => step(null, { kind: "sensed", lockState });
   // The gateway has the command, so the broker had it: when its report overtakes the broker's
   // acknowledgement of our publish, record the hand-over first (REQUEST_SENT) so no step is missing.
-  await advanceCommand(tx, {
+  const handedOver = await advanceCommand(tx, {
     commandId: cmd.id,
+    known: cmd,
     input: { kind: "dispatched" },
     now,
     cfg,
     events: () => [{ name: "REQUEST_SENT", timestamp: ts }],
   });
-  const moved = await advanceCommand(tx, { commandId: cmd.id, input, now, cfg, events: () => [event] });
+  const moved = await advanceCommand(tx, {
+    commandId: cmd.id,
+    known: handedOver ?? cmd,
+    input,
+    now,
+    cfg,
+    events: () => [event],
+  });
   if (!moved) {
-    // Overtaken by the outcome (another replica applied that first, or this was sent again after the
-    // replica that had it died): the hand-over is history all the same, in its place before the outcome.
-    if (
-      msg.state === "RECEIVED" &&
-      !cmd.events.some((e) => e.name === event.name || ENDED_BY_CLOUD.has(e.name))
-    ) {
-      const handOver = new Set(["REQUEST_INITIATED", "REQUEST_SENT"]);
-      await commands.appendEvent(cmd.id, event, now, (es) => {
-        const i = es.findIndex((e) => !handOver.has(e.name));
-        return i < 0 ? es.length : i;
-      });
-    }
-    // The cloud already ended this command (superseded, or past its deadline) but the hardware went on:
-    // what it did is recorded on the command, whose state stays as it was (issue: force commands are honest).
-    if (msg.state !== "RECEIVED" && cmd.events.some((e) => ENDED_BY_CLOUD.has(e.name))) {
-      const late = { ...event, value: event.value ? `${LATE}: ${event.value}` : LATE };
-      if (!cmd.events.some((e) => e.name === late.name && e.value === late.value))
-        await commands.appendEvent(cmd.id, late, now);
-    }
+    await recordOvertaken(tx, cmd, msg.state, event, now);
     // What the hardware says about the lock is the truth, unless another command now holds the device.
     if (msg.lock_state) await sensed(msg.lock_state);
     return true;
@@ -111,5 +105,33 @@ export async function applyCommandProgress(
   }
   // sync-device and take-photo report a reading, not a movement: reconcile with it.
   else if (msg.lock_state) await sensed(msg.lock_state);
+  if (msg.state !== "RECEIVED") ended?.(moved);
   return true;
+}
+
+/** A report the command's state did not take: what it still tells is added to the command's history. */
+async function recordOvertaken(
+  tx: Executor,
+  cmd: CommandRecord,
+  state: CommandProgress["state"],
+  event: CommandEvent,
+  now: Date,
+): Promise<void> {
+  const commands = commandRepository(tx);
+  // Overtaken by the outcome (another replica applied that first, or this was sent again after the
+  // replica that had it died): the hand-over is history all the same, in its place before the outcome.
+  if (state === "RECEIVED" && !cmd.events.some((e) => e.name === event.name || ENDED_BY_CLOUD.has(e.name))) {
+    const handOver = new Set(["REQUEST_INITIATED", "REQUEST_SENT"]);
+    await commands.appendEvent(cmd.id, event, now, (es) => {
+      const i = es.findIndex((e) => !handOver.has(e.name));
+      return i < 0 ? es.length : i;
+    });
+  }
+  // The cloud already ended this command (superseded, or past its deadline) but the hardware went on:
+  // what it did is recorded on the command, whose state stays as it was (issue: force commands are honest).
+  if (state !== "RECEIVED" && cmd.events.some((e) => ENDED_BY_CLOUD.has(e.name))) {
+    const late = { ...event, value: event.value ? `${LATE}: ${event.value}` : LATE };
+    if (!cmd.events.some((e) => e.name === late.name && e.value === late.value))
+      await commands.appendEvent(cmd.id, late, now);
+  }
 }

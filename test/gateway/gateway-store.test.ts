@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteBookings } from "../../gateway/adapters/sqlite/bookings.ts";
 import { SqliteCommandLog } from "../../gateway/adapters/sqlite/command-log.ts";
@@ -170,6 +171,73 @@ describe("SqliteOutbox", () => {
     ]);
     // Seq 3 was confirmed and deleted before the restart; it is still never reused.
     expect(reopened.append(event()).seq).toBe(4);
+  });
+});
+
+describe("SqliteOutbox confirm", () => {
+  const rowsInDbFile = (db: GatewayDb) => {
+    // What survives without the WAL: a copy of the database file alone.
+    const copy = path.join(dir, "file-only.db");
+    copyFileSync(path.join(dir, "gateway.db"), copy);
+    const only = new Database(copy, { readonly: true });
+    try {
+      return (only.prepare("SELECT seq FROM outbox ORDER BY seq").all() as { seq: number }[]).map(
+        (r) => r.seq,
+      );
+    } finally {
+      only.close();
+      rmSync(copy);
+      expect(db.open).toBe(true);
+    }
+  };
+
+  it("deletes without an fsync, and is on disk before the position that counts it is reported", () => {
+    const db = open();
+    const outbox = new SqliteOutbox(db, GW, clock);
+    for (let i = 0; i < 3; i++) outbox.append(event());
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    expect(outbox.confirm([1, 2], outbox.id)).toBe(2);
+    expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL again for everything else
+    expect(outbox.pending().map((m) => m.seq)).toEqual([3]);
+    expect(rowsInDbFile(db)).toEqual([1, 2, 3]); // the deletion is in the WAL only
+    expect(outbox.unconfirmedFrom()).toBe(3);
+    expect(rowsInDbFile(db)).toEqual([3]); // checkpointed (the WAL synced first) before it was reported
+  });
+
+  it("reports no further than what is on disk while a checkpoint cannot complete", () => {
+    const db = open();
+    const outbox = new SqliteOutbox(db, GW, clock);
+    for (let i = 0; i < 3; i++) outbox.append(event());
+    const reader = new Database(path.join(dir, "gateway.db"), { readonly: true });
+    try {
+      reader.prepare("BEGIN").run();
+      reader.prepare("SELECT count(*) FROM outbox").get(); // holds a snapshot from before the deletion
+      expect(outbox.confirm([1, 2], outbox.id)).toBe(2);
+      expect(outbox.unconfirmedFrom()).toBe(1);
+      reader.prepare("COMMIT").run();
+      expect(outbox.unconfirmedFrom()).toBe(3);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("inside a caller's transaction, commits with it", () => {
+    const store = openGatewayStore(dir, { gatewayId: GW, clock });
+    try {
+      store.outbox.append(event());
+      store.outbox.append(event());
+      expect(() =>
+        store.atomically(() => {
+          expect(store.outbox.confirm([1])).toBe(1);
+          throw new Error("rolled back");
+        }),
+      ).toThrow("rolled back");
+      expect(store.outbox.pending().map((m) => m.seq)).toEqual([1, 2]);
+      expect(store.atomically(() => store.outbox.confirm([1]))).toBe(1);
+      expect(store.outbox.pending().map((m) => m.seq)).toEqual([2]);
+    } finally {
+      store.close();
+    }
   });
 });
 

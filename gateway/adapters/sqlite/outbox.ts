@@ -27,6 +27,8 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   private held: number | null = null;
   /** Seqs appended inside a caller's transaction, which may yet have rolled back: looked up once it ended. */
   private readonly unsettled = new Set<number>();
+  /** The lowest seq deleted without an fsync since the last complete checkpoint (null: none). */
+  private lightFrom: number | null = null;
 
   constructor(
     private readonly db: GatewayDb,
@@ -96,16 +98,32 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   /**
    * Removes the rows the cloud confirmed, only those of `outboxId` when the ack names one ('' : rows written
    * before the store had an identity); returns how many were still here.
+   *
+   * Committed with synchronous=NORMAL, without an fsync: a deletion promises nothing to anyone. In WAL mode
+   * it survives a crash of the process; a power cut may undo it, and then the row goes up again and the
+   * cloud, which applied it, ignores the repeat (by outbox identity and seq). The next durable commit, or
+   * a checkpoint, takes it to disk. Two acks a command would otherwise add two fsyncs to the daemon's one
+   * thread between taking a command and its outcome (docs/decisions/commands.md). Inside a caller's
+   * transaction the level cannot change: the deletion commits with that transaction.
    */
   confirm(seqs: number[], outboxId?: string): number {
     const remove = (s: number) =>
       (outboxId === undefined ? this.remove.run(s) : this.removeOf.run(s, outboxId)).changes;
     this.settle();
-    const outer = this.db.inTransaction;
-    const removed = this.db.transaction(() => seqs.reduce((n, s) => n + remove(s), 0))();
-    if (outer)
+    const run = this.db.transaction(() => seqs.reduce((n, s) => n + remove(s), 0));
+    if (this.db.inTransaction) {
       this.held = null; // the caller's transaction may yet roll it back
-    else if (this.held !== null) this.held -= removed;
+      return run();
+    }
+    this.db.pragma("synchronous = NORMAL");
+    let removed = 0;
+    try {
+      removed = run();
+    } finally {
+      this.db.pragma("synchronous = FULL");
+    }
+    if (this.held !== null) this.held -= removed;
+    if (removed > 0) for (const s of seqs) this.lightFrom = Math.min(this.lightFrom ?? s, s);
     return removed;
   }
 
@@ -129,9 +147,23 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
     this.unsettled.clear();
   }
 
-  /** Every seq below this has been confirmed and deleted: it is never sent again. */
+  /**
+   * Every seq below this has been confirmed and deleted: it is never sent again. The cloud forgets the seqs
+   * below it a week after hearing it, so a deletion it counts must be on disk first: after confirms
+   * committed without an fsync, a checkpoint syncs the WAL (and the database file); should it not
+   * complete, the position stays below what those confirms deleted.
+   */
   unconfirmedFrom(): number {
-    return (this.lowest.get() as { n: number }).n;
+    if (this.lightFrom !== null && !this.db.inTransaction) {
+      const [r] = this.db.pragma("wal_checkpoint(PASSIVE)") as {
+        busy: number;
+        log: number;
+        checkpointed: number;
+      }[];
+      if (r && r.busy === 0 && r.checkpointed === r.log) this.lightFrom = null;
+    }
+    const n = (this.lowest.get() as { n: number }).n;
+    return this.lightFrom === null ? n : Math.min(n, this.lightFrom);
   }
 
   stats(): { pending: number; oldest: string | null } {
