@@ -1,9 +1,12 @@
 /**
  * Benchmark fixture process: the real cloud app on SQLite with 10,000 ended sessions (100 riders × 100, each
- * with its start and end events and a payment) at one location, and beside it a bare Fastify route
- * returning the same bytes. Prints {api, bare, token, bytes, sessions} as JSON.
+ * with its start and end events and a payment) at one location, and beside it two bare Fastify routes: one
+ * returning the same bytes, one running the same statements on the same database and answering the rows
+ * as they come. Prints {api, bare, queries, bytes, sessions, token} as JSON.
  */
 import { randomUUID } from "node:crypto";
+import Fastify from "fastify";
+import { CompiledQuery } from "kysely";
 import { hashSecret } from "../cloud/auth/secrets.ts";
 import { derivedId } from "../cloud/manifest/apply-manifest.ts";
 import type {
@@ -11,7 +14,7 @@ import type {
   SessionEventsTable,
   SessionsTable,
 } from "../cloud/store/tables/session-tables.ts";
-import { announce, benchDb, declareOperator, lockers, serveListing } from "./support.ts";
+import { announce, benchDb, declareOperator, listen, lockers, serveListing } from "./support.ts";
 
 const OPERATOR = "cccccccc-0000-4000-8000-000000000003";
 const RIDERS = 100;
@@ -108,4 +111,66 @@ const { api, bare, token, sample } = await serveListing(db, "/session/v2/session
 if (sample.statusCode !== 200 || (sample.json() as { data: unknown[] }).data.length !== 100)
   throw new Error(`sessions list: ${sample.statusCode} ${sample.body.slice(0, 200)}`);
 
-announce({ api, bare, token, bytes: Buffer.byteLength(sample.body), sessions: sessions.length });
+const PENDING_LIFETIME_MS = 30 * 24 * 3_600_000;
+// The statements the service runs for a page, word for word: the page (one more row than asked, to know
+// whether a next page exists) with its payments, by the keyset index; then the events of the page's rows.
+const PAGE = `select "s".*, "p"."id" as "payment_id", "p"."status" as "payment_status" from "sessions" as "s" left join "payments" as "p" on "p"."session_id" = "s"."id" where "s"."operator_id" = ? and ("s"."status" != ? or "s"."created_at" > ?)`;
+const AFTER = ` and ("s"."created_at" < ? or ("s"."created_at" = ? and "s"."id" < ?))`;
+const ORDER = ` order by "s"."created_at" desc, "s"."id" desc limit ?`;
+const eventsSql = (n: number) =>
+  `select * from "session_events" where "session_id" in (${Array(n).fill("?").join(", ")}) order by "session_id", "seq"`;
+
+/**
+ * The same-query floor: the service's statements on the same database handle (so the same driver and
+ * prepared-statement cache), with the rows answered as JSON as they come, unpresented. It reads the
+ * cursor out of the service's pagination_token without checking it, and authenticates nobody.
+ */
+const same = Fastify();
+same.get<{ Querystring: { limit?: string; pagination_token?: string } }>(
+  "/session/v2/sessions",
+  async (req, reply) => {
+    const limit = Number(req.query.limit ?? 50);
+    const pendingAfter = new Date(Date.now() - PENDING_LIFETIME_MS).toISOString();
+    const token = req.query.pagination_token;
+    const after = token
+      ? (JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { c: string; i: string })
+      : null;
+    const pageQuery = after
+      ? CompiledQuery.raw(PAGE + AFTER + ORDER, [
+          OPERATOR,
+          "pending",
+          pendingAfter,
+          after.c,
+          after.c,
+          after.i,
+          limit + 1,
+        ])
+      : CompiledQuery.raw(PAGE + ORDER, [OPERATOR, "pending", pendingAfter, limit + 1]);
+    const rows = (await db.executeQuery<{ id: string }>(pageQuery)).rows;
+    const ids = rows.slice(0, limit).map((r) => r.id);
+    const evs = (await db.executeQuery(CompiledQuery.raw(eventsSql(ids.length), ids))).rows;
+    return reply.type("application/json; charset=utf-8").send(JSON.stringify({ rows, events: evs }));
+  },
+);
+
+// The floor reads the very page the service answers.
+const floor = (await same.inject({ url: "/session/v2/sessions?limit=100" })).json() as {
+  rows: { id: string }[];
+};
+const served = (sample.json() as { data: { id: string }[] }).data.map((s) => s.id).join();
+if (
+  floor.rows
+    .slice(0, 100)
+    .map((r) => r.id)
+    .join() !== served
+)
+  throw new Error("the same-query route reads another page than the service answers");
+
+announce({
+  api,
+  bare,
+  queries: await listen(same),
+  token,
+  bytes: Buffer.byteLength(sample.body),
+  sessions: sessions.length,
+});

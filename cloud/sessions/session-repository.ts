@@ -1,3 +1,4 @@
+import type { Compilable } from "kysely";
 import type { PaymentStatus } from "../../shared/domain/payment-machine.ts";
 import {
   applySessionEvent,
@@ -8,6 +9,7 @@ import {
   statusTime,
 } from "../../shared/domain/session-machine.ts";
 import type { Executor } from "../store/db.ts";
+import { type QueryRunner, shapedQueries } from "../store/shaped-query.ts";
 import type { SessionEventsTable, SessionsTable } from "../store/tables/session-tables.ts";
 
 const MAX_CAS_ATTEMPTS = 5;
@@ -52,8 +54,36 @@ export function pendingCutoff(now: Date): string {
   return new Date(now.getTime() - PENDING_LIFETIME_MS).toISOString();
 }
 
-/** Sessions, their events and payments: only this repository reads or writes their tables. */
-export function sessionRepository(db: Executor) {
+/** The values of a list query, by name; which of them are present is the query's shape. */
+type ListValues = {
+  operatorId: string;
+  pendingAfter: string;
+  scopeUserId?: string;
+  locationId?: string;
+  deviceId?: string;
+  status?: SessionStatus;
+  userId?: string;
+  statusFrom?: string;
+  statusBefore?: string;
+  afterCreatedAt?: string;
+  afterId?: string;
+  limit: number;
+  offset?: number;
+};
+
+/**
+ * Sessions, their events and payments: only this repository reads or writes their tables. Given `store`
+ * (the store `db` is, not a transaction: one lives too briefly to gain), the list's two reads are compiled
+ * once per shape and kept (cloud/store/shaped-query.ts); otherwise Kysely builds them at each call.
+ */
+export function sessionRepository(db: Executor, store?: QueryRunner) {
+  const shaped = store ? shapedQueries(store) : null;
+  const run = <Row, V extends Record<string, unknown>>(
+    shape: string,
+    values: V,
+    build: (v: V) => Compilable<Row> & { execute(): Promise<Row[]> },
+  ): Promise<Row[]> => (shaped ? shaped.run(shape, values, build) : build(values).execute());
+
   const find = (id: string): Promise<SessionRow | undefined> =>
     db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
 
@@ -70,6 +100,28 @@ export function sessionRepository(db: Executor) {
     return q;
   }
 
+  /** The list's query for the values present (`listed`): each filter given adds its condition. */
+  function listQuery(v: ListValues) {
+    let q = listedIn({ operatorId: v.operatorId, userId: v.scopeUserId, pendingAfter: v.pendingAfter });
+    if (v.locationId !== undefined) q = q.where("s.location_id", "=", v.locationId);
+    if (v.deviceId !== undefined) q = q.where("s.device_id", "=", v.deviceId);
+    if (v.status !== undefined) q = q.where("s.status", "=", v.status);
+    if (v.userId !== undefined) q = q.where("s.user_id", "=", v.userId);
+    if (v.statusFrom !== undefined) q = q.where("s.status_at", ">=", v.statusFrom);
+    if (v.statusBefore !== undefined) q = q.where("s.status_at", "<", v.statusBefore);
+    const { afterCreatedAt, afterId } = v;
+    if (afterCreatedAt !== undefined && afterId !== undefined)
+      q = q.where((eb) =>
+        eb.or([
+          eb("s.created_at", "<", afterCreatedAt),
+          eb.and([eb("s.created_at", "=", afterCreatedAt), eb("s.id", "<", afterId)]),
+        ]),
+      );
+    q = q.orderBy("s.created_at", "desc").orderBy("s.id", "desc").limit(v.limit);
+    if (v.offset !== undefined) q = q.offset(v.offset);
+    return q;
+  }
+
   return {
     find,
 
@@ -79,24 +131,24 @@ export function sessionRepository(db: Executor) {
       f: SessionFilters,
       page: { limit: number; offset?: number },
     ): Promise<ListedSession[]> {
-      let q = listedIn(scope);
-      if (f.locationId) q = q.where("s.location_id", "=", f.locationId);
-      if (f.deviceId) q = q.where("s.device_id", "=", f.deviceId);
-      if (f.status) q = q.where("s.status", "=", f.status);
-      if (f.userId) q = q.where("s.user_id", "=", f.userId);
-      if (f.statusFrom) q = q.where("s.status_at", ">=", f.statusFrom);
-      if (f.statusBefore) q = q.where("s.status_at", "<", f.statusBefore);
-      const after = f.after;
-      if (after)
-        q = q.where((eb) =>
-          eb.or([
-            eb("s.created_at", "<", after.createdAt),
-            eb.and([eb("s.created_at", "=", after.createdAt), eb("s.id", "<", after.id)]),
-          ]),
-        );
-      q = q.orderBy("s.created_at", "desc").orderBy("s.id", "desc").limit(page.limit);
-      if (page.offset) q = q.offset(page.offset);
-      return q.execute();
+      const v: ListValues = {
+        operatorId: scope.operatorId,
+        pendingAfter: scope.pendingAfter,
+        limit: page.limit,
+      };
+      if (scope.userId !== undefined) v.scopeUserId = scope.userId;
+      if (f.locationId) v.locationId = f.locationId;
+      if (f.deviceId) v.deviceId = f.deviceId;
+      if (f.status) v.status = f.status;
+      if (f.userId) v.userId = f.userId;
+      if (f.statusFrom) v.statusFrom = f.statusFrom;
+      if (f.statusBefore) v.statusBefore = f.statusBefore;
+      if (f.after) {
+        v.afterCreatedAt = f.after.createdAt;
+        v.afterId = f.after.id;
+      }
+      if (page.offset) v.offset = page.offset;
+      return run(`list:${Object.keys(v).join()}`, v, listQuery);
     },
 
     /** One of the scope's sessions; with `userId`, only when it is that user's. */
@@ -274,15 +326,19 @@ export function sessionRepository(db: Executor) {
 
     /** The recorded events of each session, in order. */
     async eventsOf(ids: readonly string[]): Promise<Map<string, SessionEvent[]>> {
-      const out = new Map<string, SessionEvent[]>(ids.map((id) => [id, []]));
+      const out = new Map<string, SessionEvent[]>();
+      for (const id of ids) out.set(id, []);
       if (ids.length === 0) return out;
-      const rows = await db
-        .selectFrom("session_events")
-        .selectAll()
-        .where("session_id", "in", ids)
-        .orderBy("session_id")
-        .orderBy("seq")
-        .execute();
+      const values: Record<string, string> = {};
+      for (let i = 0; i < ids.length; i++) values[i] = ids[i] as string;
+      const rows = await run(`events:${ids.length}`, values, (v) =>
+        db
+          .selectFrom("session_events")
+          .selectAll()
+          .where("session_id", "in", Object.values(v))
+          .orderBy("session_id")
+          .orderBy("seq"),
+      );
       for (const r of rows) out.get(r.session_id)?.push(toEvent(r));
       return out;
     },

@@ -65,7 +65,7 @@ const END_REFUSALS = {
 export function createSessionService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
-  const sessions = sessionRepository(db);
+  const sessions = sessionRepository(db, db);
 
   /** The caller's sessions: the operator's, and for a rider only their own; expired pending ones never. */
   function visible(principal: Principal): SessionScope {
@@ -86,10 +86,13 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
   /** The rows' events, read in one more query whatever the page size. */
   async function withParts(rows: ListedSession[]): Promise<SessionParts[]> {
     const events = await sessions.eventsOf(rows.map((r) => r.id));
-    return rows.map(({ payment_id, payment_status, ...row }) => ({
+    // The row as read (its payment's columns too: presenters pick what they show); copying each without
+    // them cost more than presenting it.
+    return rows.map((row) => ({
       row,
       events: events.get(row.id) ?? [],
-      payment: payment_id && payment_status ? { id: payment_id, status: payment_status } : null,
+      payment:
+        row.payment_id && row.payment_status ? { id: row.payment_id, status: row.payment_status } : null,
     }));
   }
 
