@@ -1,4 +1,5 @@
-import { createHmac } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
+import { LruMap } from "../auth/lru-map.ts";
 
 /** The Standard Webhooks headers of one attempt. */
 export type SignatureHeaders = {
@@ -8,11 +9,21 @@ export type SignatureHeaders = {
 };
 
 const PREFIX = "whsec_";
+/** Key objects kept: two secrets per operator and per webhook endpoint during a rotation. */
+const KEYS = 10_000;
+const keys = new LruMap<string, KeyObject>(KEYS);
 
-/** The HMAC key of a `whsec_…` secret: the bytes its base64 stands for (signing-secrets.ts checks it). */
-function keyOf(secret: string): Buffer {
-  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, "base64");
-  if (key.length === 0) throw new Error("webhook signing secret is empty");
+/**
+ * The HMAC key of a `whsec_…` secret: the bytes its base64 stands for (signing-secrets.ts checks it),
+ * made into a key object once: preparing a raw key again costs as much as the HMAC of a callback.
+ */
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (key) return key;
+  const bytes = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, "base64");
+  if (bytes.length === 0) throw new Error("webhook signing secret is empty");
+  key = createSecretKey(bytes);
+  keys.set(secret, key);
   return key;
 }
 
