@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
-import { decodeJwt, errors, type JWTPayload, jwtVerify, SignJWT } from "jose";
+import { decodeJwt, errors, type JWTPayload, jwtVerify } from "jose";
 import { PERMISSIONS, type Permission } from "../../shared/api/permissions.ts";
 import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "./lru-map.ts";
@@ -12,6 +12,9 @@ const VERIFIED_TOKENS = 10_000;
 export type TokenVerdict = { ok: true; principal: TokenPrincipal } | { ok: false; reason: string };
 
 type Kind = TokenPrincipal["kind"];
+
+/** The protected header of every token issued, encoded once. */
+const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
 
 /**
  * Signed bearer tokens (HS256 with a server secret). The algorithm is pinned on verification, so
@@ -31,15 +34,17 @@ export function createTokenIssuer(deps: { secret: Uint8Array; issuer: string; cl
   /** A token verified before is the same token: only its expiry can change the verdict (no nbf issued). */
   const verified = new LruMap<string, { principal: TokenPrincipal; expMs: number }>(VERIFIED_TOKENS);
 
+  /**
+   * A compact JWS (RFC 7515) of the claims, signed with node:crypto's HMAC at once. jose's SignJWT signs
+   * through WebCrypto: an asynchronous job and a key import on every call, the largest CPU cost of a
+   * sign-in (docs/decisions/authentication.md). The tokens are the same; jose still verifies them.
+   */
   function sign(kind: Kind, subject: string, claims: Record<string, unknown>): Promise<string> {
     const now = Math.floor(clock.now().getTime() / 1000);
-    return new SignJWT({ ...claims, kind })
-      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-      .setIssuer(issuer)
-      .setSubject(subject)
-      .setIssuedAt(now)
-      .setExpirationTime(now + ACCESS_TOKEN_TTL_S)
-      .sign(keys[kind]);
+    const payload = { ...claims, kind, iss: issuer, sub: subject, iat: now, exp: now + ACCESS_TOKEN_TTL_S };
+    const input = `${HEADER}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
+    const signature = createHmac("sha256", keys[kind]).update(input).digest("base64url");
+    return Promise.resolve(`${input}.${signature}`);
   }
 
   function clientFrom(payload: JWTPayload): ClientPrincipal | null {

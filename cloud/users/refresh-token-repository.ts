@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Db, Executor } from "../store/db.ts";
 
 /** The store or a transaction of it, with deletes: dead and surplus tokens go. */
@@ -56,19 +57,35 @@ export function refreshTokenRepository(db: Store) {
       }));
     },
 
-    /** Removes the rider's revoked tokens and those expired at `now`. */
-    async dropDeadOf(serviceUserId: string, now: Date): Promise<void> {
+    /**
+     * Removes the rider's dead tokens (revoked, or expired at `now`) and the live ones beyond the newest
+     * `keep` (newest by creation, ties by id, as `ofRider` orders them), in one statement: the live token
+     * `keep`-th from the newest is the bound, and every live token ordered after it goes. Nothing beyond
+     * the dead goes while the rider holds `keep` live tokens or fewer (the bound is then NULL).
+     */
+    async dropDeadAndSurplusOf(serviceUserId: string, now: Date, keep: number): Promise<void> {
       const ts = now.toISOString();
+      const bound = db
+        .selectFrom("external_user_refresh_tokens")
+        .select(["created_at", "id"])
+        .where("user_id", "=", serviceUserId)
+        .where("revoked_at", "is", null)
+        .where("expires_at", ">", ts)
+        .orderBy("created_at", "desc")
+        .orderBy("id", "desc")
+        .limit(1)
+        .offset(keep - 1);
       await db
         .deleteFrom("external_user_refresh_tokens")
         .where("user_id", "=", serviceUserId)
-        .where((eb) => eb.or([eb("revoked_at", "is not", null), eb("expires_at", "<=", ts)]))
+        .where((eb) =>
+          eb.or([
+            eb("revoked_at", "is not", null),
+            eb("expires_at", "<=", ts),
+            sql<boolean>`(created_at, id) < (${bound})`,
+          ]),
+        )
         .execute();
-    },
-
-    async drop(ids: readonly string[]): Promise<void> {
-      if (ids.length === 0) return;
-      await db.deleteFrom("external_user_refresh_tokens").where("id", "in", ids).execute();
     },
 
     /**

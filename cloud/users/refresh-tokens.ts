@@ -22,7 +22,10 @@ export function hashRefreshToken(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 
-/** Stores a new refresh token of the rider (only its hash) and returns the token itself. */
+/**
+ * Stores a new refresh token of the rider (only its hash) and returns the token itself. Run it in a
+ * transaction (the caller's): the token and the trim below are then one commit.
+ */
 export async function issueRefreshToken(
   db: Store,
   user: { id: string; operatorId: string },
@@ -42,9 +45,7 @@ export async function issueRefreshToken(
   });
   // Bounded storage: the rider's dead tokens (revoked, expired) go, and beyond the newest few live ones the
   // older ones go too, so a rider holds at most MAX_LIVE_REFRESH_TOKENS rows after each sign-in.
-  await tokens.dropDeadOf(user.id, now);
-  const live = await tokens.ofRider(user.id);
-  await tokens.drop(live.slice(MAX_LIVE_REFRESH_TOKENS).map((t) => t.id));
+  await tokens.dropDeadAndSurplusOf(user.id, now, MAX_LIVE_REFRESH_TOKENS);
   return token;
 }
 

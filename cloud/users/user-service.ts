@@ -175,12 +175,13 @@ export function createUserService(deps: UserServiceDeps) {
         answer.phone.kind === "set" ? { ...user, phoneNumber: answer.phone.value } : user;
       if (signedIn.phoneNumber !== user.phoneNumber) await users.setPhoneNumber(user, signedIn.phoneNumber);
       const now = clock.now();
-      const refresh_token = await issueRefreshToken(db, { id: user.id, operatorId: user.operatorId }, now);
-      const access_token = await tokens.issueUser({
-        id: user.id,
-        operatorId: user.operatorId,
-        generation: await riderTokenGeneration(db, user.id),
-      });
+      // One commit, made before the answer hands the token out; the generation is read in it, so a
+      // revocation is either wholly before this sign-in (new tokens live) or wholly after it.
+      const { refresh_token, generation } = await db.transaction().execute(async (trx) => ({
+        refresh_token: await issueRefreshToken(trx, { id: user.id, operatorId: user.operatorId }, now),
+        generation: await riderTokenGeneration(trx, user.id),
+      }));
+      const access_token = await tokens.issueUser({ id: user.id, operatorId: user.operatorId, generation });
       try {
         await applyPendingInvites(
           { db, clock },

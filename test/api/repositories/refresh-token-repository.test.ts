@@ -87,19 +87,27 @@ describe("refreshTokenRepository", () => {
     expect((await tokens.ofRider(OTHER))[0]?.revokedAt).toBeNull();
   });
 
-  it("dropDeadOf removes the rider's revoked and expired tokens; drop removes tokens by id", async () => {
+  it("dropDeadAndSurplusOf removes the rider's revoked and expired tokens, and live ones beyond the newest few", async () => {
     await tokens.insert(token("t-live", { expiresAt: "2026-03-01T00:00:00.000Z" }));
     await tokens.insert(token("t-expired"));
     await tokens.insert(
       token("t-revoked", { expiresAt: "2026-03-01T00:00:00.000Z", revokedAt: T0.toISOString() }),
     );
     await tokens.insert(token("t-o", { operatorId: OP_B, userId: OTHER }));
-    await tokens.dropDeadOf(RIDER, T1);
+    await tokens.dropDeadAndSurplusOf(RIDER, T1, 2);
     expect((await tokens.ofRider(RIDER)).map((t) => t.id)).toEqual(["t-live"]);
     expect(await tokens.ofRider(OTHER)).toHaveLength(1);
-    await tokens.drop([]);
-    await tokens.drop(["t-live", "t-o"]);
-    expect(await tokens.ofRider(RIDER)).toEqual([]);
-    expect(await tokens.ofRider(OTHER)).toEqual([]);
+    // Newest first by creation, ties by id descending: of five live tokens the newest three stay (t-b
+    // before t-a, created at the same moment).
+    const live = { expiresAt: "2026-03-01T00:00:00.000Z" };
+    await tokens.insert(token("t-b", { ...live, createdAt: "2026-01-02T00:00:00.000Z" }));
+    await tokens.insert(token("t-a", { ...live, createdAt: "2026-01-02T00:00:00.000Z" }));
+    await tokens.insert(token("t-c", { ...live, createdAt: "2026-01-03T00:00:00.000Z" }));
+    await tokens.insert(token("t-old", { ...live, createdAt: "2025-12-01T00:00:00.000Z" }));
+    await tokens.dropDeadAndSurplusOf(RIDER, T1, 3);
+    expect((await tokens.ofRider(RIDER)).map((t) => t.id)).toEqual(["t-live", "t-c", "t-b"]);
+    await tokens.dropDeadAndSurplusOf(RIDER, T1, 3);
+    expect(await tokens.ofRider(RIDER)).toHaveLength(3);
+    expect(await tokens.ofRider(OTHER)).toHaveLength(1);
   });
 });
