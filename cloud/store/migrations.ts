@@ -21,6 +21,7 @@ import { auditLogMigration } from "./migrations/023-audit-log.ts";
 import { consoleLiveMigration } from "./migrations/024-console-live.ts";
 import { riderTokenGenerationMigration } from "./migrations/025-rider-token-generation.ts";
 import { gatewaySessionMigration } from "./migrations/026-gateway-session.ts";
+import { locationLockOrderMigration } from "./migrations/027-location-lock-order.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -244,6 +245,7 @@ const migrations: Record<string, Migration> = {
   "024-console-live": consoleLiveMigration,
   "025-rider-token-generation": riderTokenGenerationMigration,
   "026-gateway-session": gatewaySessionMigration,
+  "027-location-lock-order": locationLockOrderMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
