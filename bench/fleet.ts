@@ -43,6 +43,7 @@ import {
   summarizeLog,
 } from "./fleet/processes.ts";
 import { type MonotonicSpan, printProfileSummary } from "./fleet/profile-summary.ts";
+import { rampLoad } from "./fleet/ramp-load.ts";
 import { printRuntime } from "./runtime.ts";
 import { timeBox } from "./time-box.ts";
 
@@ -237,12 +238,20 @@ async function runFleet(n: number): Promise<Result> {
       // Ramp: every gateway connected, holding its map, its first reports applied, and every device
       // recorded once by the cloud's connection watch (a first start's one-off cost, not the steady state).
       t = performance.now();
+      const ramp = rampLoad({
+        base: cloud.base,
+        tokens,
+        ratePerS: COMMAND_RATE,
+        gateways: n,
+        pids: { cloud: cloud.pid, sim: sim.pid, broker: brokerPid },
+      });
       let s = await stats();
       let unwatched = 0;
       let lastLine = 0;
       for (;;) {
         await sleep(1_000);
         s = await stats();
+        ramp.onStats(s);
         const elapsed = (performance.now() - t) / 1000;
         if (s.ready === n && s.pendingUp === 0) {
           unwatched = await probes.unwatchedDevices();
@@ -266,6 +275,7 @@ async function runFleet(n: number): Promise<Result> {
           : `  ramp      NOT DONE after ${f0(rampS)} s: ${s.connected}/${n} connected, ${s.ready} mapped, ` +
               `${s.pendingUp} reports unacknowledged (oldest ${f1(s.oldestPendingMs / 1000)} s); measuring anyway`,
       );
+      for (const line of await ramp.stop()) console.log(line);
       if (!rampDone) stops.push(`ramp not done in ${f0(rampS)} s (${s.ready}/${n} ready)`);
       // One heartbeat period more, so every gateway has beaten since it came up.
       await sleep(10_000);

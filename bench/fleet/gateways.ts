@@ -67,6 +67,8 @@ function pendingUp(): { pending: number; oldestMs: number } {
 }
 
 const t0 = Date.now();
+/** Gateways 0 … upPrefix−1 have been ready with every first report acknowledged (once up, counted up). */
+let upPrefix = 0;
 let beats = 0;
 let rampCredit = 0;
 let eventCredit = 0;
@@ -126,6 +128,11 @@ process.on("message", (m: ToFleet) => {
     let connected = 0;
     let ready = 0;
     let appended = 0;
+    while (upPrefix < fleet.length) {
+      const gw = fleet[upPrefix] as SimGateway;
+      if (!gw.ready || gw.outbox.stats().pending > 0) break;
+      upPrefix++;
+    }
     for (const gw of fleet) {
       if (gw.link.connected) connected++;
       if (gw.ready) ready++;
@@ -136,6 +143,7 @@ process.on("message", (m: ToFleet) => {
       started: fleet.length,
       connected,
       ready,
+      upPrefix,
       pendingUp: pending,
       oldestPendingMs: oldestMs,
       upAppended: appended,

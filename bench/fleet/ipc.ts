@@ -22,6 +22,8 @@ export type FleetStats = {
   connected: number;
   /** Connected and holding a device map. */
   ready: number;
+  /** Gateways 0 … n−1 all ready with their first reports acknowledged: up, for the ramp's commands. */
+  upPrefix: number;
   /** Outbox messages the cloud has not acknowledged yet, and how old the oldest is. */
   pendingUp: number;
   oldestPendingMs: number;

@@ -59,20 +59,30 @@ const DEVICE_REST_MS = 5_000;
  * commanded in the last 5 s): the answer is the ended command. Each device alternates lock and unlock,
  * starting from the unlocked state the simulated hardware reports.
  */
-export function commandLoad(o: { base: string; gateways: number; tokens: string[]; ratePerS: number }) {
+export function commandLoad(o: {
+  base: string;
+  /** Gateways 0 … n−1 are drawn from; during the ramp-up, those up so far (none yet: no command). */
+  gateways: number | (() => number);
+  tokens: string[];
+  ratePerS: number;
+}) {
   const t = tally();
   const trips: Trip[] = [];
   const locked = new Set<string>();
   const lastSent = new Map<string, number>();
-  const draw = (): { i: number; device: string } => {
-    for (;;) {
-      const i = Math.floor(Math.random() * o.gateways);
+  const draw = (): { i: number; device: string } | null => {
+    const n = typeof o.gateways === "number" ? o.gateways : o.gateways();
+    for (let tries = 0; n > 0 && tries < 1_000; tries++) {
+      const i = Math.floor(Math.random() * n);
       const device = lockerId(i, 1 + Math.floor(Math.random() * LOCKERS_PER_GATEWAY));
       if (Date.now() - (lastSent.get(device) ?? 0) > DEVICE_REST_MS) return { i, device };
     }
+    return null;
   };
   const loop = openLoop(o.ratePerS, async () => {
-    const { i, device } = draw();
+    const drawn = draw();
+    if (!drawn) return;
+    const { i, device } = drawn;
     lastSent.set(device, Date.now());
     const name = locked.has(device) ? "unlock" : "lock";
     const t0 = performance.now();

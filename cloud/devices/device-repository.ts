@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { HardwareState } from "../../shared/api/device.ts";
 import type { DeviceType } from "../../shared/domain/device-types.ts";
-import type { Executor } from "../store/db.ts";
+import type { Db, Executor } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
 import { fromJson, toJson } from "../store/json-column.ts";
 import type { DevicesTable } from "../store/schema.ts";
@@ -105,6 +105,28 @@ function toColumns(changes: DeviceChanges): Partial<DevicesTable> {
   return set;
 }
 
+/** The columns `writeLocked` writes: what a report or a machine step may change, with the version. */
+const LOCKED_COLUMNS = [
+  "state_value",
+  "state_changed_at",
+  "state_timeout_at",
+  "state_restore",
+  "lock_state",
+  "door_open",
+  "item_present",
+  "sensors_at",
+  "sleep_state",
+  "sensor_marks",
+  "command_id",
+  "last_lock_command_at",
+  "user_id",
+  "user_access_key",
+  "booked_by",
+  "version",
+  "updated_at",
+] as const;
+const INT_COLUMNS = new Set<string>(["door_open", "item_present", "version"]);
+
 export function deviceRepository(db: Executor) {
   const byId = (id: string) => db.selectFrom("devices").selectAll().select(lastSeenAt).where("id", "=", id);
 
@@ -162,6 +184,24 @@ export function deviceRepository(db: Executor) {
         .where("version", "=", device.version)
         .executeTakeFirst();
       return res.numUpdatedRows > 0n ? { ...device, ...changes, version, updated_at } : null;
+    },
+
+    /**
+     * The devices among `ids`, locked for writing in id order (PostgreSQL: every writer of several
+     * devices takes them in that order, so two never wait for each other). For a batch of gateway
+     * reports (report-batch.ts); a device's own writes take only its row, then its location's.
+     */
+    async lockInIdOrder(ids: readonly string[]): Promise<DeviceRecord[]> {
+      if (ids.length === 0) return [];
+      const rows = await db
+        .selectFrom("devices")
+        .selectAll()
+        .select(lastSeenAt)
+        .where("id", "in", [...ids])
+        .orderBy("id")
+        .forNoKeyUpdate()
+        .execute();
+      return rows.map(toRecord);
     },
 
     /** A reading with no lock state has nothing to reconcile: it is kept as it comes. */
@@ -310,3 +350,40 @@ export function deviceRepository(db: Executor) {
 }
 
 export type DeviceRepository = ReturnType<typeof deviceRepository>;
+
+/**
+ * Writes what a batch made of devices it holds locked (`deviceRepository().lockInIdOrder`): every column a report or a
+ * machine step may change, from the record as the batch left it, in one statement, so each location's
+ * `data_version` rises once for the batch. PostgreSQL only.
+ */
+export async function writeLockedDevices(db: Db, devices: readonly DeviceRecord[]): Promise<void> {
+  if (devices.length === 0) return;
+  const rows = devices.map((d) => ({
+    id: d.id,
+    version: d.version,
+    updated_at: d.updated_at,
+    ...toColumns({
+      state: d.state,
+      lock_state: d.lock_state,
+      door_open: d.door_open,
+      item_present: d.item_present,
+      sensors_at: d.sensors_at,
+      sleep_state: d.sleep_state,
+      sensor_marks: d.sensor_marks,
+      command_id: d.command_id,
+      last_lock_command_at: d.last_lock_command_at,
+      user_id: d.user_id,
+      user_access_key: d.user_access_key,
+      booked_by: d.booked_by,
+    }),
+  }));
+  const text = LOCKED_COLUMNS.filter((c) => !INT_COLUMNS.has(c));
+  const columns = LOCKED_COLUMNS.map((c) => sql`${sql.ref(c)} = x.${sql.ref(c)}`);
+  const types = [
+    sql`id text`,
+    ...LOCKED_COLUMNS.map((c) => sql`${sql.ref(c)} ${sql.raw(text.includes(c) ? "text" : "integer")}`),
+  ];
+  await sql`UPDATE devices AS d SET ${sql.join(columns)}
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(${sql.join(types)})
+    WHERE d.id = x.id`.execute(db);
+}

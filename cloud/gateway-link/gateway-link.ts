@@ -19,6 +19,7 @@ import { createGatewayMessages } from "./gateway-messages.ts";
 import { createGatewayPublisher } from "./gateway-publisher.ts";
 import { gatewayRepository } from "./gateway-repository.ts";
 import { createHeartbeatIntake } from "./heartbeat-intake.ts";
+import { createReportIntake } from "./report-intake.ts";
 
 export type GatewayLinkConfig = {
   brokerUrl: string;
@@ -104,6 +105,8 @@ export async function startGatewayLink(
     publisher: out.publisher,
     // Heartbeats of all gateways are written together (its chain still waits for each gateway's own).
     heartbeats: createHeartbeatIntake(deps.heartbeatDb ?? db),
+    // Device reports of all gateways are committed together, each acknowledged after its batch.
+    reports: createReportIntake(db, { timeouts, log, refused }),
     keySync,
     publishDeviceMaps: maps.publish,
     echoSync: out.echoSync,

@@ -13,6 +13,7 @@ import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
 import { applyStatus } from "./gateway-reports.ts";
 import type { HeartbeatIntake } from "./heartbeat-intake.ts";
+import type { ReportIntake } from "./report-intake.ts";
 
 /** Enough of an up message to acknowledge it when nothing else in it can be used. */
 const SeqOnly = z.object({
@@ -36,6 +37,8 @@ export function createGatewayMessages(deps: {
   refused: (type: GatewayMessageKind, reason: GatewayRefusal) => void;
   publisher: GatewayPublisher;
   heartbeats: HeartbeatIntake;
+  /** Where device reports go, many gateways' to a transaction (report-intake.ts); others one by one. */
+  reports?: ReportIntake;
   keySync: KeySync;
   publishDeviceMaps: (gatewayIds: string[]) => Promise<void>;
   /** Answers a session's `sync` token with the cloud's time (docs/decisions/clock.md). */
@@ -65,13 +68,16 @@ export function createGatewayMessages(deps: {
     }
     // A duplicate is acknowledged again: its first ack was evidently lost. The ack names the outbox ("" :
     // none), so a gateway whose store was made again does not take it for its own seq.
-    await applyUpMessage(db, gatewayId, msg, {
-      now: clock.now(),
-      timeouts,
-      log,
-      settled: deps.settled,
-      refused,
-    });
+    // Acknowledged only once committed: an acknowledged report must survive a crash.
+    if (msg.type === "device_state" && deps.reports) await deps.reports.apply(gatewayId, msg, clock.now());
+    else
+      await applyUpMessage(db, gatewayId, msg, {
+        now: clock.now(),
+        timeouts,
+        log,
+        settled: deps.settled,
+        refused,
+      });
     await publisher.ack(gatewayId, [msg.seq], msg.outbox_id ?? "");
   }
 

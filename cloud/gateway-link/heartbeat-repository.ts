@@ -16,7 +16,9 @@ export function heartbeatRepository(db: Db) {
      * the gateways as they were before it), then each gateway's heartbeat_at: the cloud's now, even when
      * its clock was stepped back (a guard against going back would leave every gateway unseen until it
      * caught up), and in the same update what the heartbeat said of the gateway (outbox depth, runtime;
-     * null where it did not say). The outbox positions as recordPosition: only a higher one is written, a new outbox
+     * null where it did not say). The devices whose reachability flips are locked in id order first, as
+     * every writer of several devices takes them (report-batch.ts). The outbox positions as recordPosition:
+     * only a higher one is written, a new outbox
      * starts its checkpoint. The LIMIT tells the planner how many rows the JSON holds (it assumes 100), so
      * a small batch looks its gateways up by key instead of scanning them. PostgreSQL only.
      */
@@ -27,14 +29,20 @@ export function heartbeatRepository(db: Db) {
             outbox_depth integer, runtime_version text, runtime_started_at text)
           LIMIT ${beats.length}
         ),
+        flips AS MATERIALIZED (
+          SELECT d.id, g.heartbeat_at
+          FROM v JOIN gateways AS g ON g.id = v.gateway_id JOIN devices AS d ON d.gateway_id = v.gateway_id
+          WHERE d.type <> 'GUARD' AND d.reachable <> CASE WHEN d.id = ANY (v.reachable) THEN 1 ELSE 0 END
+          ORDER BY d.id
+          FOR NO KEY UPDATE OF d
+        ),
         reach AS (
           UPDATE devices AS d
           SET reachable = 1 - d.reachable,
-              seen_at = CASE WHEN d.reachable = 1 AND g.heartbeat_at > coalesce(d.seen_at, '')
-                        THEN g.heartbeat_at ELSE d.seen_at END
-          FROM v, gateways AS g
-          WHERE g.id = v.gateway_id AND d.gateway_id = v.gateway_id AND d.type <> 'GUARD'
-            AND d.reachable <> CASE WHEN d.id = ANY (v.reachable) THEN 1 ELSE 0 END
+              seen_at = CASE WHEN d.reachable = 1 AND f.heartbeat_at > coalesce(d.seen_at, '')
+                        THEN f.heartbeat_at ELSE d.seen_at END
+          FROM flips AS f
+          WHERE d.id = f.id
           RETURNING 1
         ),
         positions AS (

@@ -22,6 +22,7 @@ import { consoleLiveMigration } from "./migrations/024-console-live.ts";
 import { riderTokenGenerationMigration } from "./migrations/025-rider-token-generation.ts";
 import { gatewaySessionMigration } from "./migrations/026-gateway-session.ts";
 import { gatewayRuntimeMigration } from "./migrations/027-gateway-runtime.ts";
+import { locationLockOrderMigration } from "./migrations/028-location-lock-order.ts";
 
 /** Migrations in code, written with Kysely's schema builder so one definition serves both stores. */
 const migrations: Record<string, Migration> = {
@@ -246,6 +247,7 @@ const migrations: Record<string, Migration> = {
   "025-rider-token-generation": riderTokenGenerationMigration,
   "026-gateway-session": gatewaySessionMigration,
   "027-gateway-runtime": gatewayRuntimeMigration,
+  "028-location-lock-order": locationLockOrderMigration,
 };
 
 export const migrationProvider: MigrationProvider = {
