@@ -4,6 +4,7 @@ import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "../auth/lru-map.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
+import { changeStampOf } from "../store/change-stamp.ts";
 import type { Db } from "../store/db.ts";
 import { allowlistIdsAt } from "../whitelists/allowlists.ts";
 import { aggregate } from "./aggregates.ts";
@@ -48,6 +49,10 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
   const viewSets = new LruMap<string, Map<string, View>>(VIEW_SETS);
   const bodies = new LruMap<string, { key: string; list: ListBody }>(BODIES);
   let serials = 0;
+  // On SQLite, the heads last read per operator and query shape, with the store's change stamp read
+  // before them: while the stamp stands, no row has changed, so the same heads are still the answer.
+  const stamp = changeStampOf(db);
+  const headSets = new LruMap<string, { stamp: string; heads: Promise<LocationHead[]> }>(VIEW_SETS);
 
   function fresh(v: View | undefined, head: LocationHead, t: number): v is View {
     return (
@@ -113,8 +118,19 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
      * Every location of the caller's operator, in the list's order, with what checks its view; the
      * columns a filter reads only when asked for (`filtered`): a row costs more than its SQL.
      */
-    heads(principal: Principal, filtered: boolean): Promise<LocationHead[]> {
-      return locations.heads(principal.operatorId, filtered);
+    heads(principal: Principal, filtered: boolean): Promise<readonly LocationHead[]> {
+      if (!stamp) return locations.heads(principal.operatorId, filtered);
+      const key = `${principal.operatorId}|${filtered ? "f" : "-"}`;
+      // Read before the query: a change after this reading moves the next one, whatever the query saw.
+      const now = stamp();
+      const kept = headSets.get(key);
+      if (kept?.stamp === now) return kept.heads;
+      const heads = locations.heads(principal.operatorId, filtered);
+      headSets.set(key, { stamp: now, heads });
+      heads.catch(() => {
+        if (headSets.get(key)?.heads === heads) headSets.delete(key);
+      });
+      return heads;
     },
 
     /**
