@@ -3,6 +3,7 @@ import fastifyCookie from "@fastify/cookie";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AppError } from "../../shared/api/errors.ts";
 import type { ConsoleSessions, SignedIn } from "../staff/console-sessions.ts";
+import { addRouteHook } from "./route-hooks.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -43,8 +44,11 @@ export async function installConsoleGuard(
   // Without a configured base URL, the origin the request itself was addressed to.
   const expectedOrigin = (request: FastifyRequest) => ownOrigin ?? `${request.protocol}://${request.host}`;
 
-  app.addHook("onRequest", async (request) => {
-    if (!request.routeOptions.url?.startsWith(CONSOLE_API)) return;
+  // On the console API's routes only (the hook was application-wide, and returned at once elsewhere).
+  app.addHook("onRoute", (route) => {
+    if (route.url.startsWith(CONSOLE_API)) addRouteHook(route, "onRequest", guard);
+  });
+  async function guard(request: FastifyRequest) {
     const token = request.cookies[SESSION_COOKIE];
     const session = token ? await deps.sessions.resolve(token) : null;
     if (SAFE_METHODS.has(request.method)) {
@@ -62,7 +66,7 @@ export async function installConsoleGuard(
       throw new AppError("ERRORS.FORBIDDEN", `Missing or wrong ${CSRF_HEADER} header`);
     request.staffSession = session;
     await deps.sessions.touch(session);
-  });
+  }
 }
 
 /** The signed-in staff member, for handlers of console routes. */

@@ -1,4 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  RouteOptions,
+} from "fastify";
 import { z } from "zod";
 import { ErrorBody } from "../../shared/api/common.ts";
 import { AppError } from "../../shared/api/errors.ts";
@@ -12,6 +18,7 @@ import {
 import { requestFingerprint } from "../idempotency/request-fingerprint.ts";
 import type { Db } from "../store/db.ts";
 import { principalOf } from "./authenticate.ts";
+import { addRouteHook } from "./route-hooks.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -107,13 +114,18 @@ export function installIdempotency(
   }
 
   app.decorateRequest("idempotency", null);
+  // The hooks are the opted-in routes' own: every other route runs none of them.
   app.addHook("onRoute", (route) => {
-    if (route.config?.idempotent) declareOnRoute(route);
+    if (!route.config?.idempotent) return;
+    declareOnRoute(route);
+    addRouteHook(route, "preValidation", fingerprint);
+    addRouteHook(route, "preHandler", reserve);
+    addRouteHook(route, "onSend", settleOnSend);
   });
 
   // Before validation, so the fingerprint is of the body as sent, not as the schema reshaped it.
-  app.addHook("preValidation", (request, _reply, done) => {
-    if (request.routeOptions.config.idempotent && request.headers[HEADER] !== undefined) {
+  function fingerprint(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    if (request.headers[HEADER] !== undefined) {
       request.idempotency = {
         requestHash: requestFingerprint({
           method: request.method,
@@ -125,10 +137,10 @@ export function installIdempotency(
       };
     }
     done();
-  });
+  }
 
   // After validation: the key's syntax has been checked by the header schema (400 otherwise).
-  app.addHook("preHandler", async (request, reply) => {
+  async function reserve(request: FastifyRequest, reply: FastifyReply) {
     const pending = request.idempotency;
     const key = request.headers[HEADER];
     if (!pending || typeof key !== "string") return;
@@ -177,16 +189,16 @@ export function installIdempotency(
         );
       }
     }
-  });
+  }
 
   // Runs for every answer of a reserved request, the error handler's included.
-  app.addHook("onSend", async (request, reply, payload) => {
+  async function settleOnSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const pending = request.idempotency;
     if (!pending?.scope || !pending.holder) return payload;
     request.idempotency = null;
     await settle(request, reply, pending.scope, pending.holder, payload);
     return payload;
-  });
+  }
 
   async function settle(
     request: FastifyRequest,

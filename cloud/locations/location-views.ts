@@ -4,6 +4,7 @@ import type { Clock } from "../../shared/time/clock.ts";
 import { LruMap } from "../auth/lru-map.ts";
 import { can, type Principal } from "../auth/principal.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
+import { changeStampOf } from "../store/change-stamp.ts";
 import type { Db } from "../store/db.ts";
 import { allowlistIdsAt } from "../whitelists/allowlists.ts";
 import { aggregate } from "./aggregates.ts";
@@ -26,6 +27,20 @@ type View = {
 
 export type ListBody = { body: Buffer; etag: string };
 
+/**
+ * A list body and what it was assembled from: the views' serials, and, when every view was fresh for its
+ * head, the heads themselves (the same array, as the heads kept on SQLite are), the view serial count then
+ * and the span of clock readings all of them stay fresh in. While all four hold, it is still the answer.
+ */
+type Memo = {
+  key: string;
+  list: ListBody;
+  picked: readonly LocationHead[] | null;
+  serials: number;
+  from: number;
+  until: number;
+};
+
 const LIST_URI = "/location/v1/locations";
 /** Operators × caller kinds whose views are kept, and list bodies (operator × kind × query) memoised. */
 const VIEW_SETS = 64;
@@ -46,8 +61,12 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
   const devices = deviceRepository(db);
   const locations = locationRepository(db);
   const viewSets = new LruMap<string, Map<string, View>>(VIEW_SETS);
-  const bodies = new LruMap<string, { key: string; list: ListBody }>(BODIES);
+  const bodies = new LruMap<string, Memo>(BODIES);
   let serials = 0;
+  // On SQLite, the heads last read per operator and query shape, with the store's change stamp read
+  // before them: while the stamp stands, no row has changed, so the same heads are still the answer.
+  const stamp = changeStampOf(db);
+  const headSets = new LruMap<string, { stamp: string; heads: Promise<LocationHead[]> }>(VIEW_SETS);
 
   function fresh(v: View | undefined, head: LocationHead, t: number): v is View {
     return (
@@ -113,8 +132,19 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
      * Every location of the caller's operator, in the list's order, with what checks its view; the
      * columns a filter reads only when asked for (`filtered`): a row costs more than its SQL.
      */
-    heads(principal: Principal, filtered: boolean): Promise<LocationHead[]> {
-      return locations.heads(principal.operatorId, filtered);
+    heads(principal: Principal, filtered: boolean): Promise<readonly LocationHead[]> {
+      if (!stamp) return locations.heads(principal.operatorId, filtered);
+      const key = `${principal.operatorId}|${filtered ? "f" : "-"}`;
+      // Read before the query: a change after this reading moves the next one, whatever the query saw.
+      const now = stamp();
+      const kept = headSets.get(key);
+      if (kept?.stamp === now) return kept.heads;
+      const heads = locations.heads(principal.operatorId, filtered);
+      headSets.set(key, { stamp: now, heads });
+      heads.catch(() => {
+        if (headSets.get(key)?.heads === heads) headSets.delete(key);
+      });
+      return heads;
     },
 
     /**
@@ -134,22 +164,41 @@ export function createLocationViews(deps: { db: Db; clock: Clock }) {
         viewSets.set(setKey, views);
       }
       const t = clock.now().getTime();
+      const memoKey = `${setKey}|${opts.queryKey}`;
+      const memo = bodies.get(memoKey);
+      // The same heads, no view made since, and every view still fresh: the check below would pass.
+      if (memo?.picked === picked && memo.serials === serials && memo.from <= t && t < memo.until)
+        return memo.list;
       const stale = picked.filter((h) => !fresh(views.get(h.id), h, t)).map((h) => h.id);
       if (stale.length > 0) await refresh(views, stale, principal, opts.includeResources);
 
       const parts: View[] = [];
+      let allFresh = true;
+      let from = Number.NEGATIVE_INFINITY;
+      let until = Number.POSITIVE_INFINITY;
       for (const h of picked) {
         const v = views.get(h.id);
         // Deleted between the two reads: the list is as of the head read, less what no longer exists.
-        if (v) parts.push(v);
+        if (!v) continue;
+        parts.push(v);
+        allFresh &&= fresh(v, h, t);
+        from = Math.max(from, v.madeAt);
+        until = Math.min(until, v.validUntil);
       }
       const key = parts.map((v) => v.serial).join(",");
-      const memoKey = `${setKey}|${opts.queryKey}`;
-      const memo = bodies.get(memoKey);
-      if (memo?.key === key) return memo.list;
+      const span = {
+        picked: allFresh && parts.length === picked.length ? picked : null,
+        serials,
+        from,
+        until,
+      };
+      if (memo?.key === key) {
+        bodies.set(memoKey, { ...memo, ...span });
+        return memo.list;
+      }
       const body = Buffer.from(`{"data":[${parts.map((v) => v.json).join(",")}],"uri":"${LIST_URI}"}`);
       const list = { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
-      bodies.set(memoKey, { key, list });
+      bodies.set(memoKey, { key, list, ...span });
       return list;
     },
   };

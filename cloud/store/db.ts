@@ -11,6 +11,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { assertSqliteRuntime } from "../../shared/node/sqlite-runtime.ts";
+import { registerSqliteStamp } from "./change-stamp.ts";
 import { migrationProvider } from "./migrations.ts";
 import { OwnSchemaPostgresDialect } from "./own-schema-introspector.ts";
 import type { Database } from "./schema.ts";
@@ -77,7 +78,9 @@ function openSqlite(file: string): Db {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  registerSqliteStamp(db, sqlite);
+  return db;
 }
 
 /**

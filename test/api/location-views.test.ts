@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../cloud/auth/principal.ts";
 import { deviceRepository } from "../../cloud/devices/device-repository.ts";
@@ -8,6 +9,7 @@ import { pickLocations } from "../../cloud/locations/location-service.ts";
 import { presentLocation } from "../../cloud/locations/present-location.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { type Db, openDb } from "../../cloud/store/db.ts";
 import { whitelistRepository } from "../../cloud/whitelists/whitelist-repository.ts";
 import { HARDWARE_STATES, type HardwareState } from "../../shared/api/device.ts";
 import { LocationList } from "../../shared/api/location.ts";
@@ -15,6 +17,7 @@ import { PERMISSIONS } from "../../shared/api/permissions.ts";
 import { DEAD_AFTER_MS, LONG_DEAD_AFTER_MS, UNHEALTHY_AFTER_MS } from "../../shared/domain/health.ts";
 import { type CloudHarness, startCloudHarness } from "../support/cloud-harness.ts";
 import { CLIENTS, fx, OP_A } from "../support/fixture-site.ts";
+import { openReplicaDb } from "../support/test-db.ts";
 
 const LIST_URL = "/location/v1/locations";
 
@@ -387,6 +390,38 @@ describe("location list views", () => {
     expect(after.headers.etag).not.toBe(etag);
     expect((after.json() as { data: { label: string }[] }).data.map((l) => l.label)).toContain(
       "Renamed elsewhere",
+    );
+  });
+
+  it("sees at once a write another connection to the store commits (another process or replica)", async () => {
+    const before = await get("basic", LIST_URL);
+    const etag = before.headers.etag as string;
+    expect((await get("basic", LIST_URL, { "if-none-match": etag })).statusCode).toBe(304);
+    // SQLite: a second handle on the same file, as the manifest CLI opens it; PostgreSQL: a replica's.
+    let other: { db: Db; close(): Promise<void> };
+    if (h.store.kind === "postgres") {
+      const replica = await openReplicaDb(h.store);
+      other = { db: replica.db, close: replica.drop };
+    } else {
+      const { file } = await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`
+        .execute(h.db)
+        .then((r) => r.rows[0] as { file: string });
+      const db = await openDb({ kind: "sqlite", file });
+      other = { db, close: () => db.destroy() };
+    }
+    try {
+      await other.db
+        .updateTable("locations")
+        .set({ label: "Renamed by another connection" })
+        .where("id", "=", fx.location("L1"))
+        .execute();
+    } finally {
+      await other.close();
+    }
+    const after = await get("basic", LIST_URL, { "if-none-match": etag });
+    expect(after.statusCode).toBe(200);
+    expect((after.json() as { data: { label: string }[] }).data.map((l) => l.label)).toContain(
+      "Renamed by another connection",
     );
   });
 });
