@@ -197,33 +197,23 @@ describe("parked cards", () => {
 });
 
 describe("key cache: 100,000 cards", () => {
-  it("applies a 100,000-grant snapshot in parts within 3 s and looks a card up in microseconds", () => {
+  // How fast is bench:taps' to say (snapshot apply, tap → UNLOCK): a timed assertion here would fail
+  // on a busy machine and prove nothing on a quiet one.
+  it("applies a 100,000-grant snapshot in parts and finds every card it holds", () => {
     const grants = Array.from({ length: 100_000 }, (_, i) =>
       aGrant(i + 1, { expires_at: i % 3 === 0 ? "2027-01-01T00:00:00.000Z" : null }),
     );
-    const parts = snapshot(1, grants);
-    const t0 = performance.now();
-    for (const p of parts) keys.applySnapshotPart(p);
-    const applyMs = performance.now() - t0;
+    for (const p of snapshot(1, grants)) keys.applySnapshotPart(p);
     expect([keys.version(), keys.count()]).toEqual([1, 100_000]);
-    expect(applyMs).toBeLessThan(3_000);
 
-    const lookups: number[] = [];
     for (let i = 0; i < 2_000; i++) {
       const n = 1 + ((i * 7919) % 100_000);
-      const s = performance.now();
-      const found = keys.grantsFor(card(n));
-      lookups.push(performance.now() - s);
-      expect(found).toHaveLength(1);
+      expect(keys.grantsFor(card(n))).toHaveLength(1);
     }
-    lookups.sort((a, b) => a - b);
-    // Generous: a loaded CI machine; the bench prints the real figure.
-    expect(lookups[Math.floor(lookups.length * 0.5)]).toBeLessThan(1);
 
-    // A second snapshot replaces the first whole.
-    const t1 = performance.now();
+    // A second snapshot replaces the first whole: a card only the first held is gone.
     for (const p of snapshot(2, grants.slice(0, 50_000))) keys.applySnapshotPart(p);
-    expect(performance.now() - t1).toBeLessThan(3_000);
+    expect(keys.grantsFor(card(100_000))).toHaveLength(0);
     expect(keys.count()).toBe(50_000);
   });
 });
