@@ -41,6 +41,17 @@ export function applyStatus(db: Db, st: Status, now: Date): Promise<boolean> {
   });
 }
 
+/** What a device_state report says of the sensors, stamped with when the cloud applied it. */
+export function sensorReadingOf(msg: DeviceStateReport, ts: string): SensorReading {
+  return {
+    sensors_at: ts,
+    ...(msg.lock_state ? { lock_state: msg.lock_state } : {}),
+    ...(msg.door_open !== undefined ? { door_open: msg.door_open } : {}),
+    ...(msg.item_present !== undefined ? { item_present: msg.item_present } : {}),
+    ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
+  };
+}
+
 /**
  * Physical state observed by the gateway (ARCHITECTURE flow 6): written as the device's sensor columns;
  * a lock reading also reconciles `state` outside a command in flight, and a state it moves is recorded
@@ -62,13 +73,7 @@ export async function applyDeviceState(
   const ts = now.toISOString();
   // Not `last_seen_at`: a report may come out of the outbox long after it was observed; health comes
   // from heartbeats alone.
-  const sensors: SensorReading = {
-    sensors_at: ts,
-    ...(msg.lock_state ? { lock_state: msg.lock_state } : {}),
-    ...(msg.door_open !== undefined ? { door_open: msg.door_open } : {}),
-    ...(msg.item_present !== undefined ? { item_present: msg.item_present } : {}),
-    ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
-  };
+  const sensors = sensorReadingOf(msg, ts);
   // Another replica may have applied a later report of this gateway already: older fields give way.
   const reading = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
   if (!msg.lock_state) {

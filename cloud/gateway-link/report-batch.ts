@@ -2,12 +2,13 @@ import { sql } from "kysely";
 import type { Logger } from "pino";
 import type { DeviceStateReport } from "../../shared/wire/messages.ts";
 import { stepDevice } from "../devices/advance-device.ts";
-import { deviceRepository, type SensorReading, writeLockedDevices } from "../devices/device-repository.ts";
+import { deviceRepository, writeLockedDevices } from "../devices/device-repository.ts";
 import { freshReading, readingSource } from "../devices/reading-order.ts";
 import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
 import { sessionsFollowDevice } from "../sessions/session-recorder.ts";
 import type { Db } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
+import { sensorReadingOf } from "./gateway-reports.ts";
 import { hardwareReportRepository } from "./hardware-report-repository.ts";
 
 /** A device report of one gateway, as the batch takes it (`outbox_id`: "" when the message names none). */
@@ -96,13 +97,7 @@ function step(
   cfg: CommandTimeoutConfig,
 ): { device: DeviceRecord; changed: boolean } | null {
   const ts = now.toISOString();
-  const sensors: SensorReading = {
-    sensors_at: ts,
-    ...(msg.lock_state ? { lock_state: msg.lock_state } : {}),
-    ...(msg.door_open !== undefined ? { door_open: msg.door_open } : {}),
-    ...(msg.item_present !== undefined ? { item_present: msg.item_present } : {}),
-    ...(msg.sleep_state !== undefined ? { sleep_state: msg.sleep_state } : {}),
-  };
+  const sensors = sensorReadingOf(msg, ts);
   const reading = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
   const version = device.version + 1;
   if (!msg.lock_state) {

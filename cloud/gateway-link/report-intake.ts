@@ -42,7 +42,7 @@ export function createReportIntake(
       now: r.now,
       timeouts,
       log,
-      refused: (type, reason) => deps.refused?.("device_state", reason),
+      refused: (_type, reason) => deps.refused?.("device_state", reason),
     });
   let queue: Waiting[] = [];
   let writing = false;
