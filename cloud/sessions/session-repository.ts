@@ -55,21 +55,14 @@ export function pendingCutoff(now: Date): string {
 }
 
 /** The values of a list query, by name; which of them are present is the query's shape. */
-type ListValues = {
-  operatorId: string;
-  pendingAfter: string;
-  scopeUserId?: string;
-  locationId?: string;
-  deviceId?: string;
-  status?: SessionStatus;
-  userId?: string;
-  statusFrom?: string;
-  statusBefore?: string;
-  afterCreatedAt?: string;
-  afterId?: string;
-  limit: number;
-  offset?: number;
-};
+type ListValues = Omit<SessionScope, "userId"> &
+  Omit<SessionFilters, "after"> & {
+    scopeUserId?: string;
+    afterCreatedAt?: string;
+    afterId?: string;
+    limit: number;
+    offset?: number;
+  };
 
 /**
  * Sessions, their events and payments: only this repository reads or writes their tables. Given `store`
