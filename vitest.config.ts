@@ -59,6 +59,8 @@ export default defineConfig({
       crossing("ops", ["test/ops/**/*.test.ts"]),
       // Pages as people open them, in Debian's Chromium (test/support/browser.ts).
       crossing("browser", ["test/browser/**/*.test.ts"]),
+      // The whole system in one process on a virtual clock, faults drawn from a seed (docs/simulation.md).
+      crossing("simulation", ["test/simulation/**/*.test.ts"]),
       // The real daemon as its own process under its host's faults: link, clock, disk, freezes, kills
       // (docs/faults.md), on the real Mosquitto and PostgreSQL.
       crossing("faults", ["test/faults/**/*.test.ts"], { TEST_DB: "postgres" }),

@@ -1,10 +1,14 @@
 import pino from "pino";
+import { describe, expect, it } from "vitest";
 import { startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
+import { startHoldProxy } from "../faults/support/hold-proxy.ts";
 import { fixtureSecretHash } from "../support/cloud-harness.ts";
+import { eventually } from "../support/eventually.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { fixtureManifest, SECRET } from "../support/fixture-site.ts";
 import {
@@ -99,5 +103,40 @@ brokerLinkContract("stand-in (gateway suites)", (): Promise<BrokerSite> => {
     },
     link: (clock) => new StandInBrokerLink(clock, gatewayId, { wire, connectOnStart: true }),
     close: () => Promise.resolve(),
+  });
+});
+
+// Found by the seeded simulation (seed 3, docs/simulation.md): a daemon stopped while its link is a black
+// hole (a modem that passes no bytes, not yet noticed by keep-alive) waited forever on its `offline` PUBACK.
+describe("the MQTT link stopping over a link that passes no bytes", () => {
+  it("gives its offline status a moment, then ends the session by force", async () => {
+    const proxy = await startHoldProxy(MOSQUITTO_URL);
+    const clock = new FakeClock();
+    const gatewayId = `gw-black-hole-${unique()}`;
+    const link = new MqttBrokerLink({
+      url: proxy.url,
+      prefix: `c${unique()}`,
+      gatewayId,
+      password: "contract-secret",
+      clock,
+      log,
+    });
+    const up = new Promise<void>((resolve) => link.once("connected", () => resolve()));
+    link.start();
+    await up;
+    proxy.hold();
+    let stopped = false;
+    const stopping = link.stop().then(() => {
+      stopped = true;
+    });
+    // The PUBACK cannot come: the stop waits out its grace on the link's clock, and no longer.
+    await eventually(() => expect(clock.pendingTimers()).toBeGreaterThan(0));
+    expect(stopped).toBe(false);
+    clock.advance(2_000);
+    await stopping;
+    expect(link.connected).toBe(false);
+    await proxy.stop();
+    const session = await connected(MOSQUITTO_URL, { clientId: gatewayId, clean: true });
+    await session.endAsync();
   });
 });

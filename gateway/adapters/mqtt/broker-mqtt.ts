@@ -9,6 +9,9 @@ import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
 import { emitDownMessage } from "./down-messages.ts";
 
+/** How long a stop waits for the broker to take the `offline` status before it ends the client by force. */
+const STOP_GRACE_MS = 2_000;
+
 export type MqttBrokerLinkOptions = {
   url: string;
   prefix: string;
@@ -188,16 +191,33 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     this.client = null;
     this.reconnects?.stop();
     this.reconnects = null;
-    if (client.connected) {
-      await client
-        .publishAsync(topicFor(this.options.prefix, this.options.gatewayId, "status"), this.status(false), {
-          qos: 1,
-          retain: true,
-        })
-        .catch(() => undefined);
-    }
-    // Disconnected, a graceful end would wait for in-flight publishes that cannot complete (the outbox
-    // keeps them anyway): a stop while the broker is away must not hang until systemd kills the daemon.
-    await client.endAsync(!client.connected);
+    // A link that looks up may be a black hole (a modem that stopped passing bytes, not yet noticed by
+    // keep-alive): `offline` gets a moment, then the client ends by force rather than wait on its PUBACK
+    // and in-flight publishes that cannot complete (the outbox keeps them). A stop must not hang.
+    const said =
+      client.connected &&
+      (await this.within(
+        STOP_GRACE_MS,
+        client.publishAsync(
+          topicFor(this.options.prefix, this.options.gatewayId, "status"),
+          this.status(false),
+          {
+            qos: 1,
+            retain: true,
+          },
+        ),
+      ));
+    await client.endAsync(!said);
+  }
+
+  /** True when `p` fulfils within `ms` on the injected clock; false when it fails or time runs out. */
+  private within(ms: number, p: Promise<unknown>): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = this.options.clock.setTimer(ms, () => resolve(false));
+      p.then(
+        () => resolve(true),
+        () => resolve(false),
+      ).finally(() => this.options.clock.clearTimer(timer));
+    });
   }
 }

@@ -1,0 +1,175 @@
+import type { LightMyRequestResponse } from "fastify";
+import { brownout, jam } from "../../hardware-sim/faults.ts";
+import type { Prng } from "./determinism.ts";
+import { deviceAlias, deviceId, LOCKERS } from "./sim-site.ts";
+import type { World } from "./world.ts";
+
+type Api = (method: "GET" | "POST", url: string, payload?: object) => Promise<LightMyRequestResponse>;
+
+/** What a step of the run can do; each seed weighs them its own way (swarm testing). */
+type Action = { kind: string; weight: number; run(): Promise<void> | void };
+
+/** A fault that heals on its own at `until` (virtual ms), or when the run heals everything. */
+type Lasting = { until: number; heal(): void };
+
+/**
+ * The workload and the faults of a run, drawn from its seed: API clients' commands, link cuts, partitions,
+ * broker restarts, daemon restarts, clock jumps, jammed latches and board brownouts. Each fault kind is
+ * off, rare or frequent for the whole seed, so some seeds are calm and some storms of one kind.
+ */
+export function createChaos(o: {
+  world: World;
+  rng: Prng;
+  api: Api;
+  now: () => number;
+  note: (line: string) => void;
+  /** Waits for a promise while virtual time moves (a restart's start-up). */
+  during: <T>(p: Promise<T>) => Promise<T>;
+}) {
+  const { world: w, rng, api, note } = o;
+  const ids = [...w.gateways.keys()];
+  const lasting = new Set<Lasting>();
+  const partitions = new Map<string, number>();
+  const weight = () => rng.pick([0, 1, 3]);
+  const last = (forMs: number, heal: () => void) => lasting.add({ until: o.now() + forMs, heal });
+  const board = (gw: string) => {
+    const g = w.gateways.get(gw);
+    if (!g) throw new Error(`no gateway ${gw}`);
+    return g.hardware.board("bus0", 1);
+  };
+
+  const actions: Action[] = [
+    {
+      kind: "command",
+      weight: 10,
+      run() {
+        const alias = deviceAlias(rng.pick(ids), rng.int(1, LOCKERS));
+        const command = rng.pick(["lock", "unlock", "force-lock", "force-unlock"]);
+        note(`post ${command} ${alias}`);
+        void api("POST", `/device/v1/devices/${deviceId(alias)}/commands`, { command }).then((res) =>
+          note(`posted ${command} ${alias} ${res.statusCode} ${res.json().id ?? res.json().type ?? ""}`),
+        );
+      },
+    },
+    { kind: "cut", weight: weight(), run: () => void note(`cut ${pickGw()} links`) },
+    {
+      kind: "partition",
+      weight: weight(),
+      run() {
+        const gw = rng.pick(ids);
+        const ms = rng.int(1_000, 90_000);
+        w.net.partition(gw, true);
+        note(`partition ${gw} for ${ms}`);
+        // Overlapping partitions of one gateway end with the last of them.
+        partitions.set(gw, (partitions.get(gw) ?? 0) + 1);
+        last(ms, () => {
+          const left = (partitions.get(gw) ?? 1) - 1;
+          partitions.set(gw, left);
+          if (left > 0) return;
+          w.net.partition(gw, false);
+          note(`partition ${gw} healed`);
+        });
+      },
+    },
+    {
+      kind: "slow",
+      weight: weight(),
+      run() {
+        const gw = rng.pick(ids);
+        const ms = rng.pick([5, 50, 500, 5_000]);
+        const forMs = rng.int(1_000, 60_000);
+        w.net.slow(gw, ms);
+        note(`slow ${gw} ${ms} for ${forMs}`);
+        last(forMs, () => {
+          w.net.slow(gw, 0);
+          note(`slow ${gw} healed`);
+        });
+      },
+    },
+    {
+      kind: "broker",
+      weight: weight(),
+      async run() {
+        note("broker restart");
+        await o.during(w.brokerRestart());
+      },
+    },
+    {
+      kind: "restart",
+      weight: weight(),
+      async run() {
+        const g = w.gateways.get(rng.pick(ids));
+        if (!g) return;
+        note(`restart ${g.id}`);
+        await o.during(w.restartGateway(g));
+      },
+    },
+    {
+      kind: "clock",
+      weight: weight(),
+      run() {
+        const g = w.gateways.get(rng.pick(ids));
+        if (!g) return;
+        const ms = rng.int(-86_400_000, 86_400_000);
+        g.clock.jump(ms);
+        note(`clock ${g.id} ${ms}`);
+      },
+    },
+    {
+      kind: "jam",
+      weight: weight(),
+      run() {
+        const gw = rng.pick(ids);
+        const ch = rng.int(1, LOCKERS);
+        const ms = rng.int(1_000, 60_000);
+        const release = board(gw).use(jam(ch));
+        note(`jam ${gw}/${ch} for ${ms}`);
+        last(ms, () => {
+          release();
+          board(gw).setJammed(ch, false);
+          note(`unjam ${gw}/${ch}`);
+        });
+      },
+    },
+    {
+      kind: "brownout",
+      weight: weight(),
+      run() {
+        const gw = rng.pick(ids);
+        const ms = rng.int(50, 5_000);
+        board(gw).use(brownout(ms));
+        note(`brownout ${gw} ${ms}`);
+      },
+    },
+  ];
+  function pickGw(): string {
+    const gw = rng.pick(ids);
+    w.net.cut(gw);
+    return gw;
+  }
+  const total = actions.reduce((s, a) => s + a.weight, 0);
+  note(`weights ${actions.map((a) => `${a.kind}=${a.weight}`).join(" ")}`);
+
+  return {
+    /** One step: heals what is due, then does one thing drawn by weight. */
+    async step(): Promise<void> {
+      for (const f of [...lasting]) {
+        if (f.until > o.now()) continue;
+        lasting.delete(f);
+        f.heal();
+      }
+      let roll = rng.int(1, total);
+      for (const a of actions) {
+        roll -= a.weight;
+        if (roll > 0) continue;
+        await a.run();
+        return;
+      }
+    },
+    /** Every lasting fault ends now. */
+    healAll(): void {
+      for (const f of lasting) f.heal();
+      lasting.clear();
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import crypto from "node:crypto";
+import { syncBuiltinESMExports } from "node:module";
+import { performance } from "node:perf_hooks";
+import FakeTimers from "@sinonjs/fake-timers";
+import { uniformInt } from "pure-rand/distribution/uniformInt";
+import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+
+/**
+ * A seeded source of every random choice a run makes: the workload's, the faults', and (once installed)
+ * the system's own ids, tokens and jitter. Same seed, same numbers, in the same order.
+ */
+export class Prng {
+  private gen: ReturnType<typeof xoroshiro128plus>;
+
+  constructor(readonly seed: number) {
+    this.gen = xoroshiro128plus(seed);
+  }
+
+  /** Back to the seed's first number (after a start-up whose draws depend on module loading). */
+  restart(): void {
+    this.gen = xoroshiro128plus(this.seed);
+  }
+
+  /** An integer in [min, max]. */
+  int(min: number, max: number): number {
+    return uniformInt(this.gen, min, max);
+  }
+
+  /** A float in [0, 1). */
+  float(): number {
+    return this.int(0, 2 ** 30 - 1) / 2 ** 30;
+  }
+
+  chance(p: number): boolean {
+    return this.float() < p;
+  }
+
+  pick<T>(items: readonly T[]): T {
+    if (items.length === 0) throw new Error("pick from nothing");
+    return items[this.int(0, items.length - 1)] as T;
+  }
+
+  fill(bytes: Uint8Array): Uint8Array {
+    for (let i = 0; i < bytes.length; i++) bytes[i] = this.int(0, 255);
+    return bytes;
+  }
+}
+
+/** The virtual clock: fake-timers' installed clock. */
+export type VirtualClock = ReturnType<ReturnType<typeof FakeTimers.withGlobal>["install"]>;
+
+export type VirtualWorld = {
+  clock: VirtualClock;
+  /** Puts time, timers and randomness back as they were. */
+  uninstall(): void;
+};
+
+type Patch = { target: object; key: string; value: unknown };
+
+/**
+ * Makes this process deterministic for one run: Date, setTimeout and setInterval run on a virtual clock
+ * that moves only when the driver says, performance.now() follows it, and Math.random, node:crypto's
+ * random bytes and UUIDs, and WebCrypto's getRandomValues draw from `rng`. scrypt runs synchronously, so
+ * no thread-pool callback lands at a wall-clock moment. setImmediate and process.nextTick stay real:
+ * with no real I/O in the run they order work deterministically, and the driver waits on them.
+ */
+export function installVirtualWorld(rng: Prng, startMs: number): VirtualWorld {
+  const clock = FakeTimers.withGlobal(globalThis).install({
+    now: startMs,
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+    loopLimit: 10_000_000,
+  });
+  const t0 = startMs;
+  const bytes = (n: number) => Buffer.from(rng.fill(new Uint8Array(n)));
+  const uuid = () => {
+    const b = bytes(16);
+    b[6] = ((b[6] as number) & 0x0f) | 0x40;
+    b[8] = ((b[8] as number) & 0x3f) | 0x80;
+    const h = b.toString("hex");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  };
+  const fillView = <T extends ArrayBufferView | null>(view: T): T => {
+    if (view) rng.fill(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+    return view;
+  };
+  const scrypt = (...args: unknown[]) => {
+    const cb = args.pop() as (err: Error | null, key?: Buffer) => void;
+    try {
+      const key = (crypto.scryptSync as (...a: unknown[]) => Buffer)(...args);
+      process.nextTick(cb, null, key);
+    } catch (err) {
+      process.nextTick(cb, err as Error);
+    }
+  };
+  const randomBytes = (n: number, cb?: (err: Error | null, b: Buffer) => void) => {
+    const b = bytes(n);
+    if (!cb) return b;
+    process.nextTick(cb, null, b);
+    return undefined;
+  };
+  const patches: Patch[] = [
+    { target: Math, key: "random", value: () => rng.float() },
+    { target: performance, key: "now", value: () => Date.now() - t0 },
+    { target: crypto, key: "randomBytes", value: randomBytes },
+    { target: crypto, key: "pseudoRandomBytes", value: randomBytes },
+    { target: crypto, key: "randomUUID", value: uuid },
+    { target: crypto, key: "randomFillSync", value: fillView },
+    { target: crypto, key: "scrypt", value: scrypt },
+    // node:crypto.getRandomValues is a getter onto this one.
+    { target: globalThis.crypto, key: "getRandomValues", value: fillView },
+    { target: globalThis.crypto, key: "randomUUID", value: uuid },
+  ];
+  const saved = patches.map((p) => ({ ...p, value: Reflect.get(p.target, p.key) }));
+  for (const p of patches)
+    Object.defineProperty(p.target, p.key, { value: p.value, configurable: true, writable: true });
+  syncBuiltinESMExports();
+  return {
+    clock,
+    uninstall() {
+      for (const p of saved)
+        Object.defineProperty(p.target, p.key, { value: p.value, configurable: true, writable: true });
+      syncBuiltinESMExports();
+      clock.uninstall();
+    },
+  };
+}

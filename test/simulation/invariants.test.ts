@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { type Movement, unmatchedMovements } from "./invariants.ts";
+import { deviceAlias, deviceId } from "./sim-site.ts";
+
+const T0 = Date.parse("2026-03-02T07:00:00.000Z");
+const device = deviceId(deviceAlias("gw-1", 1));
+const command = (id: string, name: string, createdS: number, expiresS: number) => ({
+  id,
+  device_id: device,
+  name,
+  state_value: "SUCCESS",
+  created_at: new Date(T0 + createdS * 1000).toISOString(),
+  expires: T0 + expiresS * 1000,
+});
+const move = (action: "lock" | "unlock", atS: number, seq: number): Movement => ({
+  gateway: "gw-1",
+  channel: 1,
+  action,
+  seq,
+  at: T0 + atS * 1000,
+});
+
+describe("every latch movement belongs to a distinct live command", () => {
+  it("accepts one movement per command, within its deadline, retries of one request counted once", () => {
+    const commands = [command("a", "lock", 0, 30), command("b", "force-unlock", 5, 35)];
+    expect(
+      unmatchedMovements([move("lock", 1, 1), move("lock", 1.5, 1), move("unlock", 6, 2)], commands),
+    ).toEqual([]);
+  });
+
+  it("refuses a movement after its command's deadline", () => {
+    const failures = unmatchedMovements([move("lock", 31, 1)], [command("a", "lock", 0, 30)]);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/gw-1 ch1 moved \(lock, seq 1\)/);
+  });
+
+  it("refuses a second movement for one command, and one of the other action", () => {
+    const commands = [command("a", "lock", 0, 30)];
+    expect(unmatchedMovements([move("lock", 1, 1), move("lock", 2, 2)], commands)).toHaveLength(1);
+    expect(unmatchedMovements([move("unlock", 1, 1)], commands)).toHaveLength(1);
+  });
+
+  it("matches the command whose deadline comes first, so a later movement still finds its own", () => {
+    const commands = [command("late", "lock", 0, 100), command("soon", "lock", 1, 10)];
+    expect(unmatchedMovements([move("lock", 2, 1), move("lock", 50, 2)], commands)).toEqual([]);
+  });
+});

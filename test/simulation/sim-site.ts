@@ -1,0 +1,78 @@
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import path from "node:path";
+import { hashSecret } from "../../cloud/auth/secrets.ts";
+import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
+import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { openDb } from "../../cloud/store/db.ts";
+import { PERMISSIONS } from "../../shared/api/permissions.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import { SCRATCH } from "./scratch.ts";
+
+/** The simulated operator, its API client and every gateway's secret. */
+export const OPERATOR = "5a5a5a5a-0000-4000-8000-000000000001";
+export const ADMIN = "sim-admin";
+export const SECRET = "simulation-secret-123";
+export const LOCATION = "S1";
+/** Lockers per gateway, on board 1 of the gateway's bus0, channels 1..N. */
+export const LOCKERS = 4;
+
+export const gatewayIds = (n: number) => Array.from({ length: n }, (_, i) => `gw-${i + 1}`);
+export const deviceAlias = (gatewayId: string, channel: number) => `${gatewayId}-${channel}`;
+export const deviceId = (alias: string) =>
+  derivedId(derivedId(OPERATOR, "location", LOCATION), "device", alias);
+
+/** One location with `gateways` gateways of LOCKERS lockers each; the lockers start free (latch open). */
+function manifest(gateways: number, secretHash: string) {
+  return SiteManifest.parse({
+    version: 1,
+    operators: [
+      {
+        id: OPERATOR,
+        name: "Simulated operator",
+        clients: [{ client_id: ADMIN, permissions: [...PERMISSIONS], secret_hash: secretHash }],
+        locations: [
+          {
+            code: LOCATION,
+            label: "Simulated lockers",
+            type: "BIKE_LOCKERS",
+            latitude: 52.37,
+            longitude: 4.89,
+            gateways: gatewayIds(gateways).map((id) => ({
+              id,
+              secret_hash: secretHash,
+              devices: Array.from({ length: LOCKERS }, (_, i) => ({
+                alias: deviceAlias(id, i + 1),
+                type: "LOCKER",
+                bus: { board: 1, channel: i + 1 },
+              })),
+            })),
+          },
+        ],
+      },
+    ],
+  });
+}
+
+const templates = new Map<number, string>();
+
+/**
+ * A migrated cloud store with the simulated site applied, copied from a template made once per process
+ * (migrations and the secrets' scrypt cost more than a whole short run).
+ */
+export async function siteStoreFile(gateways: number): Promise<{ file: string; remove(): void }> {
+  let template = templates.get(gateways);
+  if (!template) {
+    const dir = mkdtempSync(path.join(SCRATCH, "parking-sim-template-"));
+    template = path.join(dir, "cloud.db");
+    const db = await openDb({ kind: "sqlite", file: template });
+    // The least cost secrets.ts accepts: every sign-in of every run pays it.
+    const hash = await hashSecret(SECRET, { ln: 10, r: 8, p: 1 });
+    await applyManifest(db, manifest(gateways, hash), systemClock);
+    await db.destroy();
+    templates.set(gateways, template);
+  }
+  const dir = mkdtempSync(path.join(SCRATCH, "parking-sim-"));
+  const file = path.join(dir, "cloud.db");
+  copyFileSync(template, file);
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,164 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import pino from "pino";
+import { buildApp } from "../../cloud/app.ts";
+import { createSettledNotifier } from "../../cloud/commands/command-settled.ts";
+import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
+import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
+import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
+import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
+import { openDb } from "../../cloud/store/db.ts";
+import { parseGatewayConfig } from "../../gateway/config.ts";
+import { type RunningGateway, startGateway } from "../../gateway/gateway.ts";
+import { createSimSite, type SimSite } from "../../hardware-sim/site.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
+import { OffsetClock } from "../support/offset-clock.ts";
+import { SCRATCH } from "./scratch.ts";
+import { SimNetwork } from "./sim-network.ts";
+import { gatewayIds, LOCKERS, SECRET, siteStoreFile } from "./sim-site.ts";
+
+const PREFIX = "sim";
+const BROKER_PORT = 1883;
+const CLOUD_MQTT = { username: "cloud", password: "cloud-simulation-password" };
+const TOKEN_SECRET = new TextEncoder().encode("simulation-token-secret-of-32-bytes!!");
+export const MOVE_MS = 20;
+
+/** One site controller: its hardware (which outlives the daemon), its clock and its daemon, if running. */
+export type SimGateway = {
+  id: string;
+  hardware: SimSite;
+  /** The controller's wall clock: jumps as a host's clock is set. */
+  clock: OffsetClock;
+  daemon: RunningGateway | null;
+};
+
+/**
+ * The whole system in this process (FoundationDB-style): the cloud on a SQLite file, its embedded broker,
+ * and gateways on simulated hardware, all on the virtual clock and the in-memory network. Nothing here
+ * decides anything at random: the run's driver does, from its seed.
+ */
+export async function startWorld(opts: { gateways: number }) {
+  const log = pino({ level: "silent" });
+  const net = new SimNetwork();
+  net.install();
+  const store = await siteStoreFile(opts.gateways);
+  const db = await openDb({ kind: "sqlite", file: store.file });
+  const clock = systemClock;
+  const timeouts = DEFAULT_COMMAND_TIMEOUTS;
+  let broker: EmbeddedBroker | null = null;
+  const startBroker = async () => {
+    broker = await startEmbeddedBroker({
+      db,
+      log,
+      port: BROKER_PORT,
+      prefix: PREFIX,
+      cloud: CLOUD_MQTT,
+      clock,
+    });
+  };
+  await startBroker();
+  const settled = createSettledNotifier();
+  const link: GatewayLink = await startGatewayLink(
+    {
+      brokerUrl: `mqtt://cloud.sim:${BROKER_PORT}`,
+      ...CLOUD_MQTT,
+      clientId: CLOUD_MQTT.username,
+      prefix: PREFIX,
+    },
+    { db, clock, log, timeouts, settled },
+  );
+  const app: FastifyInstance = await buildApp({
+    db,
+    clock,
+    log,
+    gateways: link,
+    tokenSecret: TOKEN_SECRET,
+    issuer: "http://cloud.sim",
+    timeouts,
+    settled,
+  });
+  const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, everyMs: 500, settled });
+  sweeper.start();
+
+  const dir = mkdtempSync(path.join(SCRATCH, "parking-sim-gw-"));
+  const gateways = new Map<string, SimGateway>();
+  for (const id of gatewayIds(opts.gateways)) {
+    const hardware = createSimSite({
+      moveMs: MOVE_MS,
+      buses: { bus0: { boards: [{ address: 1, channels: LOCKERS, latch: "unlocked" }] } },
+      readers: { "reader-1": { aliveMs: false } },
+    });
+    await hardware.ready;
+    gateways.set(id, { id, hardware, clock: new OffsetClock(), daemon: null });
+  }
+
+  const configOf = (id: string) =>
+    parseGatewayConfig({
+      gateway_id: id,
+      secret: SECRET,
+      broker: { url: `mqtt://${id}.sim:${BROKER_PORT}`, prefix: PREFIX },
+      state_dir: path.join(dir, id),
+      buses: [{ name: "bus0", path: "sim://bus0", boards: [1] }],
+      readers: [{ id: "reader-1", path: "sim://reader-1", device_alias: `${id}-1` }],
+      heartbeat_interval_s: 5,
+      sensor_sweep: null,
+      outbox_resend_s: 2,
+      log_level: "silent",
+    });
+
+  async function bootGateway(g: SimGateway): Promise<void> {
+    g.daemon = await startGateway({
+      config: configOf(g.id),
+      secret: SECRET,
+      clock: g.clock,
+      monotonic: g.clock,
+      log,
+      openLink: (p) => g.hardware.linkFactory(p),
+      camera: null,
+      controlSocket: false,
+    });
+  }
+  for (const g of gateways.values()) await bootGateway(g);
+
+  return {
+    app,
+    db,
+    net,
+    gateways,
+    timeouts,
+    async brokerRestart(): Promise<void> {
+      await broker?.close();
+      await startBroker();
+    },
+    async brokerDown(): Promise<void> {
+      await broker?.close();
+      broker = null;
+    },
+    async brokerUp(): Promise<void> {
+      if (!broker) await startBroker();
+    },
+    /** Stops a gateway's daemon (its hardware and files stay) and starts it again from its files. */
+    async restartGateway(g: SimGateway): Promise<void> {
+      await g.daemon?.stop();
+      g.daemon = null;
+      await bootGateway(g);
+    },
+    async stop(): Promise<void> {
+      sweeper.stop();
+      for (const g of gateways.values()) {
+        await g.daemon?.stop();
+        await g.hardware.close();
+      }
+      await app.close();
+      await link.close();
+      await broker?.close();
+      await db.destroy();
+      net.uninstall();
+      store.remove();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type World = Awaited<ReturnType<typeof startWorld>>;
