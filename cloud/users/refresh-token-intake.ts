@@ -1,7 +1,9 @@
 import type { Logger } from "pino";
 import type { Db } from "../store/db.ts";
-import { issueRefreshToken } from "./refresh-tokens.ts";
-import { riderTokenGeneration } from "./rider-token-revocation.ts";
+import { shapedQueries } from "../store/shaped-query.ts";
+import { insertTokenQuery, trimTokensQuery } from "./refresh-token-repository.ts";
+import { MAX_LIVE_REFRESH_TOKENS, newRefreshTokenRecord } from "./refresh-tokens.ts";
+import { generationQuery } from "./rider-token-revocation.ts";
 
 /** A batch at most this big: a burst of sign-ins commits in a few transactions, not in one huge one. */
 const MAX_BATCH = 256;
@@ -40,14 +42,26 @@ export function createRefreshTokenIntake(db: Db, deps: { log: Logger }): Refresh
   let queue: Waiting[] = [];
   let writing = false;
 
+  // issueRefreshToken's and riderTokenGeneration's statements, compiled once (Kysely's building and
+  // compiling them cost more than SQLite's running them).
+  const shaped = shapedQueries(db);
   const store = (batch: readonly Waiting[]): Promise<IssuedRefreshToken[]> =>
     db.transaction().execute(async (trx) => {
       const issued: IssuedRefreshToken[] = [];
-      for (const w of batch)
-        issued.push({
-          refreshToken: await issueRefreshToken(trx, w.rider, w.now),
-          generation: await riderTokenGeneration(trx, w.rider.id),
-        });
+      for (const { rider, now } of batch) {
+        const { token, record } = newRefreshTokenRecord(rider, now);
+        await shaped.run("refresh token", record, (r) => insertTokenQuery(db, r), trx);
+        // Bounded storage, as issueRefreshToken: dead tokens go, and live ones beyond the newest few.
+        const trim = { userId: rider.id, now: record.createdAt, skip: MAX_LIVE_REFRESH_TOKENS - 1 };
+        await shaped.run("refresh token trim", trim, (v) => trimTokensQuery(db, v), trx);
+        const [row] = await shaped.run(
+          "token generation",
+          { id: rider.id },
+          (v) => generationQuery(db, v),
+          trx,
+        );
+        issued.push({ refreshToken: token, generation: row?.token_generation ?? 0 });
+      }
       return issued;
     });
 
@@ -68,9 +82,11 @@ export function createRefreshTokenIntake(db: Db, deps: { log: Logger }): Refresh
       issued = await store(batch);
     } catch (err) {
       if (batch.length === 1) return (batch[0] as Waiting).reject(err);
-      deps.log.warn({ err, sign_ins: batch.length }, "a batch of refresh tokens failed: storing them one by one");
-      for (const w of batch)
-        await store([w]).then(([one]) => w.resolve(one as IssuedRefreshToken), w.reject);
+      deps.log.warn(
+        { err, sign_ins: batch.length },
+        "a batch of refresh tokens failed: storing them one by one",
+      );
+      for (const w of batch) await store([w]).then(([one]) => w.resolve(one as IssuedRefreshToken), w.reject);
       return;
     }
     batch.forEach((w, i) => w.resolve(issued[i] as IssuedRefreshToken));
