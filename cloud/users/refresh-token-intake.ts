@@ -81,7 +81,10 @@ export function createRefreshTokenIntake(db: Db, deps: { log: Logger }): Refresh
     try {
       issued = await store(batch);
     } catch (err) {
-      if (batch.length === 1) return (batch[0] as Waiting).reject(err);
+      if (batch.length === 1) {
+        (batch[0] as Waiting).reject(err);
+        return;
+      }
       deps.log.warn(
         { err, sign_ins: batch.length },
         "a batch of refresh tokens failed: storing them one by one",
@@ -89,7 +92,7 @@ export function createRefreshTokenIntake(db: Db, deps: { log: Logger }): Refresh
       for (const w of batch) await store([w]).then(([one]) => w.resolve(one as IssuedRefreshToken), w.reject);
       return;
     }
-    batch.forEach((w, i) => w.resolve(issued[i] as IssuedRefreshToken));
+    for (const [i, w] of batch.entries()) w.resolve(issued[i] as IssuedRefreshToken);
   }
 
   return {
