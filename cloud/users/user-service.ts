@@ -44,7 +44,7 @@ export const SIGN_IN_FAILED =
  */
 export function createUserService(deps: UserServiceDeps) {
   const { db, clock, log, tokens } = deps;
-  const users = userRepository(db);
+  const users = userRepository(db, db);
   const pending = pendingSignUps(db);
   const limits: CallbackLimits = createCallbackLimits(clock, deps.options?.rateLimits);
   const callbacks = createCallbackClient({
