@@ -45,6 +45,8 @@ export function shapedQueries(runner: QueryRunner, capacity = 256) {
       shape: string,
       values: V,
       build: (v: V) => Compilable<Row>,
+      /** Where to run it instead: a transaction of the store (the SQL is the same). */
+      on: QueryRunner = runner,
     ): Promise<Row[]> {
       let known = shapes.get(shape);
       if (!known) {
@@ -59,7 +61,7 @@ export function shapedQueries(runner: QueryRunner, capacity = 256) {
         queryId: createQueryId(),
         parameters,
       };
-      return (await runner.executeQuery(query)).rows;
+      return (await on.executeQuery(query)).rows;
     },
   };
 }

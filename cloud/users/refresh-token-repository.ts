@@ -17,23 +17,52 @@ export type RefreshTokenRecord = {
   revokedAt: string | null;
 };
 
+/** The INSERT of one refresh token (refreshTokenRepository's `insert`; refresh-token-intake.ts runs it shaped). */
+export function insertTokenQuery(db: Store, t: RefreshTokenRecord) {
+  return db.insertInto("external_user_refresh_tokens").values({
+    id: t.id,
+    operator_id: t.operatorId,
+    user_id: t.userId,
+    token_hash: t.tokenHash,
+    created_at: t.createdAt,
+    expires_at: t.expiresAt,
+    last_used_at: t.lastUsedAt,
+    revoked_at: t.revokedAt,
+  });
+}
+
+/**
+ * The DELETE of `dropDeadAndSurplusOf` below: the rider's dead tokens at `now` (an ISO time) and the live
+ * ones after the newest `skip` + 1 (a value only, never computed on: refresh-token-intake.ts shapes it).
+ */
+export function trimTokensQuery(db: Store, v: { userId: string; now: string; skip: number }) {
+  const bound = db
+    .selectFrom("external_user_refresh_tokens")
+    .select(["created_at", "id"])
+    .where("user_id", "=", v.userId)
+    .where("revoked_at", "is", null)
+    .where("expires_at", ">", v.now)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .offset(v.skip);
+  return db
+    .deleteFrom("external_user_refresh_tokens")
+    .where("user_id", "=", v.userId)
+    .where((eb) =>
+      eb.or([
+        eb("revoked_at", "is not", null),
+        eb("expires_at", "<=", v.now),
+        sql<boolean>`(created_at, id) < (${bound})`,
+      ]),
+    );
+}
+
 /** Riders' refresh tokens, looked up by hash. */
 export function refreshTokenRepository(db: Store) {
   return {
     async insert(t: RefreshTokenRecord): Promise<void> {
-      await db
-        .insertInto("external_user_refresh_tokens")
-        .values({
-          id: t.id,
-          operator_id: t.operatorId,
-          user_id: t.userId,
-          token_hash: t.tokenHash,
-          created_at: t.createdAt,
-          expires_at: t.expiresAt,
-          last_used_at: t.lastUsedAt,
-          revoked_at: t.revokedAt,
-        })
-        .execute();
+      await insertTokenQuery(db, t).execute();
     },
 
     /** The rider's tokens, newest first (ties by id, descending), as records. */
@@ -64,28 +93,7 @@ export function refreshTokenRepository(db: Store) {
      * the dead goes while the rider holds `keep` live tokens or fewer (the bound is then NULL).
      */
     async dropDeadAndSurplusOf(serviceUserId: string, now: Date, keep: number): Promise<void> {
-      const ts = now.toISOString();
-      const bound = db
-        .selectFrom("external_user_refresh_tokens")
-        .select(["created_at", "id"])
-        .where("user_id", "=", serviceUserId)
-        .where("revoked_at", "is", null)
-        .where("expires_at", ">", ts)
-        .orderBy("created_at", "desc")
-        .orderBy("id", "desc")
-        .limit(1)
-        .offset(keep - 1);
-      await db
-        .deleteFrom("external_user_refresh_tokens")
-        .where("user_id", "=", serviceUserId)
-        .where((eb) =>
-          eb.or([
-            eb("revoked_at", "is not", null),
-            eb("expires_at", "<=", ts),
-            sql<boolean>`(created_at, id) < (${bound})`,
-          ]),
-        )
-        .execute();
+      await trimTokensQuery(db, { userId: serviceUserId, now: now.toISOString(), skip: keep - 1 }).execute();
     },
 
     /**

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Db } from "../store/db.ts";
-import { refreshTokenRepository } from "./refresh-token-repository.ts";
+import { type RefreshTokenRecord, refreshTokenRepository } from "./refresh-token-repository.ts";
 
 /** The store or a transaction of it. */
 type Store = Pick<Db, "selectFrom" | "updateTable" | "insertInto" | "deleteFrom">;
@@ -22,6 +22,25 @@ export function hashRefreshToken(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 
+/** A new refresh token of the rider, and the record that keeps it (only its hash). */
+export function newRefreshTokenRecord(
+  user: { id: string; operatorId: string },
+  now: Date,
+): { token: string; record: RefreshTokenRecord } {
+  const token = newRefreshToken();
+  const record: RefreshTokenRecord = {
+    id: randomUUID(),
+    operatorId: user.operatorId,
+    userId: user.id,
+    tokenHash: hashRefreshToken(token),
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL_MS).toISOString(),
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  return { token, record };
+}
+
 /**
  * Stores a new refresh token of the rider (only its hash) and returns the token itself. Run it in a
  * transaction (the caller's): the token and the trim below are then one commit.
@@ -31,18 +50,9 @@ export async function issueRefreshToken(
   user: { id: string; operatorId: string },
   now: Date,
 ): Promise<string> {
-  const token = newRefreshToken();
+  const { token, record } = newRefreshTokenRecord(user, now);
   const tokens = refreshTokenRepository(db);
-  await tokens.insert({
-    id: randomUUID(),
-    operatorId: user.operatorId,
-    userId: user.id,
-    tokenHash: hashRefreshToken(token),
-    createdAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL_MS).toISOString(),
-    lastUsedAt: null,
-    revokedAt: null,
-  });
+  await tokens.insert(record);
   // Bounded storage: the rider's dead tokens (revoked, expired) go, and beyond the newest few live ones the
   // older ones go too, so a rider holds at most MAX_LIVE_REFRESH_TOKENS rows after each sign-in.
   await tokens.dropDeadAndSurplusOf(user.id, now, MAX_LIVE_REFRESH_TOKENS);

@@ -15,13 +15,13 @@ export type RiderRef = { operatorId: string } & ({ userId: string } | { serviceU
 
 /** The rider's current token generation; 0 for a rider the store does not hold. */
 export async function riderTokenGeneration(db: Executor, serviceUserId: string): Promise<number> {
-  const row = await db
-    .selectFrom("external_users")
-    .select("token_generation")
-    .where("id", "=", serviceUserId)
-    .executeTakeFirst();
+  const row = await generationQuery(db, { id: serviceUserId }).executeTakeFirst();
   return row?.token_generation ?? 0;
 }
+
+/** The query of `riderTokenGeneration` (refresh-token-intake.ts runs it shaped). */
+export const generationQuery = (db: Executor, v: { id: string }) =>
+  db.selectFrom("external_users").select("token_generation").where("id", "=", v.id);
 
 /**
  * Whether a rider's access token was issued before its rider's last revocation. A rider the store does

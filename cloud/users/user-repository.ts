@@ -1,5 +1,6 @@
 import type { Executor } from "../store/db.ts";
 import { fromJson, toJson } from "../store/json-column.ts";
+import { type QueryRunner, shapedQueries } from "../store/shaped-query.ts";
 import type { ExternalUserCallbacksTable, ExternalUsersTable } from "../store/tables/user-tables.ts";
 
 export type ExternalUser = { id: string; operatorId: string; userId: string; phoneNumber: string | null };
@@ -44,16 +45,28 @@ const userColumns = (u: ExternalUser, createdAt: string): ExternalUsersTable => 
   token_generation: 0,
 });
 
-/** The store's external users and their operators' callback addresses. Every lookup names the operator. */
-export function userRepository(db: Executor) {
+/**
+ * The store's external users and their operators' callback addresses. Every lookup names the operator.
+ * Given `store` (the store `db` is, kept for the service's life), the two lookups of every sign-in are
+ * compiled once per shape (cloud/store/shaped-query.ts); otherwise Kysely builds them at each call.
+ */
+export function userRepository(db: Executor, store?: QueryRunner) {
+  const shaped = store ? shapedQueries(store) : null;
+  const callbacksQuery = (v: { operatorId: string }) =>
+    db.selectFrom("external_user_callbacks").selectAll().where("operator_id", "=", v.operatorId);
+  const userQuery = (v: { operatorId: string; id: string }) =>
+    db
+      .selectFrom("external_users")
+      .selectAll()
+      .where("operator_id", "=", v.operatorId)
+      .where("id", "=", v.id);
   return {
     /** The operator's verification callbacks; undefined for an unknown operator or one without them. */
     async callbacksOf(operatorId: string): Promise<OperatorCallbacks | undefined> {
-      const row = await db
-        .selectFrom("external_user_callbacks")
-        .selectAll()
-        .where("operator_id", "=", operatorId)
-        .executeTakeFirst();
+      const v = { operatorId };
+      const row = shaped
+        ? (await shaped.run("operator callbacks", v, callbacksQuery))[0]
+        : await callbacksQuery(v).executeTakeFirst();
       return row && toCallbacks(row);
     },
 
@@ -73,12 +86,10 @@ export function userRepository(db: Executor) {
     },
 
     async find(operatorId: string, serviceUserId: string): Promise<ExternalUser | undefined> {
-      const row = await db
-        .selectFrom("external_users")
-        .selectAll()
-        .where("operator_id", "=", operatorId)
-        .where("id", "=", serviceUserId)
-        .executeTakeFirst();
+      const v = { operatorId, id: serviceUserId };
+      const row = shaped
+        ? (await shaped.run("external user", v, userQuery))[0]
+        : await userQuery(v).executeTakeFirst();
       return row && toUser(row);
     },
 

@@ -7,7 +7,8 @@ import type { Db } from "../store/db.ts";
 import type { RefreshInput, SignInInput, SignUpInput } from "./auth-requests.ts";
 import { type CallbackLimits, createCallbackLimits, type RateLimitOptions } from "./callback-limits.ts";
 import { pendingSignUps } from "./pending-sign-ups.ts";
-import { issueRefreshToken, redeemRefreshToken } from "./refresh-tokens.ts";
+import { createRefreshTokenIntake } from "./refresh-token-intake.ts";
+import { redeemRefreshToken } from "./refresh-tokens.ts";
 import { riderTokenGeneration } from "./rider-token-revocation.ts";
 import { readSignInAnswer } from "./sign-in-answer.ts";
 import { createSignInPacing } from "./sign-in-pacing.ts";
@@ -43,7 +44,7 @@ export const SIGN_IN_FAILED =
  */
 export function createUserService(deps: UserServiceDeps) {
   const { db, clock, log, tokens } = deps;
-  const users = userRepository(db);
+  const users = userRepository(db, db);
   const pending = pendingSignUps(db);
   const limits: CallbackLimits = createCallbackLimits(clock, deps.options?.rateLimits);
   const callbacks = createCallbackClient({
@@ -52,6 +53,7 @@ export function createUserService(deps: UserServiceDeps) {
     maxBodyBytes: deps.options?.callbackBodyLimitBytes,
   });
   const pacing = createSignInPacing({ clock, maxMs: callbacks.timeoutMs });
+  const refreshTokens = createRefreshTokenIntake(db, { log });
 
   /** A callback without an answer: none in time, an address refused, or no answer at all. */
   function unanswered(
@@ -174,13 +176,12 @@ export function createUserService(deps: UserServiceDeps) {
       const signedIn: ExternalUser =
         answer.phone.kind === "set" ? { ...user, phoneNumber: answer.phone.value } : user;
       if (signedIn.phoneNumber !== user.phoneNumber) await users.setPhoneNumber(user, signedIn.phoneNumber);
-      const now = clock.now();
-      // One commit, made before the answer hands the token out; the generation is read in it, so a
-      // revocation is either wholly before this sign-in (new tokens live) or wholly after it.
-      const { refresh_token, generation } = await db.transaction().execute(async (trx) => ({
-        refresh_token: await issueRefreshToken(trx, { id: user.id, operatorId: user.operatorId }, now),
-        generation: await riderTokenGeneration(trx, user.id),
-      }));
+      // Committed (with the sign-ins that came meanwhile) before the answer hands the token out; the
+      // generation is read in the same commit, so a revocation is wholly before this sign-in or after it.
+      const { refreshToken: refresh_token, generation } = await refreshTokens.issue(
+        { id: user.id, operatorId: user.operatorId },
+        clock.now(),
+      );
       const access_token = await tokens.issueUser({ id: user.id, operatorId: user.operatorId, generation });
       try {
         await applyPendingInvites(

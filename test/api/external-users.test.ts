@@ -637,6 +637,15 @@ describe("external users", () => {
       for (const s of sessions.slice(1)) expect((await refresh(s.refresh_token)).statusCode).toBe(200);
       expect(await refreshTokenRepository(h.db).ofRider(sessions[0]!.id)).toHaveLength(10);
     });
+
+    it("gives sign-ins made at once (their tokens committed together) each its own working refresh token", async () => {
+      const sessions = await Promise.all(["vic", "wes", "xan", "yul"].map((u) => signIn(u)));
+      expect(new Set(sessions.map((s) => s.refresh_token)).size).toBe(4);
+      for (const s of sessions) {
+        const res = await post("refresh", { service_user_id: s.id, refresh_token: s.refresh_token });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+    });
   });
 
   describe("a rider's access token", () => {
