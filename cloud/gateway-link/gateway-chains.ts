@@ -12,15 +12,19 @@ export type BacklogLimit = { messages: number; bytes: number };
 export type HandedOn = { applied: Promise<void> };
 
 /**
- * Applies one message. `earlier` settles once every earlier message of its gateway has been applied: a
- * message that depends on them waits for it; one handed on (`HandedOn`) need not, when whatever it is handed
- * to keeps the gateway's order itself.
+ * Applies one message, answering a promise (its gateway's next message waits for it), a `HandedOn`, or
+ * nothing. `earlier` settles once every earlier message of its gateway has been applied: a message that
+ * depends on them waits for it; one handed on need not, when whatever it is handed to keeps the gateway's
+ * order itself.
  */
 export type ApplyMessage = (
   topic: string,
   raw: Buffer,
   earlier: Promise<void>,
-) => Promise<void | HandedOn> | void | HandedOn;
+) => unknown;
+
+const isHandedOn = (r: unknown): r is HandedOn =>
+  typeof r === "object" && r !== null && (r as HandedOn).applied instanceof Promise;
 
 type Chain = {
   /** Settles when the latest message has been applied or handed on: its gateway's next may start. */
@@ -69,7 +73,7 @@ export function createGatewayChains(deps: {
       const started = prev.turn.then(() => deps.apply(topic, raw, prev.applied));
       // Whether it was applied, never a rejection: it may settle long before the earlier ones.
       const own = started
-        .then((r) => (r ? r.applied : undefined))
+        .then((r) => (isHandedOn(r) ? r.applied : undefined))
         .then(
           () => true,
           (err: unknown) => {

@@ -11,8 +11,8 @@ import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import { storageAlarm } from "../site-events/storage-alarms.ts";
 import type { Db } from "../store/db.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
-import { applyStatus } from "./gateway-reports.ts";
 import type { HandedOn } from "./gateway-chains.ts";
+import { applyStatus } from "./gateway-reports.ts";
 import type { HeartbeatIntake } from "./heartbeat-intake.ts";
 import type { ReportIntake } from "./report-intake.ts";
 
