@@ -17,11 +17,7 @@ export type HandedOn = { applied: Promise<void> };
  * depends on them waits for it; one handed on need not, when whatever it is handed to keeps the gateway's
  * order itself.
  */
-export type ApplyMessage = (
-  topic: string,
-  raw: Buffer,
-  earlier: Promise<void>,
-) => unknown;
+export type ApplyMessage = (topic: string, raw: Buffer, earlier: Promise<void>) => unknown;
 
 const isHandedOn = (r: unknown): r is HandedOn =>
   typeof r === "object" && r !== null && (r as HandedOn).applied instanceof Promise;

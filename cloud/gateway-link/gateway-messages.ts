@@ -31,6 +31,8 @@ const SeqOnly = z.object({
 export function createGatewayMessages(deps: {
   prefix: string;
   db: Db;
+  /** Where command progress is applied: a pool of its own, so a request waiting on it is not behind reports. */
+  commandDb?: Db;
   clock: Clock;
   log: Logger;
   timeouts: CommandTimeoutConfig;
@@ -94,7 +96,7 @@ export function createGatewayMessages(deps: {
     // none), so a gateway whose store was made again does not take it for its own seq.
     if (msg.type === "device_state" && deps.reports) await deps.reports.apply(gatewayId, msg, clock.now());
     else
-      await applyUpMessage(db, gatewayId, msg, {
+      await applyUpMessage(msg.type === "command_progress" ? (deps.commandDb ?? db) : db, gatewayId, msg, {
         now: clock.now(),
         timeouts,
         log,
