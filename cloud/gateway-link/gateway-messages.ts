@@ -10,6 +10,7 @@ import type { GatewayMessageKind, GatewayRefusal } from "../metrics.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import { storageAlarm } from "../site-events/storage-alarms.ts";
 import type { Db } from "../store/db.ts";
+import { createAckBatcher } from "./ack-batcher.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
 import type { HandedOn } from "./gateway-chains.ts";
 import { applyStatus } from "./gateway-reports.ts";
@@ -49,6 +50,7 @@ export function createGatewayMessages(deps: {
 }) {
   const { db, clock, log, timeouts, refused, publisher } = deps;
   const done = Promise.resolve();
+  const acks = createAckBatcher(publisher);
 
   /**
    * A device report goes to the intake without waiting for the gateway's earlier messages (the intake keeps
@@ -62,7 +64,7 @@ export function createGatewayMessages(deps: {
     if (msg?.type === "device_state" && msg.gateway_id === gatewayId && deps.reports?.batches) {
       const applied = deps.reports
         .apply(gatewayId, msg, clock.now())
-        .then(() => publisher.ack(gatewayId, [msg.seq], msg.outbox_id ?? ""));
+        .then(() => acks.ack(gatewayId, msg.seq, msg.outbox_id ?? ""));
       return { applied };
     }
     const issues = parsed.success ? undefined : parsed.error.issues.slice(0, 5);
