@@ -19,6 +19,7 @@ import { mkdirSync } from "node:fs";
 import os from "node:os";
 import { sql } from "kysely";
 import { freePort, startPrivateMosquitto } from "../test/support/private-mosquitto.ts";
+import { brokerDropped } from "./fleet/broker-sys.ts";
 import { sampleDbActivity } from "./fleet/db-activity.ts";
 import { clientId, DEVICES_PER_GATEWAY, FLEET_SECRET, operatorCount } from "./fleet/fleet-shape.ts";
 import { declareFleet, openFleetStore } from "./fleet/fleet-store.ts";
@@ -276,6 +277,10 @@ async function runFleet(n: number): Promise<Result> {
               `${s.pendingUp} reports unacknowledged (oldest ${f1(s.oldestPendingMs / 1000)} s); measuring anyway`,
       );
       for (const line of await ramp.stop()) console.log(line);
+      const dropped = await brokerDropped(broker.url);
+      console.log(
+        `  ramp drop Mosquitto dropped ${dropped ?? "?"} messages so far (a client's queue full: a report waits for its resend)`,
+      );
       if (!rampDone) stops.push(`ramp not done in ${f0(rampS)} s (${s.ready}/${n} ready)`);
       // One heartbeat period more, so every gateway has beaten since it came up.
       await sleep(10_000);

@@ -41,15 +41,19 @@ function persistentSecret(dataDir: string, name: string, bytes: number): string 
  * The store (SQLite in DATA_DIR unless DATABASE_URL names PostgreSQL) and, on PostgreSQL, the pools of its
  * own that what gateways send writes through, so an HTTP request never queues behind a fleet's reports.
  */
-async function openCloudStores(cfg: CloudConfig): Promise<{ db: Db; gatewayDb: Db; heartbeatDb: Db }> {
+async function openCloudStores(
+  cfg: CloudConfig,
+): Promise<{ db: Db; gatewayDb: Db; heartbeatDb: Db; commandDb: Db }> {
   const store: StoreConfig = cfg.DATABASE_URL
     ? { kind: "postgres", url: cfg.DATABASE_URL }
     : { kind: "sqlite", file: path.join(cfg.DATA_DIR, "cloud.db") };
   const db = await openDb(store, { poolMax: cfg.DATABASE_POOL_MAX });
-  if (store.kind !== "postgres") return { db, gatewayDb: db, heartbeatDb: db };
+  if (store.kind !== "postgres") return { db, gatewayDb: db, heartbeatDb: db, commandDb: db };
   return {
     db,
     gatewayDb: await openPostgresPool(store, cfg.DATABASE_GATEWAY_POOL_MAX),
+    // Command outcomes a request may be waiting on: a lane of their own, never behind a fleet's start.
+    commandDb: await openPostgresPool(store, 2),
     // Heartbeats are written a batch at a time on one connection that does not wait for the WAL flush.
     heartbeatDb: await openPostgresPool(store, 1, { durable: false }),
   };
@@ -72,7 +76,7 @@ export async function startCloud(
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? pino({ level: cfg.LOG_LEVEL });
   mkdirSync(cfg.DATA_DIR, { recursive: true, mode: 0o700 }); // holds the store and secrets: owner only
-  const { db, gatewayDb, heartbeatDb } = await openCloudStores(cfg);
+  const { db, gatewayDb, heartbeatDb, commandDb } = await openCloudStores(cfg);
   if (opts.beforeListen) await opts.beforeListen(db);
 
   const metrics = createCloudMetrics();
@@ -106,7 +110,7 @@ export async function startCloud(
       // aedes has no shared subscriptions; the embedded broker serves one process anyway.
       shareGroup: broker || !cfg.MQTT_SHARE_GROUP ? undefined : cfg.MQTT_SHARE_GROUP,
     },
-    { db: gatewayDb, heartbeatDb, clock, log, timeouts, settled, metrics },
+    { db: gatewayDb, heartbeatDb, commandDb, clock, log, timeouts, settled, metrics },
   );
   const jobs = startBackgroundJobs({ db, clock, log, timeouts, settled });
 
@@ -152,7 +156,7 @@ export async function startCloud(
       await jobs.stop();
       await link.close();
       await broker?.close();
-      for (const pool of new Set([db, gatewayDb, heartbeatDb])) await pool.destroy();
+      for (const pool of new Set([db, gatewayDb, heartbeatDb, commandDb])) await pool.destroy();
     },
   };
 }

@@ -5,24 +5,50 @@ import type { GatewayMessageKind, GatewayRefusal } from "../metrics.ts";
 export type BacklogLimit = { messages: number; bytes: number };
 
 /**
- * One gateway's messages are applied in arrival order; different gateways proceed in parallel. Beside
- * other replicas of a share group that order is not the gateway's: what depends on it checks seq. What
- * arrives beyond a gateway's backlog limit is dropped and counted, unacknowledged, so the gateway sends it
- * again later.
+ * What `apply` answers for a message it has handed on to be applied later (a device report queued for a
+ * group commit): the gateway's next message may start at once, and this one counts as applied once
+ * `applied` settles.
+ */
+export type HandedOn = { applied: Promise<void> };
+
+/**
+ * Applies one message, answering a promise (its gateway's next message waits for it), a `HandedOn`, or
+ * nothing. `earlier` settles once every earlier message of its gateway has been applied: a message that
+ * depends on them waits for it; one handed on need not, when whatever it is handed to keeps the gateway's
+ * order itself.
+ */
+export type ApplyMessage = (topic: string, raw: Buffer, earlier: Promise<void>) => unknown;
+
+const isHandedOn = (r: unknown): r is HandedOn =>
+  typeof r === "object" && r !== null && (r as HandedOn).applied instanceof Promise;
+
+type Chain = {
+  /** Settles when the latest message has been applied or handed on: its gateway's next may start. */
+  turn: Promise<void>;
+  /** Settles when the latest message, and so every earlier one, has been applied. */
+  applied: Promise<void>;
+};
+
+/**
+ * One gateway's messages are applied in arrival order; different gateways proceed in parallel. A message
+ * handed on lets the next one start before it is applied (a gateway's device reports join one batch instead
+ * of one a batch), but is still told applied (`onApplied`) in order. Beside other replicas of a share group
+ * that order is not the gateway's: what depends on it checks seq. What arrives beyond a gateway's backlog
+ * limit is dropped and counted, unacknowledged, so the gateway sends it again later.
  */
 export function createGatewayChains(deps: {
   limit: BacklogLimit;
   log: Logger;
   refused: (type: GatewayMessageKind, reason: GatewayRefusal) => void;
-  /** Applies one message; its gateway's next waits for it. */
-  apply: (topic: string, raw: Buffer) => Promise<void> | void;
+  apply: ApplyMessage;
   /** Told after each message of a gateway has been applied, in order. */
   onApplied?: (gatewayId: string, channel: string) => void;
 }) {
   const { limit, log } = deps;
-  const chains = new Map<string, Promise<void>>();
+  const chains = new Map<string, Chain>();
   /** What each gateway's chain holds, received and not yet applied. */
   const backlog = new Map<string, BacklogLimit>();
+  const done = Promise.resolve();
 
   return {
     /** Queues a message behind its gateway's earlier ones (`t` is its parsed topic, if it parsed). */
@@ -38,24 +64,45 @@ export function createGatewayChains(deps: {
       held.messages += 1;
       held.bytes += raw.length;
       backlog.set(gatewayId, held);
-      const next = (chains.get(gatewayId) ?? Promise.resolve())
-        .then(() => deps.apply(topic, raw))
-        .then(() => deps.onApplied?.(gatewayId, t?.channel ?? ""))
-        .catch((err: unknown) => log.error({ err, topic }, "failed to apply a gateway message"))
+      const prev = chains.get(gatewayId) ?? { turn: done, applied: done };
+      const failed = (err: unknown) => log.error({ err, topic }, "failed to apply a gateway message");
+      const started = prev.turn.then(() => deps.apply(topic, raw, prev.applied));
+      // Whether it was applied, never a rejection: it may settle long before the earlier ones.
+      const own = started
+        .then((r) => (isHandedOn(r) ? r.applied : undefined))
+        .then(
+          () => true,
+          (err: unknown) => {
+            failed(err);
+            return false;
+          },
+        );
+      const applied = Promise.all([prev.applied, own])
+        .then(([, ok]) => {
+          if (ok) deps.onApplied?.(gatewayId, t?.channel ?? "");
+        })
+        .catch(failed)
         .finally(() => {
           held.messages -= 1;
           held.bytes -= raw.length;
           if (held.messages === 0) backlog.delete(gatewayId);
         });
+      const next: Chain = {
+        turn: started.then(
+          () => undefined,
+          () => undefined,
+        ),
+        applied,
+      };
       chains.set(gatewayId, next);
-      void next.finally(() => {
+      void applied.finally(() => {
         if (chains.get(gatewayId) === next) chains.delete(gatewayId);
       });
     },
 
     /** The chains under way, to wait for at close. */
     inFlight(): Promise<void>[] {
-      return [...chains.values()];
+      return [...chains.values()].map((c) => c.applied);
     },
   };
 }

@@ -67,6 +67,8 @@ export async function startGatewayLink(
     db: Db;
     /** Where heartbeats are written (heartbeat-intake.ts); `db` unless given. */
     heartbeatDb?: Db;
+    /** Where gateways' command progress is applied, so it never queues behind their reports; `db` unless given. */
+    commandDb?: Db;
     clock: Clock;
     log: Logger;
     timeouts: CommandTimeoutConfig;
@@ -97,6 +99,7 @@ export async function startGatewayLink(
   const messages = createGatewayMessages({
     prefix: cfg.prefix,
     db,
+    commandDb: deps.commandDb ?? db,
     clock,
     log,
     timeouts,

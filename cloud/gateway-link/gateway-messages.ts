@@ -10,7 +10,9 @@ import type { GatewayMessageKind, GatewayRefusal } from "../metrics.ts";
 import type { CommandSettledNotifier, GatewayPublisher } from "../ports.ts";
 import { storageAlarm } from "../site-events/storage-alarms.ts";
 import type { Db } from "../store/db.ts";
+import { createAckBatcher } from "./ack-batcher.ts";
 import { applyUpMessage } from "./apply-up-message.ts";
+import type { HandedOn } from "./gateway-chains.ts";
 import { applyStatus } from "./gateway-reports.ts";
 import type { HeartbeatIntake } from "./heartbeat-intake.ts";
 import type { ReportIntake } from "./report-intake.ts";
@@ -30,6 +32,8 @@ const SeqOnly = z.object({
 export function createGatewayMessages(deps: {
   prefix: string;
   db: Db;
+  /** Where command progress is applied: a pool of its own, so a request waiting on it is not behind reports. */
+  commandDb?: Db;
   clock: Clock;
   log: Logger;
   timeouts: CommandTimeoutConfig;
@@ -45,10 +49,34 @@ export function createGatewayMessages(deps: {
   echoSync: (gatewayId: string, sync: string) => Promise<void>;
 }) {
   const { db, clock, log, timeouts, refused, publisher } = deps;
+  const done = Promise.resolve();
+  const acks = createAckBatcher(publisher);
 
-  async function onUp(gatewayId: string, payload: unknown) {
+  /**
+   * A device report goes to the intake without waiting for the gateway's earlier messages (the intake keeps
+   * a gateway's order: its batches commit one after another), so the reports a gateway sends together join
+   * one batch; everything else waits for them. Acknowledged only once committed: an acknowledged report
+   * must survive a crash.
+   */
+  function onUp(gatewayId: string, payload: unknown, earlier: Promise<void>): Promise<void> | HandedOn {
     const parsed = UpMessage.safeParse(payload);
     const msg = parsed.success ? parsed.data : null;
+    if (msg?.type === "device_state" && msg.gateway_id === gatewayId && deps.reports?.batches) {
+      const applied = deps.reports
+        .apply(gatewayId, msg, clock.now())
+        .then(() => acks.ack(gatewayId, msg.seq, msg.outbox_id ?? ""));
+      return { applied };
+    }
+    const issues = parsed.success ? undefined : parsed.error.issues.slice(0, 5);
+    return earlier.then(() => applyUp(gatewayId, payload, msg, issues));
+  }
+
+  async function applyUp(
+    gatewayId: string,
+    payload: unknown,
+    msg: UpMessage | null,
+    issues: unknown[] | undefined,
+  ) {
     if (!msg || msg.gateway_id !== gatewayId) {
       // A message that can never be applied is dropped, but acknowledged when its sequence number can be
       // read: otherwise the sender would resend it forever and hold up everything behind it.
@@ -59,7 +87,7 @@ export function createGatewayMessages(deps: {
           gateway_id: gatewayId,
           named: msg?.gateway_id,
           seq: seq.success ? seq.data.seq : null,
-          issues: parsed.success ? undefined : parsed.error.issues.slice(0, 5),
+          issues,
         },
         msg ? "message names another gateway: dropped" : "invalid up message dropped",
       );
@@ -68,10 +96,9 @@ export function createGatewayMessages(deps: {
     }
     // A duplicate is acknowledged again: its first ack was evidently lost. The ack names the outbox ("" :
     // none), so a gateway whose store was made again does not take it for its own seq.
-    // Acknowledged only once committed: an acknowledged report must survive a crash.
     if (msg.type === "device_state" && deps.reports) await deps.reports.apply(gatewayId, msg, clock.now());
     else
-      await applyUpMessage(db, gatewayId, msg, {
+      await applyUpMessage(msg.type === "command_progress" ? (deps.commandDb ?? db) : db, gatewayId, msg, {
         now: clock.now(),
         timeouts,
         log,
@@ -139,8 +166,8 @@ export function createGatewayMessages(deps: {
     return null;
   }
 
-  /** Applies one message of a gateway; its gateway's next message waits for what this returns. */
-  function apply(topic: string, raw: Buffer): Promise<void> | void {
+  /** Applies one message of a gateway once its earlier ones are (gateway-chains.ts), or hands it on. */
+  function apply(topic: string, raw: Buffer, earlier: Promise<void> = done): Promise<void> | HandedOn | void {
     const parsedTopic = parseTopic(deps.prefix, topic);
     if (!parsedTopic) return;
     const t = { gatewayId: parsedTopic.gatewayId, channel: parsedTopic.channel as GatewayMessageKind };
@@ -153,7 +180,18 @@ export function createGatewayMessages(deps: {
     }
     switch (t.channel) {
       case "up":
-        return onUp(t.gatewayId, payload);
+        return onUp(t.gatewayId, payload, earlier);
+      case "hb":
+      case "status":
+      case "keys_report":
+        return earlier.then(() => applyOther(t, payload));
+      default:
+        return;
+    }
+  }
+
+  function applyOther(t: { gatewayId: string; channel: GatewayMessageKind }, payload: unknown) {
+    switch (t.channel) {
       case "hb": {
         const hb = usable(Heartbeat.safeParse(payload), t);
         if (!hb) return;

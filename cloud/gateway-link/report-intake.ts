@@ -17,6 +17,11 @@ export type ReportIntake = {
    * committed (only then may it be acknowledged), with what became of it.
    */
   apply(gatewayId: string, msg: DeviceStateReport, now: Date): Promise<"applied" | "duplicate">;
+  /**
+   * Whether reports are batched (PostgreSQL): a gateway's next may then be handed in before its previous is
+   * applied. Otherwise (SQLite) each is applied as it comes, and its caller waits for it.
+   */
+  readonly batches: boolean;
 };
 
 /**
@@ -25,8 +30,10 @@ export type ReportIntake = {
  * all (report-batch.ts); a quiet cloud writes each at once. Each report is acknowledged by its caller only
  * after its batch committed. A batch that fails is applied again report by report, each in a transaction of
  * its own, so one that cannot be applied (or a deadlock no lock order foresaw) costs the others nothing.
- * SQLite applies each as it comes (one connection: a batch would save only the commit). Callers keep each
- * gateway's order by awaiting `apply` before its next message, so a batch holds one report per gateway.
+ * SQLite applies each as it comes (one connection: a batch would save only the commit). A gateway's
+ * reports are applied in the order handed in, without its caller waiting for one before the next: they go
+ * in that order into a batch (stepped through in order there) or into later batches, written one after
+ * another, and the one-by-one fallback keeps each gateway's order too.
  */
 export function createReportIntake(
   db: Db,
@@ -58,13 +65,23 @@ export function createReportIntake(
     writing = false;
   }
 
+  /** Each report in a transaction of its own: a gateway's in its order, gateways side by side. */
+  async function oneByOne(batch: Waiting[]): Promise<void> {
+    const byGateway = Map.groupBy(batch, (r) => r.gatewayId);
+    await Promise.all(
+      [...byGateway.values()].map(async (reports) => {
+        for (const r of reports) await one(r).then(r.resolve, r.reject);
+      }),
+    );
+  }
+
   async function write(batch: Waiting[]): Promise<void> {
     let outcomes: ReportOutcome[];
     try {
       outcomes = await applyReportBatch(db, batch, { timeouts, log });
     } catch (err) {
       log.warn({ err, reports: batch.length }, "a batch of device reports failed: applying them one by one");
-      await Promise.all(batch.map((r) => one(r).then(r.resolve, r.reject)));
+      await oneByOne(batch);
       return;
     }
     batch.forEach((r, i) => {
@@ -75,6 +92,7 @@ export function createReportIntake(
   }
 
   return {
+    batches: isPostgres(db),
     async apply(gatewayId, msg, now) {
       if (!isPostgres(db)) return one({ gatewayId, msg, now });
       const outcome = await new Promise<ReportOutcome>((resolve, reject) => {

@@ -122,6 +122,26 @@ describe("device report intake (group commit, PostgreSQL)", () => {
     expect((await devices.find(house))?.door_open).not.toBe(true);
   });
 
+  it("a failing batch applied report by report keeps each gateway's order: its later report wins", async () => {
+    const { db } = instrumented(store.db, "gw-a3");
+    const log = pino({ level: "silent" });
+    const intake = createReportIntake(db, { timeouts: TIMEOUTS, log, refused: () => {} });
+    const now = new Date("2026-01-15T10:00:02.500Z");
+    const target = L1[4] as string;
+    // Handed in one after the other without waiting, as a gateway's chain hands its reports on.
+    const sent = [
+      intake.apply("gw-a1", { ...report(target, 40, { door_open: false }), gateway_id: "gw-a1" }, now),
+      intake.apply("gw-a3", { ...report(fx.device("H1", "1"), 2), gateway_id: "gw-a3" }, now),
+      intake.apply("gw-a1", { ...report(target, 41, { door_open: true }), gateway_id: "gw-a1" }, now),
+      intake.apply("gw-a1", { ...report(target, 42, { item_present: true }), gateway_id: "gw-a1" }, now),
+    ];
+    const settled = await Promise.allSettled(sent);
+    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const device = await deviceRepository(store.db).find(target);
+    expect(device?.door_open).toBe(true);
+    expect(device?.item_present).toBe(true);
+  });
+
   it("a command writing a device of the batch's location while the batch runs: neither deadlocks", async () => {
     const log = pino({ level: "silent" });
     const warn = vi.spyOn(log, "warn");
