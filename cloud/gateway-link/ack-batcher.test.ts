@@ -5,8 +5,9 @@ describe("ack batcher", () => {
   it("acknowledges what a gateway's batch settled in one turn as one ack per gateway and outbox", async () => {
     const sent: [string, number[], string | undefined][] = [];
     const acks = createAckBatcher({
-      ack: async (gatewayId, seqs, outboxId) => {
+      ack: (gatewayId, seqs, outboxId) => {
         sent.push([gatewayId, seqs, outboxId]);
+        return Promise.resolve();
       },
     });
     const all = [
@@ -35,8 +36,9 @@ describe("ack batcher", () => {
   it("never puts more seqs in one ack than the wire allows", async () => {
     const sizes: number[] = [];
     const acks = createAckBatcher({
-      ack: async (_g, seqs) => {
+      ack: (_g, seqs) => {
         sizes.push(seqs.length);
+        return Promise.resolve();
       },
     });
     await Promise.all(Array.from({ length: 1_500 }, (_, i) => acks.ack("gw-1", i + 1, "")));
