@@ -28,7 +28,7 @@ const REGRESSIONS = [
 ];
 
 /** Seeds CI runs on every change: a few minutes on the CI machine (docs/simulation.md). */
-const CI_SEEDS = Number(process.env.SIM_CI_SEEDS ?? 8);
+const CI_SEEDS = Number(process.env.SIM_CI_SEEDS ?? 60);
 
 describe("the seeded simulation", () => {
   it("replays a seed exactly: two runs print the same trace, another seed another", async () => {
