@@ -1,13 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import net from "node:net";
-import { MqttClient } from "mqtt";
+// mqtt's client module alone: its index also loads every transport it can connect over (ws, tls, socks and
+// the browser's), and the daemon gives the client a TCP socket of its own (docs/decisions/gateway-memory.md).
+import type { MqttClient as Client } from "mqtt";
+import mqttClient from "mqtt/lib/client";
 import type { Logger } from "pino";
 import { reconnectWithBackoff } from "../../../shared/node/mqtt-reconnect.ts";
 import type { Heartbeat, KeysUp, Status, UpMessage } from "../../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
 import { emitDownMessage } from "./down-messages.ts";
+
+const { default: MqttClient } = mqttClient;
 
 /** How long a stop waits for the broker to take the `offline` status before it ends the client by force. */
 const STOP_GRACE_MS = 2_000;
@@ -33,7 +38,7 @@ export type MqttBrokerLinkOptions = {
  * with its shared schema; anything else is logged and dropped.
  */
 export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements BrokerLink {
-  private client: MqttClient | null = null;
+  private client: Client | null = null;
   private reconnects: { stop(): void } | null = null;
   connectedSince: string | null = null;
   /** This session's token, sent with `online`; the cloud's ack echoing it is fresh (docs/decisions/clock.md). */
