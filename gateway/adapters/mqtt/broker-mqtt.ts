@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import net from "node:net";
 // mqtt's client module alone: its index also loads every transport it can connect over (ws, tls, socks and
@@ -7,6 +6,7 @@ import type { MqttClient as Client } from "mqtt";
 import mqttClient from "mqtt/lib/client";
 import type { Logger } from "pino";
 import { reconnectWithBackoff } from "../../../shared/node/mqtt-reconnect.ts";
+import { randomUuid } from "../../../shared/node/random-uuid.ts";
 import type { Heartbeat, KeysUp, Status, UpMessage } from "../../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
@@ -70,7 +70,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       (c) => {
         // Each connection is a session of its own: a new token, carried by its Last Will too, so the cloud
         // tells a Will of an earlier session that the broker publishes late from this one's (wire.md).
-        this.sync = randomUUID();
+        this.sync = randomUuid();
         if (c.options.will) c.options.will.payload = Buffer.from(this.status(false));
         const socket = net.createConnection({ host: u.hostname, port: Number(u.port || 1883) });
         socket.setNoDelay(true); // Nagle would add ~40–90 ms to every hop (ARCHITECTURE: measured floors)
