@@ -12,7 +12,9 @@ import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
 import { emitDownMessage } from "./down-messages.ts";
 
-const { default: MqttClient } = mqttClient;
+/** Node and esbuild give this CommonJS module's exports object, vite (vitest) its `default` export: the class either way. */
+const MqttClient: typeof Client =
+  "default" in mqttClient ? mqttClient.default : (mqttClient as unknown as typeof Client);
 
 /** How long a stop waits for the broker to take the `offline` status before it ends the client by force. */
 const STOP_GRACE_MS = 2_000;
