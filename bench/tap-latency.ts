@@ -22,6 +22,7 @@ import { BAUD_RATE } from "../shared/protocol/lock-bus/constants.ts";
 import { encodeFrame } from "../shared/protocol/lock-bus/frame.ts";
 import { hostRequestFrame } from "../shared/protocol/lock-bus/messages.ts";
 import { READER_BAUD_RATE, readerLine } from "../shared/protocol/rfid-reader/reader-line.ts";
+import { compiledOnUse } from "../shared/wire/compiled.ts";
 import { type AccessDecision, type Grant, KeysDown, SNAPSHOT_PART_SIZE } from "../shared/wire/messages.ts";
 import { printRuntime } from "./runtime.ts";
 import { timeBox } from "./time-box.ts";
@@ -133,7 +134,7 @@ try {
   );
   box.step(`applying a snapshot of ${CARDS} cards`);
   const t0 = performance.now();
-  for (const p of payloads) link.emit("keys", KeysDown.parse(JSON.parse(p)));
+  for (const p of payloads) link.emit("keys", compiledOnUse(KeysDown).parse(JSON.parse(p)));
   const snapshotMs = performance.now() - t0;
   const status = await gateway.control.status();
   if (status.keys.grants !== CARDS) throw new Error(`snapshot not applied: ${JSON.stringify(status.keys)}`);

@@ -3,19 +3,18 @@ import type http from "node:http";
 // cluster aggregator: ~5 MB of the daemon's resident memory for code it never runs (README: gateway
 // footprint). gateway/prom-client-parts.d.ts types them.
 import Counter from "prom-client/lib/counter.js";
-import collectDefaultMetrics from "prom-client/lib/defaultMetrics.js";
 import Gauge from "prom-client/lib/gauge.js";
 import Registry from "prom-client/lib/registry.js";
 
 /**
  * Prometheus metrics of the daemon (U23): bounded labels only (bus, board, reader, command name,
- * result, access decision reason). Default Node metrics include the event-loop lag.
+ * result, access decision reason). Node's default metrics join them when they are served (serveMetrics).
  */
 export function createMetrics(prefix = "parking_gateway_") {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix });
   const m = {
     registry,
+    prefix,
     commands: new Counter({
       name: `${prefix}commands_total`,
       help: "Commands executed",
@@ -86,8 +85,10 @@ export function createMetrics(prefix = "parking_gateway_") {
 export type Metrics = ReturnType<typeof createMetrics>;
 
 /**
- * Serves /metrics; `refresh` updates the gauges that are read from state rather than counted. node:http is
- * loaded here, so a daemon without a metrics port does without it (~2 MB resident).
+ * Serves /metrics; `refresh` updates the gauges that are read from state rather than counted. node:http and
+ * Node's default metrics (event-loop lag, GC, heap, handles: their modules, the event-loop delay histogram
+ * and the GC observer) are loaded here, so a daemon without a metrics port does without them, as nothing
+ * could read them (docs/decisions/gateway-memory.md).
  */
 export async function serveMetrics(
   metrics: Metrics,
@@ -95,7 +96,11 @@ export async function serveMetrics(
   port: number,
   refresh: () => void,
 ): Promise<http.Server> {
-  const { createServer } = await import("node:http");
+  const [{ createServer }, { default: collectDefaultMetrics }] = await Promise.all([
+    import("node:http"),
+    import("prom-client/lib/defaultMetrics.js"),
+  ]);
+  collectDefaultMetrics({ register: metrics.registry, prefix: metrics.prefix });
   const server = createServer((req, res) => {
     if (req.url !== "/metrics") {
       res.writeHead(404).end();

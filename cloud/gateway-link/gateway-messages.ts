@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { Clock } from "../../shared/time/clock.ts";
+import { compiledOnUse } from "../../shared/wire/compiled.ts";
 import { Heartbeat, KeysUp, OutboxId, Status, UpMessage } from "../../shared/wire/messages.ts";
 import { parseTopic } from "../../shared/wire/topics.ts";
 import { redeliverPending } from "../commands/command-delivery.ts";
@@ -59,7 +60,7 @@ export function createGatewayMessages(deps: {
    * must survive a crash.
    */
   function onUp(gatewayId: string, payload: unknown, earlier: Promise<void>): Promise<void> | HandedOn {
-    const parsed = UpMessage.safeParse(payload);
+    const parsed = compiledOnUse(UpMessage).safeParse(payload);
     const msg = parsed.success ? parsed.data : null;
     if (msg?.type === "device_state" && msg.gateway_id === gatewayId && deps.reports?.batches) {
       const applied = deps.reports

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../shared/node/random-uuid.ts";
 import type { Grant, KeysDown } from "../../shared/wire/messages.ts";
 import type { BrokerLink, Clock, TimerHandle } from "../ports.ts";
 
@@ -14,7 +14,7 @@ export function createCardQueries(deps: {
   timeoutMs: number;
   newId?: () => string;
 }) {
-  const newId = deps.newId ?? randomUUID;
+  const newId = deps.newId ?? randomUuid;
   /** Open questions by query id: the card asked about, and how to end the wait. */
   const waiting = new Map<string, { card: string; end: (grants: Grant[] | null) => void }>();
 

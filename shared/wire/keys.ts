@@ -34,38 +34,36 @@ export const SNAPSHOT_PART_SIZE = 1000;
  * and gets a snapshot); a snapshot replaces the whole cache once all its parts have arrived; an answer
  * replies to a `query` for a card the gateway does not hold.
  */
-export const KeysDown = z.compile(
-  z.discriminatedUnion("kind", [
-    z.object({
-      kind: z.literal("delta"),
-      gateway_id: z.string(),
-      base_version: z.int().check(z.nonnegative()),
-      version: z.int().check(z.positive()),
-      upserts: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-      removals: z.array(GrantKey).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-      ...SentAt,
-    }),
-    z.object({
-      kind: z.literal("snapshot"),
-      gateway_id: z.string(),
-      version: z.int().check(z.nonnegative()),
-      /** 1-based; parts of one snapshot share its version. */
-      part: z.int().check(z.positive()),
-      parts: z.int().check(z.positive()),
-      grants: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
-      ...SentAt,
-    }),
-    z.object({
-      kind: z.literal("answer"),
-      gateway_id: z.string(),
-      query_id: z.uuid(),
-      card_id: WireCardId,
-      /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
-      grants: z.array(Grant).check(z.maxLength(100)),
-      ...SentAt,
-    }),
-  ]),
-);
+export const KeysDown = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("delta"),
+    gateway_id: z.string(),
+    base_version: z.int().check(z.nonnegative()),
+    version: z.int().check(z.positive()),
+    upserts: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
+    removals: z.array(GrantKey).check(z.maxLength(SNAPSHOT_PART_SIZE)),
+    ...SentAt,
+  }),
+  z.object({
+    kind: z.literal("snapshot"),
+    gateway_id: z.string(),
+    version: z.int().check(z.nonnegative()),
+    /** 1-based; parts of one snapshot share its version. */
+    part: z.int().check(z.positive()),
+    parts: z.int().check(z.positive()),
+    grants: z.array(Grant).check(z.maxLength(SNAPSHOT_PART_SIZE)),
+    ...SentAt,
+  }),
+  z.object({
+    kind: z.literal("answer"),
+    gateway_id: z.string(),
+    query_id: z.uuid(),
+    card_id: WireCardId,
+    /** The card's grants at this gateway's location, keys_only or not; empty: unknown here. */
+    grants: z.array(Grant).check(z.maxLength(100)),
+    ...SentAt,
+  }),
+]);
 export type KeysDown = z.infer<typeof KeysDown>;
 
 /**

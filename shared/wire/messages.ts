@@ -1,8 +1,8 @@
 /**
  * Payloads of the gateway ⇄ cloud wire, one zod schema each, validated on receipt by both ends
  * (ARCHITECTURE: Wire principles). JSON keys are snake_case like the public API.
- * On `zod/mini` (./zod-english.ts): the daemon loads no classic zod. `z.compile` on those parsed in volume
- * (docs/decisions/gateway-memory.md).
+ * On `zod/mini` (./zod-english.ts): the daemon loads no classic zod. Those parsed in volume are parsed with
+ * their compiled parser (./compiled.ts, docs/decisions/gateway-memory.md).
  */
 
 import * as z from "zod/mini";
@@ -14,38 +14,36 @@ export { WireCardId } from "./fields.ts";
 export * from "./keys.ts";
 
 /** Down, `cmd`, QoS 1. The command id is the idempotency key end to end. */
-export const CommandRequest = z.compile(
-  z.object({
-    command_id: z.uuid(),
-    device_id: z.uuid(),
-    name: z.enum(COMMAND_NAMES),
-    params: z._default(
-      z.object({
-        power_cycle: z.optional(z.boolean()),
-        reason: z.optional(z.string()),
-        comment: z.optional(z.string()),
-        /**
-         * book only: who holds the booking (the API caller's id) and when it ends. The gateway keeps it in
-         * its store so local access can honour it; cancel-booking and force-cancel-booking end it.
-         */
-        booking: z.optional(
-          z.object({ holder: z.string().check(z.minLength(1), z.maxLength(200)), until: Timestamp }),
-        ),
-      }),
-      {},
-    ),
-    issued_at: Timestamp,
-    /** The gateway never actuates a command after this instant (S31, F7). */
-    expires_at: Timestamp,
-    /**
-     * The command this one takes over (a force command): if the gateway has not started it yet it never
-     * will, and if it has not even arrived it is refused when it does.
-     */
-    supersedes: z.optional(z.uuid()),
-    /** Stamped at each publish, resends included. */
-    ...SentAt,
-  }),
-);
+export const CommandRequest = z.object({
+  command_id: z.uuid(),
+  device_id: z.uuid(),
+  name: z.enum(COMMAND_NAMES),
+  params: z._default(
+    z.object({
+      power_cycle: z.optional(z.boolean()),
+      reason: z.optional(z.string()),
+      comment: z.optional(z.string()),
+      /**
+       * book only: who holds the booking (the API caller's id) and when it ends. The gateway keeps it in
+       * its store so local access can honour it; cancel-booking and force-cancel-booking end it.
+       */
+      booking: z.optional(
+        z.object({ holder: z.string().check(z.minLength(1), z.maxLength(200)), until: Timestamp }),
+      ),
+    }),
+    {},
+  ),
+  issued_at: Timestamp,
+  /** The gateway never actuates a command after this instant (S31, F7). */
+  expires_at: Timestamp,
+  /**
+   * The command this one takes over (a force command): if the gateway has not started it yet it never
+   * will, and if it has not even arrived it is refused when it does.
+   */
+  supersedes: z.optional(z.uuid()),
+  /** Stamped at each publish, resends included. */
+  ...SentAt,
+});
 export type CommandRequest = z.infer<typeof CommandRequest>;
 
 /**
@@ -219,15 +217,13 @@ export const PhotoPart = z.object({
 export type PhotoPart = z.infer<typeof PhotoPart>;
 
 /** Up, `up` channel, QoS 1: anything from the outbox. */
-export const UpMessage = z.compile(
-  z.discriminatedUnion("type", [
-    CommandProgress,
-    DeviceStateReport,
-    HardwareEvent,
-    AccessDecision,
-    PhotoPart,
-  ]),
-);
+export const UpMessage = z.discriminatedUnion("type", [
+  CommandProgress,
+  DeviceStateReport,
+  HardwareEvent,
+  AccessDecision,
+  PhotoPart,
+]);
 export type UpMessage = z.infer<typeof UpMessage>;
 /** An up message as written, before its schema fills in defaults. */
 export type UpMessageInput = z.input<typeof UpMessage>;

@@ -1,13 +1,20 @@
-import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import net from "node:net";
-import { MqttClient } from "mqtt";
+// mqtt's client module alone: its index also loads every transport it can connect over (ws, tls, socks and
+// the browser's), and the daemon gives the client a TCP socket of its own (docs/decisions/gateway-memory.md).
+import type { MqttClient as Client } from "mqtt";
+import mqttClient from "mqtt/lib/client";
 import type { Logger } from "pino";
 import { reconnectWithBackoff } from "../../../shared/node/mqtt-reconnect.ts";
+import { randomUuid } from "../../../shared/node/random-uuid.ts";
 import type { Heartbeat, KeysUp, Status, UpMessage } from "../../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
 import { emitDownMessage } from "./down-messages.ts";
+
+/** Node and esbuild give this CommonJS module's exports object, vite (vitest) its `default` export: the class either way. */
+const MqttClient: typeof Client =
+  "default" in mqttClient ? mqttClient.default : (mqttClient as unknown as typeof Client);
 
 /** How long a stop waits for the broker to take the `offline` status before it ends the client by force. */
 const STOP_GRACE_MS = 2_000;
@@ -33,7 +40,7 @@ export type MqttBrokerLinkOptions = {
  * with its shared schema; anything else is logged and dropped.
  */
 export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements BrokerLink {
-  private client: MqttClient | null = null;
+  private client: Client | null = null;
   private reconnects: { stop(): void } | null = null;
   connectedSince: string | null = null;
   /** This session's token, sent with `online`; the cloud's ack echoing it is fresh (docs/decisions/clock.md). */
@@ -65,7 +72,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       (c) => {
         // Each connection is a session of its own: a new token, carried by its Last Will too, so the cloud
         // tells a Will of an earlier session that the broker publishes late from this one's (wire.md).
-        this.sync = randomUUID();
+        this.sync = randomUuid();
         if (c.options.will) c.options.will.payload = Buffer.from(this.status(false));
         const socket = net.createConnection({ host: u.hostname, port: Number(u.port || 1883) });
         socket.setNoDelay(true); // Nagle would add ~40–90 ms to every hop (ARCHITECTURE: measured floors)

@@ -1,4 +1,5 @@
 import type { EventEmitter } from "node:events";
+import { compiledOnUse } from "../../../shared/wire/compiled.ts";
 import { Ack, CommandRequest, DeviceMap, KeysDown } from "../../../shared/wire/messages.ts";
 import type { Channel } from "../../../shared/wire/topics.ts";
 import type { BrokerLinkEvents } from "../../ports.ts";
@@ -26,7 +27,7 @@ export function emitDownMessage(
   const invalid = (issues: unknown) => ({ dropped: "invalid message dropped", issues });
   switch (channel) {
     case "cmd": {
-      const r = CommandRequest.safeParse(data);
+      const r = compiledOnUse(CommandRequest).safeParse(data);
       if (!r.success) return invalid(r.error.issues);
       link.emit("cloudTime", r.data.sent_at, false);
       link.emit("command", r.data);
@@ -47,7 +48,7 @@ export function emitDownMessage(
       return null;
     }
     case "keys": {
-      const r = KeysDown.safeParse(data);
+      const r = compiledOnUse(KeysDown).safeParse(data);
       if (!r.success) return invalid(r.error.issues);
       if (r.data.gateway_id !== gatewayId) return invalid("addressed to another gateway");
       link.emit("cloudTime", r.data.sent_at, false);

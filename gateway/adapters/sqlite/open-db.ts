@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { randomUuid } from "../../../shared/node/random-uuid.ts";
 import { assertSqliteRuntime } from "../../../shared/node/sqlite-runtime.ts";
 
 export type GatewayDb = Database.Database;
@@ -93,7 +93,7 @@ const MIGRATIONS: (string | (() => string))[] = [
      id INTEGER PRIMARY KEY CHECK (id = 1),
      outbox_id TEXT NOT NULL
    );
-   INSERT INTO outbox_identity (id, outbox_id) VALUES (1, '${randomUUID()}');
+   INSERT INTO outbox_identity (id, outbox_id) VALUES (1, '${randomUuid()}');
    ALTER TABLE outbox ADD COLUMN outbox_id TEXT NOT NULL DEFAULT '';`,
 ];
 
