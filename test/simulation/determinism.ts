@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { performance } from "node:perf_hooks";
 import FakeTimers from "@sinonjs/fake-timers";
@@ -60,7 +61,7 @@ type Patch = { target: object; key: string; value: unknown };
 /**
  * Makes this process deterministic for one run: Date, setTimeout and setInterval run on a virtual clock
  * that moves only when the driver says, performance.now() follows it, and Math.random, node:crypto's
- * random bytes and UUIDs, and WebCrypto's getRandomValues draw from `rng`. scrypt runs synchronously, so
+ * random bytes and UUIDs, WebCrypto's getRandomValues and reads of /dev/urandom draw from `rng`. scrypt runs synchronously, so
  * no thread-pool callback lands at a wall-clock moment. setImmediate and process.nextTick stay real:
  * with no real I/O in the run they order work deterministically, and the driver waits on them.
  */
@@ -98,7 +99,29 @@ export function installVirtualWorld(rng: Prng, startMs: number): VirtualWorld {
     process.nextTick(cb, null, b);
     return undefined;
   };
+  // The gateway reads its few UUIDs' bytes from /dev/urandom itself (shared/node/random-uuid.ts).
+  const urandom = new Set<number>();
+  const { openSync, readSync, closeSync } = fs;
+  const open = (file: fs.PathLike, ...rest: unknown[]) => {
+    const fd = (openSync as (...a: unknown[]) => number)(file, ...rest);
+    if (file === "/dev/urandom") urandom.add(fd);
+    return fd;
+  };
+  const read = (fd: number, buffer: NodeJS.ArrayBufferView, ...rest: unknown[]) => {
+    if (!urandom.has(fd)) return (readSync as (...a: unknown[]) => number)(fd, buffer, ...rest);
+    const offset = typeof rest[0] === "number" ? rest[0] : 0;
+    const length = typeof rest[1] === "number" ? rest[1] : buffer.byteLength - offset;
+    rng.fill(new Uint8Array(buffer.buffer, buffer.byteOffset + offset, length));
+    return length;
+  };
+  const close = (fd: number) => {
+    urandom.delete(fd);
+    closeSync(fd);
+  };
   const patches: Patch[] = [
+    { target: fs, key: "openSync", value: open },
+    { target: fs, key: "readSync", value: read },
+    { target: fs, key: "closeSync", value: close },
     { target: Math, key: "random", value: () => rng.float() },
     { target: performance, key: "now", value: () => Date.now() - t0 },
     { target: crypto, key: "randomBytes", value: randomBytes },
