@@ -1,10 +1,15 @@
 import type { LightMyRequestResponse } from "fastify";
 import { brownout, jam } from "../../hardware-sim/faults.ts";
 import type { Prng } from "./determinism.ts";
-import { deviceAlias, deviceId, LOCKERS } from "./sim-site.ts";
+import { deviceAlias, deviceId, LOCKERS, OPERATOR, RIDERS } from "./sim-site.ts";
 import type { World } from "./world.ts";
 
-type Api = (method: "GET" | "POST", url: string, payload?: object) => Promise<LightMyRequestResponse>;
+type Api = (
+  method: "GET" | "POST",
+  url: string,
+  payload?: object,
+  token?: string,
+) => Promise<LightMyRequestResponse>;
 
 /** What a step of the run can do; each seed weighs them its own way (swarm testing). */
 type Action = { kind: string; weight: number; run(): Promise<void> | void };
@@ -48,6 +53,22 @@ export function createChaos(o: {
         note(`post ${command} ${alias}`);
         void api("POST", `/device/v1/devices/${deviceId(alias)}/commands`, { command }).then((res) =>
           note(`posted ${command} ${alias} ${res.statusCode} ${res.json().id ?? res.json().type ?? ""}`),
+        );
+      },
+    },
+    {
+      kind: "rider",
+      weight: 10,
+      async run() {
+        const rider = rng.pick(RIDERS);
+        const alias = deviceAlias(rng.pick(ids), rng.int(1, LOCKERS));
+        const command = rng.pick(["lock", "unlock"]);
+        const token = await w.riderTokens.issueUser({ id: rider.id, operatorId: OPERATOR });
+        note(`${rider.userId} ${command} ${alias}`);
+        void api("POST", `/device/v1/devices/${deviceId(alias)}/commands`, { command }, token).then((res) =>
+          note(
+            `${rider.userId} ${command} ${alias} ${res.statusCode} ${res.json().id ?? res.json().error_code ?? ""}`,
+          ),
         );
       },
     },

@@ -1,15 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { type Movement, unmatchedMovements } from "./invariants.ts";
+import {
+  type CommandRow,
+  type Movement,
+  ridersReleasedOnlyTheirOwn,
+  unmatchedMovements,
+} from "./invariants.ts";
 import { deviceAlias, deviceId } from "./sim-site.ts";
 
 const T0 = Date.parse("2026-03-02T07:00:00.000Z");
 const device = deviceId(deviceAlias("gw-1", 1));
-const command = (id: string, name: string, createdS: number, expiresS: number) => ({
+const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+const command = (
+  id: string,
+  name: string,
+  createdS: number,
+  expiresS: number,
+  by = "sim-admin",
+): CommandRow => ({
   id,
   device_id: device,
   name,
   state_value: "SUCCESS",
-  created_at: new Date(T0 + createdS * 1000).toISOString(),
+  requested_by: by,
+  created_at: at(createdS),
+  updated_at: at(createdS + 0.5),
   expires: T0 + expiresS * 1000,
 });
 const move = (action: "lock" | "unlock", atS: number, seq: number): Movement => ({
@@ -43,5 +57,33 @@ describe("every latch movement belongs to a distinct live command", () => {
   it("matches the command whose deadline comes first, so a later movement still finds its own", () => {
     const commands = [command("late", "lock", 0, 100), command("soon", "lock", 1, 10)];
     expect(unmatchedMovements([move("lock", 2, 1), move("lock", 50, 2)], commands)).toEqual([]);
+  });
+});
+
+describe("a rider releases only what they hold", () => {
+  const riders = new Set(["ann", "bob"]);
+
+  it("accepts a rider unlocking the locker they locked, and the operator unlocking anyone's", () => {
+    const commands = [
+      command("1", "lock", 0, 30, "ann"),
+      command("2", "unlock", 10, 40, "ann"),
+      command("3", "lock", 20, 50, "bob"),
+      command("4", "force-unlock", 30, 60, "sim-admin"),
+    ];
+    expect(ridersReleasedOnlyTheirOwn(commands, riders)).toEqual([]);
+  });
+
+  it("refuses a rider's successful unlock of a locker another rider locked", () => {
+    const commands = [command("1", "lock", 0, 30, "ann"), command("2", "unlock", 10, 40, "bob")];
+    expect(ridersReleasedOnlyTheirOwn(commands, riders)).toEqual([
+      `rider bob unlocked device ${device} (command 2) held by ann (command 1)`,
+    ]);
+  });
+
+  it("ignores an unlock that did not succeed, and a lock still in flight when the unlock was asked", () => {
+    const refused = { ...command("2", "unlock", 10, 40, "bob"), state_value: "ERROR" };
+    expect(ridersReleasedOnlyTheirOwn([command("1", "lock", 0, 30, "ann"), refused], riders)).toEqual([]);
+    const late = { ...command("1", "lock", 0, 30, "ann"), updated_at: at(20) };
+    expect(ridersReleasedOnlyTheirOwn([late, command("2", "unlock", 10, 40, "bob")], riders)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from "fastify";
-import { deviceAlias, deviceId, LOCKERS } from "./sim-site.ts";
+import { deviceAlias, deviceId, LOCKERS, RIDERS } from "./sim-site.ts";
 import type { World } from "./world.ts";
 
 /** A latch movement a board was asked for (retries of one request share its seq). */
@@ -13,12 +13,15 @@ export type Movement = {
 
 type Api = (method: "GET" | "POST", url: string) => Promise<LightMyRequestResponse>;
 
-type CommandRow = {
+export type CommandRow = {
   id: string;
   device_id: string;
   name: string;
   state_value: string;
+  requested_by: string;
   created_at: string;
+  /** When it ended (its row's last change). */
+  updated_at: string;
   expires: number;
 };
 
@@ -60,6 +63,33 @@ export function unmatchedMovements(movements: Movement[], commands: CommandRow[]
   return failures;
 }
 
+/**
+ * A rider never releases what someone else holds: every rider's unlock that ended SUCCESS was asked for
+ * while the locker's last successful lock was that rider's own and nothing had freed it since. Who locked
+ * comes from the commands alone, so the cloud's ownership rule is judged by what it let through.
+ */
+export function ridersReleasedOnlyTheirOwn(commands: CommandRow[], riders: Set<string>): string[] {
+  const failures: string[] = [];
+  const ended = commands.filter((c) => c.state_value === "SUCCESS");
+  for (const u of ended) {
+    if (ACTION[u.name] !== "unlock" || !riders.has(u.requested_by)) continue;
+    const asked = Date.parse(u.created_at);
+    const before = ended
+      .filter(
+        (c) =>
+          c.device_id === u.device_id && c.id !== u.id && ACTION[c.name] && Date.parse(c.updated_at) < asked,
+      )
+      .sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at))[0];
+    // A lock by the operator leaves whose it is to the cloud's record: only another rider's lock is judged.
+    const heldByAnother = riders.has(before?.requested_by ?? "") && before?.requested_by !== u.requested_by;
+    if (before && ACTION[before.name] === "lock" && heldByAnother)
+      failures.push(
+        `rider ${u.requested_by} unlocked device ${u.device_id} (command ${u.id}) held by ${before.requested_by} (command ${before.id})`,
+      );
+  }
+  return failures;
+}
+
 /** The invariants judged at the end of a run, after the faults healed and the world ran quiet. */
 export async function checkInvariants(
   w: World,
@@ -69,7 +99,16 @@ export async function checkInvariants(
 ): Promise<string[]> {
   const rows = await w.db
     .selectFrom("commands")
-    .select(["id", "device_id", "name", "state_value", "created_at", "wire_request"])
+    .select([
+      "id",
+      "device_id",
+      "name",
+      "state_value",
+      "requested_by",
+      "created_at",
+      "updated_at",
+      "wire_request",
+    ])
     .execute();
   const commands: CommandRow[] = rows.map((r) => {
     const wire = (typeof r.wire_request === "string" ? JSON.parse(r.wire_request) : r.wire_request) as {
@@ -77,7 +116,10 @@ export async function checkInvariants(
     } | null;
     return { ...r, expires: wire?.expires_at ? Date.parse(wire.expires_at) : Number.POSITIVE_INFINITY };
   });
-  const failures = unmatchedMovements(movements, commands);
+  const failures = [
+    ...unmatchedMovements(movements, commands),
+    ...ridersReleasedOnlyTheirOwn(commands, new Set(RIDERS.map((r) => r.id))),
+  ];
   for (const c of [...commands].sort((a, b) => a.id.localeCompare(b.id)))
     note(`end ${c.id} ${c.name} ${c.state_value}`);
   for (const c of commands)

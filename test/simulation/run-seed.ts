@@ -88,8 +88,8 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       });
     }
     const token = await during(clock, signIn(w));
-    const api = (method: "GET" | "POST", url: string, payload?: object) =>
-      w.app.inject({ method, url, payload, headers: { authorization: `Bearer ${token}` } });
+    const api = (method: "GET" | "POST", url: string, payload?: object, as = token) =>
+      w.app.inject({ method, url, payload, headers: { authorization: `Bearer ${as}` } });
     const chaos = createChaos({ world: w, rng, api, now: at, note, during: (p) => during(clock, p) });
     while (at() < chaosMs) {
       await advance(clock, rng.int(20, 1_500));

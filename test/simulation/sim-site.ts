@@ -4,6 +4,7 @@ import { hashSecret } from "../../cloud/auth/secrets.ts";
 import { applyManifest, derivedId } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
 import { openDb } from "../../cloud/store/db.ts";
+import { riderId } from "../../cloud/users/declare-riders.ts";
 import { PERMISSIONS } from "../../shared/api/permissions.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import { SCRATCH } from "./scratch.ts";
@@ -15,6 +16,12 @@ export const SECRET = "simulation-secret-123";
 export const LOCATION = "S1";
 /** Lockers per gateway, on board 1 of the gateway's bus0, channels 1..N. */
 export const LOCKERS = 4;
+
+/** Riders of the operator: each may take a free locker, and only its own back. */
+export const RIDERS = ["ann", "bob", "cem"].map((userId) => ({
+  userId,
+  id: riderId(derivedId, OPERATOR, userId),
+}));
 
 export const gatewayIds = (n: number) => Array.from({ length: n }, (_, i) => `gw-${i + 1}`);
 export const deviceAlias = (gatewayId: string, channel: number) => `${gatewayId}-${channel}`;
@@ -30,6 +37,7 @@ function manifest(gateways: number, secretHash: string) {
         id: OPERATOR,
         name: "Simulated operator",
         clients: [{ client_id: ADMIN, permissions: [...PERMISSIONS], secret_hash: secretHash }],
+        riders: RIDERS.map((r) => ({ user_id: r.userId })),
         locations: [
           {
             code: LOCATION,

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { buildApp } from "../../cloud/app.ts";
+import { createTokenIssuer } from "../../cloud/auth/tokens.ts";
 import { createSettledNotifier } from "../../cloud/commands/command-settled.ts";
 import { createDeadlineSweeper } from "../../cloud/commands/deadline-sweeper.ts";
 import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
@@ -22,6 +23,7 @@ const PREFIX = "sim";
 const BROKER_PORT = 1883;
 const CLOUD_MQTT = { username: "cloud", password: "cloud-simulation-password" };
 const TOKEN_SECRET = new TextEncoder().encode("simulation-token-secret-of-32-bytes!!");
+const ISSUER = "http://cloud.sim";
 export const MOVE_MS = 20;
 
 /** One site controller: its hardware (which outlives the daemon), its clock and its daemon, if running. */
@@ -74,7 +76,7 @@ export async function startWorld(opts: { gateways: number }) {
     log,
     gateways: link,
     tokenSecret: TOKEN_SECRET,
-    issuer: "http://cloud.sim",
+    issuer: ISSUER,
     timeouts,
     settled,
   });
@@ -124,6 +126,8 @@ export async function startWorld(opts: { gateways: number }) {
   return {
     app,
     db,
+    /** Mints a rider's access token as sign-in does (the sign-in round trip itself is not what runs here). */
+    riderTokens: createTokenIssuer({ secret: TOKEN_SECRET, issuer: ISSUER, clock }),
     net,
     gateways,
     timeouts,
