@@ -24,7 +24,7 @@ const BROKER_PORT = 1883;
 const CLOUD_MQTT = { username: "cloud", password: "cloud-simulation-password" };
 const TOKEN_SECRET = new TextEncoder().encode("simulation-token-secret-of-32-bytes!!");
 const ISSUER = "http://cloud.sim";
-export const MOVE_MS = 20;
+const MOVE_MS = 20;
 
 /** One site controller: its hardware (which outlives the daemon), its clock and its daemon, if running. */
 export type SimGateway = {
@@ -130,17 +130,9 @@ export async function startWorld(opts: { gateways: number }) {
     riderTokens: createTokenIssuer({ secret: TOKEN_SECRET, issuer: ISSUER, clock }),
     net,
     gateways,
-    timeouts,
     async brokerRestart(): Promise<void> {
       await broker?.close();
       await startBroker();
-    },
-    async brokerDown(): Promise<void> {
-      await broker?.close();
-      broker = null;
-    },
-    async brokerUp(): Promise<void> {
-      if (!broker) await startBroker();
     },
     /** Stops a gateway's daemon (its hardware and files stay) and starts it again from its files. */
     async restartGateway(g: SimGateway): Promise<void> {
