@@ -33,6 +33,11 @@ describe("a partition longer than the keepalive (the real daemon behind a stalle
     s = await startDaemonSite({
       store: "postgres",
       siteEvents: true,
+      // The command sent into the partition expires in real time too, long before the link heals (the partition
+      // outlasts a 15 s keepalive): the daemon refuses it on its own estimate of the cloud's clock even when the
+      // cloud's fresh answer takes longer than the session's sync wait on a busy machine. The cloud's jumped
+      // clock alone would leave that estimate two hours behind.
+      timeouts: { deliveryMs: 10_000 },
       manifest: accessSite({ whitelist: WL, cards: [MEMBER], hook: { id: HOOK, url: receiver.url } }),
       brokerUrlFor: async (url) => {
         const p = await FaultProxy.before(url, 23);
