@@ -32,10 +32,6 @@ export class Prng {
     return this.int(0, 2 ** 30 - 1) / 2 ** 30;
   }
 
-  chance(p: number): boolean {
-    return this.float() < p;
-  }
-
   pick<T>(items: readonly T[]): T {
     if (items.length === 0) throw new Error("pick from nothing");
     return items[this.int(0, items.length - 1)] as T;

@@ -23,7 +23,6 @@ export type RunResult = {
   failures: string[];
   /** The trace's last lines, for a failure's report. */
   tail: string[];
-  steps: number;
   virtualMs: number;
 };
 
@@ -67,7 +66,6 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const movements: Movement[] = [];
   let world: World | null = null;
   const failures: string[] = [];
-  let steps = 0;
   try {
     note("start");
     world = await startWorld({ gateways: rng.int(1, 3) });
@@ -94,7 +92,6 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     while (at() < chaosMs) {
       await advance(clock, rng.int(20, 1_500));
       await chaos.step();
-      steps++;
     }
     // The faults heal; time passes without new work; then the world must agree with its hardware.
     chaos.healAll();
@@ -108,7 +105,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     vw.uninstall();
   }
   const trace = createHash("sha256").update(lines.join("\n")).digest("hex").slice(0, 16);
-  return { seed: o.seed, trace, failures, tail: lines.slice(-20), steps, virtualMs: at() };
+  return { seed: o.seed, trace, failures, tail: lines.slice(-20), virtualMs: at() };
 }
 
 async function signIn(w: World): Promise<string> {
