@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
 import { brownout, jam } from "../../hardware-sim/faults.ts";
 import type { Prng } from "./determinism.ts";
-import { deviceAlias, deviceId, LOCKERS, OPERATOR, RIDERS } from "./sim-site.ts";
+import { CARDS, deviceAlias, deviceId, LOCKERS, OPERATOR, READERS, RIDERS } from "./sim-site.ts";
 import type { World } from "./world.ts";
 
 type Api = (
@@ -35,6 +35,7 @@ export function createChaos(o: {
   const ids = [...w.gateways.keys()];
   const lasting = new Set<Lasting>();
   const partitions = new Map<string, number>();
+  const unplugged = new Set<string>();
   const weight = () => rng.pick([0, 1, 3]);
   const last = (forMs: number, heal: () => void) => lasting.add({ until: o.now() + forMs, heal });
   const board = (gw: string) => {
@@ -70,6 +71,17 @@ export function createChaos(o: {
             `${rider.userId} ${command} ${alias} ${res.statusCode} ${res.json().id ?? res.json().error_code ?? ""}`,
           ),
         );
+      },
+    },
+    {
+      kind: "tap",
+      weight: 8,
+      run() {
+        const gw = rng.pick(ids);
+        const n = rng.int(1, READERS);
+        const card = rng.pick(Object.values(CARDS));
+        note(`tap ${card} on ${gw} reader-${n}`);
+        w.gateways.get(gw)?.hardware.reader(`reader-${n}`).tap(card);
       },
     },
     { kind: "cut", weight: weight(), run: () => void note(`cut ${pickGw()} links`) },
@@ -160,6 +172,24 @@ export function createChaos(o: {
         const ms = rng.int(50, 5_000);
         board(gw).use(brownout(ms));
         note(`brownout ${gw} ${ms}`);
+      },
+    },
+    {
+      kind: "unplug",
+      weight: weight(),
+      async run() {
+        const gw = rng.pick(ids);
+        const name = `reader-${rng.int(1, READERS)}`;
+        const reader = w.gateways.get(gw)?.hardware.reader(name);
+        const ms = rng.int(1_000, 60_000);
+        if (!reader || unplugged.has(`${gw}/${name}`)) return;
+        unplugged.add(`${gw}/${name}`);
+        await reader.unplug();
+        note(`unplug ${gw} ${name} for ${ms}`);
+        last(ms, () => {
+          unplugged.delete(`${gw}/${name}`);
+          void reader.plugIn().then(() => note(`plug ${gw} ${name}`));
+        });
       },
     },
   ];

@@ -1,5 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
+import { deliveredExactlyOnce, readOutboxLedger } from "./delivery-invariants.ts";
 import { deviceAlias, deviceId, LOCKERS, RIDERS } from "./sim-site.ts";
+import { type Decided, tapsFollowTheRule } from "./tap-invariants.ts";
 import type { World } from "./world.ts";
 
 /** A latch movement a board was asked for (retries of one request share its seq). */
@@ -33,31 +35,64 @@ const ACTION: Record<string, "lock" | "unlock" | undefined> = {
 };
 
 /**
- * Every latch movement belongs to a distinct command of the same action whose deadline had not passed:
- * no movement after a deadline (F7), none without a command, at most one per command (S31, F8).
- * Earliest deadline first matches intervals to points optimally, so a failure here is a real one.
+ * A tap a daemon received on a locker's reader, from `at` to `until` (virtual ms), when it decided it; the
+ * action decided, or null when the daemon stopped before deciding (the next one recovers the decision).
  */
-export function unmatchedMovements(movements: Movement[], commands: CommandRow[]): string[] {
+export type Tap = { device_id: string; at: number; until: number; action: "lock" | "unlock" | null };
+
+/** How long after a tap left undecided (its daemon stopped) the hardware may still have been asked to move. */
+export const UNDECIDED_TAP_MS = 30_000;
+
+type Candidate = { device: string; action: "lock" | "unlock" | null; start: number; end: number; id: string };
+
+/**
+ * Every latch movement belongs to a distinct command of the same action whose deadline had not passed, or
+ * to a distinct tap on that locker's reader that decided that action, between the tap and its decision:
+ * no movement after a deadline (F7), none without a command or a tap, at most one per command (S31, F8) and
+ * per tap. Earliest deadline first matches intervals to points optimally, so a failure here is a real one.
+ */
+export function unmatchedMovements(
+  movements: Movement[],
+  commands: CommandRow[],
+  taps: Tap[] = [],
+): string[] {
   const failures: string[] = [];
+  const candidates: Candidate[] = [];
+  for (const c of commands) {
+    const action = ACTION[c.name];
+    if (action)
+      candidates.push({
+        device: c.device_id,
+        action,
+        start: Date.parse(c.created_at),
+        end: c.expires,
+        id: c.id,
+      });
+  }
+  for (const [i, t] of taps.entries())
+    candidates.push({ device: t.device_id, action: t.action, start: t.at, end: t.until, id: `tap${i}` });
+  candidates.sort((a, b) => a.end - b.end);
   const used = new Set<string>();
   const distinct = new Map<string, Movement>();
-  for (const m of movements)
-    distinct.set(
-      `${m.gateway}/${m.channel}/${m.action}/${m.seq}`,
-      distinct.get(`${m.gateway}/${m.channel}/${m.action}/${m.seq}`) ?? m,
-    );
+  for (const m of movements) {
+    const k = `${m.gateway}/${m.channel}/${m.action}/${m.seq}`;
+    distinct.set(k, distinct.get(k) ?? m);
+  }
   const sorted = [...distinct.values()].sort((a, b) => a.at - b.at);
   for (const m of sorted) {
     const device = deviceId(deviceAlias(m.gateway, m.channel));
-    const candidates = commands
-      .filter((c) => c.device_id === device && ACTION[c.name] === m.action && !used.has(c.id))
-      .filter((c) => Date.parse(c.created_at) <= m.at && m.at <= c.expires)
-      .sort((a, b) => a.expires - b.expires);
-    const match = candidates[0];
+    const match = candidates.find(
+      (c) =>
+        c.device === device &&
+        (c.action === null || c.action === m.action) &&
+        !used.has(c.id) &&
+        c.start <= m.at &&
+        m.at <= c.end,
+    );
     if (match) used.add(match.id);
     else
       failures.push(
-        `latch ${m.gateway} ch${m.channel} moved (${m.action}, seq ${m.seq}) at ${new Date(m.at).toISOString()} with no live command left to account for it`,
+        `latch ${m.gateway} ch${m.channel} moved (${m.action}, seq ${m.seq}) at ${new Date(m.at).toISOString()} with no live command or tap left to account for it`,
       );
   }
   return failures;
@@ -94,7 +129,7 @@ export function ridersReleasedOnlyTheirOwn(commands: CommandRow[], riders: Set<s
 export async function checkInvariants(
   w: World,
   api: Api,
-  movements: Movement[],
+  seen: { movements: Movement[]; taps: Tap[]; decided: Decided[] },
   note: (line: string) => void,
 ): Promise<string[]> {
   const rows = await w.db
@@ -116,8 +151,12 @@ export async function checkInvariants(
     } | null;
     return { ...r, expires: wire?.expires_at ? Date.parse(wire.expires_at) : Number.POSITIVE_INFINITY };
   });
+  const ledgers = [...w.gateways.values()].map((g) => readOutboxLedger(g.id, w.storeFile(g)));
+  for (const l of ledgers) note(`end ${l.gateway} outbox ${l.lastSeq} given ${l.pending} pending`);
   const failures = [
-    ...unmatchedMovements(movements, commands),
+    ...unmatchedMovements(seen.movements, commands, seen.taps),
+    ...(await deliveredExactlyOnce(w.db, ledgers)),
+    ...(await tapsFollowTheRule(w.db, seen.decided)),
     ...ridersReleasedOnlyTheirOwn(commands, new Set(RIDERS.map((r) => r.id))),
   ];
   for (const c of [...commands].sort((a, b) => a.id.localeCompare(b.id)))

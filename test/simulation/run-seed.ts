@@ -3,10 +3,9 @@ import { createChaos } from "./chaos.ts";
 import { installVirtualWorld, Prng, type VirtualClock } from "./determinism.ts";
 import { advance, countImmediates } from "./driver.ts";
 import { checkInvariants, type Movement } from "./invariants.ts";
-import { ADMIN, SECRET } from "./sim-site.ts";
+import { ADMIN, SECRET, START } from "./sim-site.ts";
+import { createTapLog } from "./tap-log.ts";
 import { startWorld, type World } from "./world.ts";
-
-const START = Date.parse("2026-03-02T07:00:00.000Z");
 
 export type RunOptions = {
   seed: number;
@@ -64,11 +63,18 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       console.error(`${Number(process.hrtime.bigint() / 1_000_000n) % 1_000_000} ${at()} ${line}`);
   };
   const movements: Movement[] = [];
+  const taps = createTapLog(() => clock.now);
   let world: World | null = null;
   const failures: string[] = [];
   try {
     note("start");
-    world = await startWorld({ gateways: rng.int(1, 3) });
+    world = await startWorld({
+      gateways: rng.int(1, 3),
+      onBoot: (g, daemon) =>
+        taps.follow(g.id, daemon, (d) =>
+          note(`decided ${g.id} ${d.card_id} ${d.granted} ${d.action} ${d.reason}`),
+        ),
+    });
     system.restart();
     note("started");
     const w = world;
@@ -88,7 +94,14 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     const token = await during(clock, signIn(w));
     const api = (method: "GET" | "POST", url: string, payload?: object, as = token) =>
       w.app.inject({ method, url, payload, headers: { authorization: `Bearer ${as}` } });
-    const chaos = createChaos({ world: w, rng, api, now: at, note, during: (p) => during(clock, p) });
+    const chaos = createChaos({
+      world: w,
+      rng,
+      api,
+      now: at,
+      note,
+      during: (p) => during(clock, p),
+    });
     while (at() < chaosMs) {
       await advance(clock, rng.int(20, 1_500));
       await chaos.step();
@@ -97,7 +110,12 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     chaos.healAll();
     note("heal");
     await advance(clock, quietMs);
-    failures.push(...(await during(clock, checkInvariants(w, api, movements, note))));
+    failures.push(
+      ...(await during(
+        clock,
+        checkInvariants(w, api, { movements, taps: taps.taps(), decided: taps.decided }, note),
+      )),
+    );
   } catch (err) {
     failures.push(`the run crashed: ${(err as Error).stack ?? err}`);
   } finally {

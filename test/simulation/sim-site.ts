@@ -16,6 +16,31 @@ export const SECRET = "simulation-secret-123";
 export const LOCATION = "S1";
 /** Lockers per gateway, on board 1 of the gateway's bus0, channels 1..N. */
 export const LOCKERS = 4;
+/** Readers per gateway: reader-N serves locker N (rfid_parking: a tap locks a free locker for the card). */
+export const READERS = 2;
+/** Virtual time at the start of every run. */
+export const START = Date.parse("2026-03-02T07:00:00.000Z");
+
+/** Whitelists of the site: one kept on the gateways (keys_only), one the gateways ask the cloud about. */
+export const KEPT_WHITELIST = "5a5a5a5a-0000-4000-8000-0000000000a1";
+export const ASKED_WHITELIST = "5a5a5a5a-0000-4000-8000-0000000000a2";
+
+/**
+ * The cards tapped: kept ones (valid, master, expired before the run, expiring during it, inactive), one
+ * only the cloud knows, and one nobody knows.
+ */
+export const CARDS = {
+  ann: "a1a1",
+  bob: "b2b2",
+  master: "f0f0",
+  expired: "e1e1",
+  expiring: "e2e2",
+  inactive: "d1d1",
+  asked: "c1c1",
+  unknown: "0bad",
+} as const;
+/** When the expiring card stops opening anything: inside the run's chaos. */
+export const EXPIRING_AT = START + 40_000;
 
 /** Riders of the operator: each may take a free locker, and only its own back. */
 export const RIDERS = ["ann", "bob", "cem"].map((userId) => ({
@@ -25,8 +50,8 @@ export const RIDERS = ["ann", "bob", "cem"].map((userId) => ({
 
 export const gatewayIds = (n: number) => Array.from({ length: n }, (_, i) => `gw-${i + 1}`);
 export const deviceAlias = (gatewayId: string, channel: number) => `${gatewayId}-${channel}`;
-export const deviceId = (alias: string) =>
-  derivedId(derivedId(OPERATOR, "location", LOCATION), "device", alias);
+export const locationId = derivedId(OPERATOR, "location", LOCATION);
+export const deviceId = (alias: string) => derivedId(locationId, "device", alias);
 
 /** One location with `gateways` gateways of LOCKERS lockers each; the lockers start free (latch open). */
 function manifest(gateways: number, secretHash: string) {
@@ -45,6 +70,7 @@ function manifest(gateways: number, secretHash: string) {
             type: "BIKE_LOCKERS",
             latitude: 52.37,
             longitude: 4.89,
+            attrs: { rfid_parking: true },
             gateways: gatewayIds(gateways).map((id) => ({
               id,
               secret_hash: secretHash,
@@ -54,6 +80,29 @@ function manifest(gateways: number, secretHash: string) {
                 bus: { board: 1, channel: i + 1 },
               })),
             })),
+          },
+        ],
+        whitelists: [
+          {
+            id: KEPT_WHITELIST,
+            name: "Kept cards",
+            keys_only: true,
+            targets: [{ location: LOCATION }],
+            entities: [
+              { id: CARDS.ann },
+              { id: CARDS.bob },
+              { id: CARDS.master, is_master_key: true },
+              { id: CARDS.expired, expires_at: new Date(START - 3_600_000).toISOString() },
+              { id: CARDS.expiring, expires_at: new Date(EXPIRING_AT).toISOString() },
+              { id: CARDS.inactive, status: "INACTIVE" },
+            ],
+          },
+          {
+            id: ASKED_WHITELIST,
+            name: "Asked cards",
+            keys_only: false,
+            targets: [{ location: LOCATION }],
+            entities: [{ id: CARDS.asked }],
           },
         ],
       },

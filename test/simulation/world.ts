@@ -17,7 +17,7 @@ import { systemClock } from "../../shared/node/system-clock.ts";
 import { OffsetClock } from "../support/offset-clock.ts";
 import { SCRATCH } from "./scratch.ts";
 import { SimNetwork } from "./sim-network.ts";
-import { gatewayIds, LOCKERS, SECRET, siteStoreFile } from "./sim-site.ts";
+import { gatewayIds, LOCKERS, READERS, SECRET, siteStoreFile } from "./sim-site.ts";
 
 const PREFIX = "sim";
 const BROKER_PORT = 1883;
@@ -40,7 +40,11 @@ export type SimGateway = {
  * and gateways on simulated hardware, all on the virtual clock and the in-memory network. Nothing here
  * decides anything at random: the run's driver does, from its seed.
  */
-export async function startWorld(opts: { gateways: number }) {
+export async function startWorld(opts: {
+  gateways: number;
+  /** Called with every daemon started, the first boots and every restart. */
+  onBoot?: (g: SimGateway, daemon: RunningGateway) => void;
+}) {
   const log = pino({ level: "silent" });
   const net = new SimNetwork();
   net.install();
@@ -89,7 +93,7 @@ export async function startWorld(opts: { gateways: number }) {
     const hardware = createSimSite({
       moveMs: MOVE_MS,
       buses: { bus0: { boards: [{ address: 1, channels: LOCKERS, latch: "unlocked" }] } },
-      readers: { "reader-1": { aliveMs: false } },
+      readers: Object.fromEntries(readerIds().map((r) => [r, { aliveMs: false as const }])),
     });
     await hardware.ready;
     gateways.set(id, { id, hardware, clock: new OffsetClock(), daemon: null });
@@ -102,7 +106,7 @@ export async function startWorld(opts: { gateways: number }) {
       broker: { url: `mqtt://${id}.sim:${BROKER_PORT}`, prefix: PREFIX },
       state_dir: path.join(dir, id),
       buses: [{ name: "bus0", path: "sim://bus0", boards: [1] }],
-      readers: [{ id: "reader-1", path: "sim://reader-1", device_alias: `${id}-1` }],
+      readers: readerIds().map((r, i) => ({ id: r, path: `sim://${r}`, device_alias: `${id}-${i + 1}` })),
       heartbeat_interval_s: 5,
       sensor_sweep: null,
       outbox_resend_s: 2,
@@ -120,6 +124,7 @@ export async function startWorld(opts: { gateways: number }) {
       camera: null,
       controlSocket: false,
     });
+    opts.onBoot?.(g, g.daemon);
   }
   for (const g of gateways.values()) await bootGateway(g);
 
@@ -130,6 +135,8 @@ export async function startWorld(opts: { gateways: number }) {
     riderTokens: createTokenIssuer({ secret: TOKEN_SECRET, issuer: ISSUER, clock }),
     net,
     gateways,
+    /** The gateway's own SQLite store (its outbox, key cache, journals). */
+    storeFile: (g: SimGateway) => path.join(dir, g.id, "gateway.db"),
     async brokerRestart(): Promise<void> {
       await broker?.close();
       await startBroker();
@@ -156,5 +163,8 @@ export async function startWorld(opts: { gateways: number }) {
     },
   };
 }
+
+/** reader-N serves locker N. */
+export const readerIds = () => Array.from({ length: READERS }, (_, i) => `reader-${i + 1}`);
 
 export type World = Awaited<ReturnType<typeof startWorld>>;

@@ -1,0 +1,83 @@
+import { cardGrantsAt } from "../../cloud/key-sync/key-view.ts";
+import type { Db } from "../../cloud/store/db.ts";
+import { decideTap, type TapContext } from "../../shared/domain/access-decision.ts";
+import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
+import { KEPT_WHITELIST, locationId } from "./sim-site.ts";
+
+/** A decision a gateway made, as its daemon told it when it went to the outbox. */
+export type Decided = { gateway: string; decision: AccessDecision };
+
+/** How much later than the tap a decision may be taken: the cloud's answer, the taps queued before it. */
+const DECIDE_WINDOW_MS = 30_000;
+/** How much later than the tap the gateway may have swept its expired grants: while it asked the cloud. */
+const SWEEP_WINDOW_MS = 5_000;
+
+/** Every state of a locker the gateway may have seen at the tap (the latch as sensed, who parked it). */
+function occupancies(card: string): TapContext["occupancy"][] {
+  const out: TapContext["occupancy"][] = [];
+  for (const locked of [true, false, null])
+    for (const parkedBy of [null, card, "someone-else"]) out.push({ locked, parkedBy });
+  return out;
+}
+
+/** Every (granted, action, reason) the rule gives for these grants, over the states and the time window. */
+function possible(decision: AccessDecision, grants: Grant[], at: number[]): Set<string> {
+  const out = new Set<string>();
+  for (const now of at)
+    for (const occupancy of occupancies(decision.card_id)) {
+      const d = decideTap({
+        card: decision.card_id,
+        now: new Date(now),
+        device: decision.device_id
+          ? { device_id: decision.device_id, type: "LOCKER", location_id: locationId }
+          : null,
+        rfidParking: true,
+        grants,
+        occupancy,
+        booking: null,
+      });
+      out.add(`${d.granted} ${d.action} ${d.reason}`);
+      // Granted, then the hardware did not do it: the gateway says so instead.
+      if (d.granted) out.add(`${d.granted} ${d.action} actuation_failed`);
+    }
+  return out;
+}
+
+/**
+ * An RFID decision at the edge equals what the cloud's rule (shared/domain/access-decision.ts) decides for
+ * the keys the gateway held: the site's kept cards for a local decision, every card the cloud knows for
+ * one it answered. Judged at the gateway's own estimate of the cloud's time at the tap (its wall clock
+ * while it has not heard the cloud) and up to the moment it decided; the latch and who parked are the
+ * gateway's to know, so every state of them is allowed. A card the gateway does not hold, decided
+ * without the cloud's answer, is `offline_unknown`.
+ */
+export async function tapsFollowTheRule(db: Db, decided: Decided[]): Promise<string[]> {
+  const failures: string[] = [];
+  const grantsOf = new Map<string, Grant[]>();
+  for (const { gateway, decision: d } of decided) {
+    const key = `${gateway}/${d.card_id}`;
+    let all = grantsOf.get(key);
+    if (!all) {
+      all = await cardGrantsAt(db, gateway, d.card_id);
+      grantsOf.set(key, all);
+    }
+    const held = all.filter((g) => g.whitelist_id === KEPT_WHITELIST);
+    const tappedAt = Date.parse(d.observed_cloud_at ?? d.observed_at);
+    const at = [tappedAt, tappedAt + DECIDE_WINDOW_MS];
+    const allowed = possible(d, d.decided_by === "cloud" ? all : held, at);
+    // The gateway's sweep deletes grants expired by its estimate of the cloud's time; what is left of a
+    // card may then be nothing, and a card it does not hold, without the cloud's answer, is refused.
+    const unswept = held.filter(
+      (g) => g.expires_at === null || Date.parse(g.expires_at) > tappedAt + SWEEP_WINDOW_MS,
+    );
+    if (d.decided_by === "local")
+      for (const grants of [held, unswept])
+        if (possible(d, grants, at).has("false none unknown_card")) allowed.add("false none offline_unknown");
+    const got = `${d.granted} ${d.action} ${d.reason}`;
+    if (!allowed.has(got))
+      failures.push(
+        `${gateway} decided card ${d.card_id} (${d.decided_by}, seq ${d.seq}) as "${got}"; the rule allows ${[...allowed].join(" | ")}`,
+      );
+  }
+  return failures;
+}
