@@ -80,6 +80,7 @@ export type RunningGateway = {
 type Base = {
   cfg: GatewayConfig;
   clock: Clock;
+  monotonic: Monotonic;
   cloudTime: CloudClock;
   log: Logger;
   metrics: Metrics;
@@ -99,21 +100,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const log = deps.log ?? pino({ level: cfg.log_level }).child({ gateway_id: cfg.gateway_id });
   const startedAt = clock.now();
   // Cloud deadlines and card expiry are judged on the cloud's clock, learnt from its messages.
-  const cloudTime = new CloudClock({ clock, monotonic: deps.monotonic ?? systemMonotonic });
-  const base: Base = { cfg, clock, cloudTime, log, metrics: createMetrics(), startedAt };
+  const monotonic = deps.monotonic ?? systemMonotonic;
+  const cloudTime = new CloudClock({ clock, monotonic });
+  const base: Base = { cfg, clock, monotonic, cloudTime, log, metrics: createMetrics(), startedAt };
   const { metrics } = base;
   const openLink = deps.openLink ?? createSerialLinkFactory();
   const hw = openHardware(deps, base, openLink);
   const { gpio, store, registry, doors, buses, reconciler } = hw;
   const connectBroker = deps.brokerLink ?? ((options: MqttBrokerLinkOptions) => new MqttBrokerLink(options));
-  const broker = connectBroker({
-    url: cfg.broker.url,
-    prefix: cfg.broker.prefix,
-    gatewayId: cfg.gateway_id,
-    password: deps.secret,
-    clock,
-    log,
-  });
+  const { url, prefix } = cfg.broker;
+  const broker = connectBroker({ url, prefix, gatewayId: cfg.gateway_id, password: deps.secret, clock, log });
   const tapListeners = createFanOut<[reader: string, card: string]>(log, "a tap listener failed");
   const accessListeners = createFanOut<[decision: AccessDecision]>(log, "an access listener failed");
   const features = createFeatures(base, hw, broker, deps.camera ?? null, (m) => accessListeners.emit([m]));
@@ -265,7 +261,7 @@ type Hardware = ReturnType<typeof openHardware>;
 
 /** The daemon's features over the hardware and the broker link; none is started here. */
 function createFeatures(
-  { cfg, clock, cloudTime, log, metrics, startedAt }: Base,
+  { cfg, clock, monotonic, cloudTime, log, metrics, startedAt }: Base,
   hw: Hardware,
   broker: BrokerLink,
   camera: Camera | null,
@@ -289,7 +285,8 @@ function createFeatures(
       bookingsChanged: () => bookingExpiry.changed(),
     },
   });
-  const keySync = createKeySync({ gatewayId, keys: store.keys, broker, clock, log, sweep: cfg.key_sweep });
+  const sweep = cfg.key_sweep;
+  const keySync = createKeySync({ gatewayId, keys: store.keys, broker, clock, cloudTime, log, sweep });
   const cardQueries = createCardQueries({ gatewayId, broker, clock, timeoutMs: cfg.card_query_timeout_ms });
   const taps = createTapHandler({
     store,
@@ -307,7 +304,8 @@ function createFeatures(
       accessDecided(m);
     },
   });
-  const pump = createOutboxPump({ outbox, broker, clock, log, resendAfterMs: cfg.outbox_resend_s * 1000 });
+  const resendAfterMs = cfg.outbox_resend_s * 1000;
+  const pump = createOutboxPump({ outbox, broker, clock, monotonic, log, resendAfterMs });
   const monitors = hw.buses.map((b) => b.monitor);
   const intervalMs = cfg.heartbeat_interval_s * 1000;
   const heartbeat = createHeartbeat({

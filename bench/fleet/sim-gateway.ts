@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
 import type { Clock } from "../../gateway/ports.ts";
+import { systemMonotonic } from "../../shared/node/system-clock.ts";
 import { packageVersion } from "../../shared/node/version.ts";
 import type { CommandRequest, DeviceMap, KeysDown, UpMessage } from "../../shared/wire/messages.ts";
 import { MemoryOutbox } from "./memory-outbox.ts";
@@ -78,7 +79,13 @@ export class SimGateway {
       o.counters,
     );
     this.outbox = new MemoryOutbox(id, o.clock, o.outboxId);
-    this.pump = createOutboxPump({ outbox: this.outbox, broker: this.link, clock: o.clock, log: o.log });
+    this.pump = createOutboxPump({
+      outbox: this.outbox,
+      broker: this.link,
+      clock: o.clock,
+      monotonic: systemMonotonic,
+      log: o.log,
+    });
     this.link.on("connected", () => {
       this.everConnected = true;
       // What the real daemon does on every connect: a heartbeat at once and the key version it holds.

@@ -281,7 +281,9 @@ export function createCommandExecutor(deps: ExecutorDeps) {
           { command_id: req.command_id, state: seen.state },
           "repeated command: reporting its outcome again",
         );
-        if (seen.state !== "RECEIVED") report(req, seen.state, seen.reason, seen.lock_state);
+        // Without the latch it read then: this report takes a later place in the outbox than whatever the
+        // sensors said since, and the cloud would take that old reading for the newest.
+        if (seen.state !== "RECEIVED") report(req, seen.state, seen.reason);
         return;
       }
       inFlight.add(req.command_id);

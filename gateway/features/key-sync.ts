@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { cronTask, parseCron } from "../../shared/time/cron.ts";
 import type { KeysDown } from "../../shared/wire/messages.ts";
 import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
+import type { CloudClock } from "../time/cloud-clock.ts";
 
 /**
  * The gateway's side of whitelist sync (ARCHITECTURE flow 4). It tells the cloud the key version it holds
@@ -10,13 +11,16 @@ import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
  * for a week converges by itself. It says it again when the cloud asks for a resend (the cloud has just
  * reconnected: after a broker restart the report of our own connect may have gone to a broker the cloud was
  * not yet subscribed to, and the delta it answered with is lost too). A cron sweep deletes expired grants
- * (the decision checks expiry anyway).
+ * (the decision checks expiry anyway), expired on the cloud's clock as the decision judges them: a wall
+ * clock ahead of it would delete grants still valid, and a card kept for offline use would stop opening.
  */
 export function createKeySync(deps: {
   gatewayId: string;
   keys: KeyCache;
   broker: Pick<BrokerLink, "publishKeysReport" | "on" | "off">;
   clock: Clock;
+  /** The cloud's clock as the gateway knows it; the wall clock only until it has heard the cloud. */
+  cloudTime?: Pick<CloudClock, "cloudNow">;
   log: Logger;
   /** When to delete expired grants (cron syntax, shared/time/cron.ts); never when null. */
   sweep: string | null;
@@ -72,7 +76,7 @@ export function createKeySync(deps: {
   };
 
   function purge(): number {
-    const gone = deps.keys.purgeExpired(deps.clock.now());
+    const gone = deps.keys.purgeExpired(deps.cloudTime?.cloudNow() ?? deps.clock.now());
     if (gone > 0) deps.log.info({ grants: gone }, "expired grants deleted");
     return gone;
   }

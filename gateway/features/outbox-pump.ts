@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Monotonic } from "../../shared/time/clock.ts";
 import type { BrokerLink, Clock, Outbox, TimerHandle } from "../ports.ts";
 
 /** A cloud that acknowledges nothing is asked again at most this often (doubling from `resendAfterMs`). */
@@ -17,6 +18,8 @@ export function createOutboxPump(deps: {
   outbox: Outbox;
   broker: Pick<BrokerLink, "connected" | "publishUp" | "on" | "off">;
   clock: Clock;
+  /** How long a row has waited is elapsed time: a wall clock set back must not hold resends for hours. */
+  monotonic: Monotonic;
   log: Logger;
   resendAfterMs?: number;
   maxResendAfterMs?: number;
@@ -51,7 +54,7 @@ export function createOutboxPump(deps: {
             await deps.broker.publishUp(msg);
             if (started !== epoch) break; // a reconnect reset the cursor meanwhile: go on from there
             lastSent = msg.seq;
-            sentAt.set(msg.seq, deps.clock.now().getTime());
+            sentAt.set(msg.seq, deps.monotonic.nowMs());
           }
         }
       } while (again && deps.broker.connected);
@@ -70,7 +73,7 @@ export function createOutboxPump(deps: {
   }
 
   function checkStale() {
-    const now = deps.clock.now().getTime();
+    const now = deps.monotonic.nowMs();
     const oldest = deps.outbox.pending(0, 1)[0];
     const at = oldest ? sentAt.get(oldest.seq) : undefined;
     // A row never sent while no pump runs: its publish failed and stopped the batch.

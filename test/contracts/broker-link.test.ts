@@ -101,7 +101,7 @@ brokerLinkContract("stand-in (gateway suites)", (): Promise<BrokerSite> => {
         });
       },
     },
-    link: (clock) => new StandInBrokerLink(clock, gatewayId, { wire, connectOnStart: true }),
+    link: (clock) => new StandInBrokerLink(clock, gatewayId, { wire, connectOnStart: true, sessions: true }),
     close: () => Promise.resolve(),
   });
 });
@@ -135,6 +135,70 @@ describe("the MQTT link stopping over a link that passes no bytes", () => {
     clock.advance(2_000);
     await stopping;
     expect(link.connected).toBe(false);
+    await proxy.stop();
+    const session = await connected(MOSQUITTO_URL, { clientId: gatewayId, clean: true });
+    await session.endAsync();
+  });
+});
+
+// Found by the seeded simulation (docs/simulation.md): reports in flight when the link dropped are sent again
+// first on the next connection, one PUBACK at a time, and MQTT.js says "connect" only after them. The
+// commands the broker kept arrive meanwhile; the executor judged one on its stale `sent_at` as if the
+// session were not new, and moved a latch after the command's deadline.
+describe("the MQTT link resuming a session the broker kept", () => {
+  it("begins the session before it hands on a command the broker kept, even behind reports sent again", async () => {
+    const proxy = await startHoldProxy(MOSQUITTO_URL);
+    const clock = new FakeClock();
+    const prefix = `c${unique()}`;
+    const gatewayId = `gw-resume-${unique()}`;
+    const link = new MqttBrokerLink({
+      url: proxy.url,
+      prefix,
+      gatewayId,
+      password: "contract-secret",
+      clock,
+      log,
+    });
+    const order: string[] = [];
+    link.on("session", () => order.push("session"));
+    link.on("command", () => order.push("command"));
+    const up = new Promise<void>((resolve) => link.once("connected", () => resolve()));
+    link.start();
+    await up;
+    // Reports go into a link that passes no bytes, then the connection resets: they wait for a PUBACK.
+    proxy.hold();
+    for (let seq = 1; seq <= 3; seq++)
+      void link
+        .publishUp({
+          type: "hardware_event",
+          gateway_id: gatewayId,
+          seq,
+          observed_at: new Date().toISOString(),
+          device_id: null,
+          source: "bus0/1/1",
+          event: "door_opened",
+          detail: "",
+        })
+        .catch(() => undefined);
+    proxy.cut();
+    await eventually(() => expect(link.connected).toBe(false));
+    const cloud = await connected(MOSQUITTO_URL, { clientId: `cloud-${prefix}`, clean: true });
+    const command = {
+      command_id: "cccccccc-0000-4000-8000-000000000009",
+      device_id: "dddddddd-0000-4000-8000-000000000009",
+      name: "unlock",
+      params: {},
+      issued_at: new Date().toISOString(),
+      expires_at: "2999-01-01T00:00:00.000Z",
+    };
+    await cloud.publishAsync(topicFor(prefix, gatewayId, "cmd"), JSON.stringify(command), { qos: 1 });
+    proxy.release();
+    order.length = 0;
+    clock.advance(60_000); // the reconnect waits on the link's clock
+    await eventually(() => expect(order).toContain("command"));
+    expect(order).toEqual(["session", "command"]);
+    await link.stop();
+    await cloud.endAsync(true);
     await proxy.stop();
     const session = await connected(MOSQUITTO_URL, { clientId: gatewayId, clean: true });
     await session.endAsync();

@@ -1,12 +1,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteKeyCache } from "../../gateway/adapters/sqlite/key-cache.ts";
 import { type GatewayDb, openGatewayDb } from "../../gateway/adapters/sqlite/open-db.ts";
 import { SqliteParkedCards } from "../../gateway/adapters/sqlite/parked-cards.ts";
+import { createKeySync } from "../../gateway/features/key-sync.ts";
 import type { KeysDelta, KeysSnapshotPart } from "../../gateway/ports.ts";
 import { type Grant, SNAPSHOT_PART_SIZE } from "../../shared/wire/messages.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 
 const GW = "gw-keys";
 const LOCATION = "10000000-0000-4000-8000-000000000001";
@@ -179,6 +182,22 @@ describe("key cache: expiry", () => {
     expect(keys.grantsFor(card(2))).toEqual([]);
     expect(keys.count()).toBe(2);
     expect(keys.version()).toBe(1); // housekeeping; the cloud's version is unchanged
+  });
+
+  it("the sweep judges expiry on the cloud's clock: a wall clock a day ahead deletes nothing still valid", () => {
+    keys.applyDelta(delta(0, 1, { upserts: [aGrant(1, { expires_at: "2026-03-02T12:00:00.000Z" })] }));
+    const wallAhead = new FakeClock(new Date(NOW.getTime() + 86_400_000));
+    const sync = createKeySync({
+      gatewayId: "gw-1",
+      keys,
+      broker: { publishKeysReport: () => undefined, on: () => undefined, off: () => undefined } as never,
+      clock: wallAhead,
+      cloudTime: { cloudNow: () => NOW },
+      log: pino({ level: "silent" }),
+      sweep: null,
+    });
+    expect(sync.purge()).toBe(0);
+    expect(keys.grantsFor(card(1))).toHaveLength(1);
   });
 });
 

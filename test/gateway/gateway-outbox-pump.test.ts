@@ -98,6 +98,7 @@ function rig(opts: { connected?: boolean; batch?: number } = {}) {
     outbox,
     broker,
     clock,
+    monotonic: clock,
     log,
     resendAfterMs: RESEND_MS,
     batch: opts.batch,
@@ -227,6 +228,18 @@ describe("outbox pump", () => {
     r.clock.advance(RESEND_MS * 3);
     await settle();
     expect(r.broker.published).toEqual([]);
+  });
+
+  it("a wall clock set back (NTP stepping it) does not hold the resends: waits are elapsed time", async () => {
+    const r = rig();
+    r.pump.start();
+    r.append(2);
+    await settle();
+    r.broker.reset();
+    r.clock.setWall(r.clock.now().getTime() - 12 * 3_600_000);
+    r.clock.advance(RESEND_MS);
+    await settle();
+    expect(r.broker.published).toEqual([1, 2]);
   });
 
   it("does not resend a row that was sent recently, even when an older check falls due", async () => {

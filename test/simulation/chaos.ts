@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
 import { brownout, jam } from "../../hardware-sim/faults.ts";
 import type { Prng } from "./determinism.ts";
+import type { DiskFaults } from "./disk-full.ts";
 import { CARDS, deviceAlias, deviceId, LOCKERS, OPERATOR, READERS, RIDERS } from "./sim-site.ts";
 import type { World } from "./world.ts";
 
@@ -30,12 +31,15 @@ export function createChaos(o: {
   note: (line: string) => void;
   /** Waits for a promise while virtual time moves (a restart's start-up). */
   during: <T>(p: Promise<T>) => Promise<T>;
+  /** The stores' disks: full for a while. */
+  disks: DiskFaults;
 }) {
   const { world: w, rng, api, note } = o;
   const ids = [...w.gateways.keys()];
   const lasting = new Set<Lasting>();
   const partitions = new Map<string, number>();
   const unplugged = new Set<string>();
+  const fullDisks = new Set<string>();
   const weight = () => rng.pick([0, 1, 3]);
   const last = (forMs: number, heal: () => void) => lasting.add({ until: o.now() + forMs, heal });
   const board = (gw: string) => {
@@ -189,6 +193,25 @@ export function createChaos(o: {
         last(ms, () => {
           unplugged.delete(`${gw}/${name}`);
           void reader.plugIn().then(() => note(`plug ${gw} ${name}`));
+        });
+      },
+    },
+    {
+      kind: "disk",
+      weight: weight(),
+      run() {
+        const which = rng.pick(["cloud", ...ids]);
+        const g = w.gateways.get(which);
+        const file = g ? w.storeFile(g) : w.cloudStoreFile;
+        if (fullDisks.has(file)) return;
+        const ms = rng.int(1_000, 30_000);
+        fullDisks.add(file);
+        o.disks.set(file, true);
+        note(`disk of ${which} full for ${ms}`);
+        last(ms, () => {
+          fullDisks.delete(file);
+          o.disks.set(file, false);
+          note(`disk of ${which} has room`);
         });
       },
     },

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
+import { isStoreFull } from "../../gateway/features/store-full.ts";
 import { createChaos } from "./chaos.ts";
 import { installVirtualWorld, Prng, type VirtualClock } from "./determinism.ts";
+import { installDiskFaults } from "./disk-full.ts";
 import { advance, countImmediates } from "./driver.ts";
 import { checkInvariants, type Movement } from "./invariants.ts";
 import { ADMIN, SECRET, START } from "./sim-site.ts";
@@ -54,6 +56,15 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const chaosMs = o.chaosMs ?? 60_000;
   const quietMs = o.quietMs ?? 90_000;
   const vw = installVirtualWorld(system, START);
+  const failures: string[] = [];
+  const disks = installDiskFaults();
+  // As the daemon's main does: a full disk in a handler the features do not guard is logged, and the
+  // process stays up (gateway/main.ts). Anything else uncaught fails the seed, not the explorer.
+  const uncaught = (err: Error) => {
+    if (isStoreFull(err)) note(`uncaught SQLITE_FULL at ${err.stack?.split("\n")[3]?.trim()}`);
+    else failures.push(`uncaught: ${err.stack ?? err}`);
+  };
+  process.on("uncaughtException", uncaught);
   const { clock } = vw;
   const lines: string[] = [];
   const at = () => clock.now - START;
@@ -65,7 +76,6 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const movements: Movement[] = [];
   const taps = createTapLog(() => clock.now);
   let world: World | null = null;
-  const failures: string[] = [];
   try {
     note("start");
     world = await startWorld({
@@ -101,6 +111,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       now: at,
       note,
       during: (p) => during(clock, p),
+      disks,
     });
     while (at() < chaosMs) {
       await advance(clock, rng.int(20, 1_500));
@@ -120,6 +131,8 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     failures.push(`the run crashed: ${(err as Error).stack ?? err}`);
   } finally {
     if (world) await during(clock, world.stop()).catch((err: Error) => failures.push(`stop: ${err.message}`));
+    process.off("uncaughtException", uncaught);
+    disks.uninstall();
     vw.uninstall();
   }
   const trace = createHash("sha256").update(lines.join("\n")).digest("hex").slice(0, 16);

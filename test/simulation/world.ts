@@ -45,7 +45,7 @@ export async function startWorld(opts: {
   /** Called with every daemon started, the first boots and every restart. */
   onBoot?: (g: SimGateway, daemon: RunningGateway) => void;
 }) {
-  const log = pino({ level: "silent" });
+  const log = pino({ level: process.env.SIM_LOG ?? "silent" }, pino.destination(2));
   const net = new SimNetwork();
   net.install();
   const store = await siteStoreFile(opts.gateways);
@@ -110,7 +110,7 @@ export async function startWorld(opts: {
       heartbeat_interval_s: 5,
       sensor_sweep: null,
       outbox_resend_s: 2,
-      log_level: "silent",
+      log_level: (process.env.SIM_LOG ?? "silent") as "silent",
     });
 
   async function bootGateway(g: SimGateway): Promise<void> {
@@ -135,6 +135,8 @@ export async function startWorld(opts: {
     riderTokens: createTokenIssuer({ secret: TOKEN_SECRET, issuer: ISSUER, clock }),
     net,
     gateways,
+    /** The cloud's SQLite store. */
+    cloudStoreFile: store.file,
     /** The gateway's own SQLite store (its outbox, key cache, journals). */
     storeFile: (g: SimGateway) => path.join(dir, g.id, "gateway.db"),
     async brokerRestart(): Promise<void> {

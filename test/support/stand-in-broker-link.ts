@@ -58,6 +58,11 @@ export type StandInOptions = {
   wire?: StandInWire;
   /** Connect as soon as the gateway starts the link, as a broker that is up would; default: when the test says. */
   connectOnStart?: boolean;
+  /**
+   * Tell `session` on each connect, before what waited is delivered, as a broker link does. Off in the
+   * gateway suites: no cloud answers their sessions, so their commands are judged at once, as within one.
+   */
+  sessions?: boolean;
 };
 
 /**
@@ -107,6 +112,7 @@ export class StandInBrokerLink extends EventEmitter<BrokerLinkEvents> implements
     if (this.connected) return;
     this.connected = true;
     this.connectedSince = this.clock.now().toISOString();
+    if (this.options.sessions) this.emit("session");
     this.wire.attach(this);
     this.announce(true);
     this.emit("connected");

@@ -103,10 +103,14 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       onWait: (ms) =>
         this.options.log.info({ broker: this.options.url, retry_in_ms: ms }, "broker unreachable: retrying"),
     });
+    // The session begins with the broker's CONNACK, before anything it kept for us is handled: those copies
+    // may be old. Not on "connect": MQTT.js says that only once the reports in flight when the last
+    // connection dropped are sent again and acknowledged, one at a time, and the kept commands come meanwhile.
+    client.on("packetreceive", (packet) => {
+      if (packet.cmd === "connack") this.emit("session");
+    });
     client.on("connect", () => {
       this.connectedSince = this.options.clock.now().toISOString();
-      // Before anything the broker kept for us is handled: those copies may be old.
-      this.emit("session");
       this.options.log.info({ broker: this.options.url }, "broker connected");
       client.subscribe(
         {

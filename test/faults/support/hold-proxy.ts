@@ -56,6 +56,10 @@ export async function startHoldProxy(upstreamUrl: string) {
       holding = false;
       for (const flush of releases) flush();
     },
+    /** Resets every connection (what either side held is lost); new ones are accepted, held if holding. */
+    cut() {
+      for (const s of sockets) s.destroy();
+    },
     /** What the broker sent towards the daemon while held (latin1, so topics and JSON read as text). */
     heldFromBroker: () => Buffer.concat(heldDown).toString("latin1"),
     async stop() {
