@@ -59,6 +59,11 @@ export function answerFrameworkError(err: FastifyError, request: FastifyRequest,
   return reply.code(500).send(errorBody(request, "ERRORS.INTERNAL", "Internal server error", 500));
 }
 
+/** The codes a store gives when its disk is full: SQLite's, and PostgreSQL's SQLSTATE disk_full. */
+const STORE_FULL = new Set(["SQLITE_FULL", "53100"]);
+export const STORE_FULL_MESSAGE =
+  "The service cannot store anything just now (its disk is full); try again later";
+
 export function installErrorHandling(app: FastifyInstance) {
   // Request bodies are JSON only (spec: Endpoints). Fastify ships a text/plain parser by default, which
   // handed the raw string to the validator and turned an unsupported media type into a 400 (U3: 415).
@@ -87,6 +92,18 @@ export function installErrorHandling(app: FastifyInstance) {
       const message = err.code === "FST_ERR_CTP_INVALID_JSON_BODY" ? "body: not valid JSON" : err.message;
       if (code) return reply.code(status).send(errorBody(request, code, message, status));
       return reply.code(400).send(errorBody(request, "ERRORS.BAD_REQUEST", message, 400));
+    }
+    // A full disk under the store (SQLite's SQLITE_FULL, PostgreSQL's disk_full) passes once there is room:
+    // the write was rolled back, and the client may try again rather than take it as a bug.
+    if (STORE_FULL.has(String(err.code))) {
+      request.log.error({ err }, "the store is full: request refused");
+      const full = new AppError(
+        "ERRORS.SERVICE_UNAVAILABLE",
+        STORE_FULL_MESSAGE,
+        {},
+        { "retry-after": "30" },
+      );
+      return sendAppError(request, reply, full);
     }
     // Nothing internal leaks: the client gets the correlation id, the log gets the rest (S32).
     request.log.error({ err }, "unhandled error");

@@ -142,6 +142,16 @@ export function createChaos(o: {
       },
     },
     {
+      kind: "kill",
+      weight: weight(),
+      async run() {
+        const g = w.gateways.get(rng.pick(ids));
+        if (!g) return;
+        note(`kill ${g.id}`);
+        await o.during(w.killGateway(g));
+      },
+    },
+    {
       kind: "clock",
       weight: weight(),
       run() {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
@@ -147,6 +147,30 @@ export async function startWorld(opts: {
     async restartGateway(g: SimGateway): Promise<void> {
       await g.daemon?.stop();
       g.daemon = null;
+      await bootGateway(g);
+    },
+    /**
+     * Kills a gateway's daemon at whatever it was awaiting, and starts another from its files: what its
+     * store had committed at that instant is what the next one finds, and nothing it does after the
+     * instant reaches anyone (its link is held, then cut). Its hardware goes on as it was asked.
+     */
+    async killGateway(g: SimGateway): Promise<void> {
+      net.partition(g.id, true);
+      const store = path.join(dir, g.id, "gateway.db");
+      const files = [store, `${store}-wal`].map((f) => ({
+        f,
+        bytes: existsSync(f) ? readFileSync(f) : null,
+      }));
+      net.cut(g.id);
+      await g.daemon?.stop();
+      g.daemon = null;
+      net.cut(g.id);
+      rmSync(`${store}-shm`, { force: true });
+      for (const { f, bytes } of files) {
+        if (bytes) writeFileSync(f, bytes);
+        else rmSync(f, { force: true });
+      }
+      net.partition(g.id, false);
       await bootGateway(g);
     },
     async stop(): Promise<void> {
