@@ -155,7 +155,7 @@ export async function startGatewayLink(
     async close() {
       watcher.stop();
       // Messages being applied finish (their effects commit or not).
-      await session.close(() => [keySync.stop(), ...chains.inFlight()]);
+      await session.close(() => [keySync.stop(), ...chains.inFlight(), ...messages.stop()]);
     },
   };
 }

@@ -16,6 +16,7 @@ import { applyUpMessage } from "./apply-up-message.ts";
 import type { HandedOn } from "./gateway-chains.ts";
 import { applyStatus } from "./gateway-reports.ts";
 import type { HeartbeatIntake } from "./heartbeat-intake.ts";
+import { createOfflineGrace } from "./offline-grace.ts";
 import type { ReportIntake } from "./report-intake.ts";
 
 /** Enough of an up message to acknowledge it when nothing else in it can be used. */
@@ -109,9 +110,25 @@ export function createGatewayMessages(deps: {
     await publisher.ack(gatewayId, [msg.seq], msg.outbox_id ?? "");
   }
 
-  async function onStatus(st: Status) {
-    const applied = await applyStatus(db, st, clock.now());
+  /** Applies a status received at `at`; an offline of an earlier session changes nothing (logged). */
+  async function keepStatus(st: Status, at: Date) {
+    const applied = await applyStatus(db, st, at);
     if (!applied) log.info({ gateway_id: st.gateway_id }, "a Last Will of an earlier session: ignored");
+  }
+
+  // Outside the gateway's chain: its later messages (the new session's `online`) must not wait for it.
+  const offlines = createOfflineGrace({
+    clock,
+    apply: (st, at) =>
+      keepStatus(st, at).catch((err: unknown) =>
+        log.error({ err, gateway_id: st.gateway_id }, "gateway offline not kept"),
+      ),
+  });
+
+  async function onStatus(st: Status) {
+    // An offline naming no session cannot be told from a later one's: applied at once, as it always was.
+    if (!st.online && st.sync) return offlines.hold(st);
+    await keepStatus(st, clock.now());
     if (!st.online) return;
     // First, so a gateway holding a command that waited in the broker judges it on the cloud's time now.
     if (st.sync) await deps.echoSync(st.gateway_id, st.sync);
@@ -217,5 +234,9 @@ export function createGatewayMessages(deps: {
     }
   }
 
-  return { apply };
+  return {
+    apply,
+    /** Drops the offlines waiting out their grace; gives those being applied, to wait for. */
+    stop: offlines.stop,
+  };
 }

@@ -9,8 +9,12 @@ import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gat
 import { gatewayOutboxRepository } from "../../cloud/gateway-link/gateway-outbox-repository.ts";
 import { gatewayRepository } from "../../cloud/gateway-link/gateway-repository.ts";
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
+import { OFFLINE_GRACE_MS } from "../../cloud/gateway-link/offline-grace.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
+import { connectionRepository } from "../../cloud/site-events/connection-repository.ts";
+import { createConnectionWatch } from "../../cloud/site-events/connection-watch.ts";
+import { DEAD_AFTER_MS } from "../../shared/domain/health.ts";
 import { CommandRequest } from "../../shared/wire/messages.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import { fixtureSecretHash, ISSUER, TOKEN_SECRET } from "../support/cloud-harness.ts";
@@ -33,6 +37,8 @@ type Site = {
   clients: MqttClient[];
   token: string;
   clock: FakeClock;
+  /** The channel of each gateway message the link has handled, in order. */
+  handled: string[];
 };
 
 /**
@@ -80,9 +86,16 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
         });
         url = `mqtt://127.0.0.1:${broker.port}`;
       }
+      const handled: string[] = [];
       const link = await startGatewayLink(
         { brokerUrl: url, ...CLOUD, clientId: `cloud-${prefix}`, prefix },
-        { db: store.db, clock, log, timeouts: DEFAULT_COMMAND_TIMEOUTS },
+        {
+          db: store.db,
+          clock,
+          log,
+          timeouts: DEFAULT_COMMAND_TIMEOUTS,
+          onApplied: (_gw, channel) => handled.push(channel),
+        },
       );
       const app = await buildApp({
         db: store.db,
@@ -99,7 +112,18 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
         headers: { "content-type": "application/x-www-form-urlencoded" },
         payload: `grant_type=client_credentials&client_id=${CLIENTS.admin}&client_secret=${SECRET}`,
       });
-      site = { app, link, store, broker, url, prefix, clients: [], token: res.json().access_token, clock };
+      site = {
+        app,
+        link,
+        store,
+        broker,
+        url,
+        prefix,
+        clients: [],
+        token: res.json().access_token,
+        clock,
+        handled,
+      };
     });
 
     afterEach(async () => {
@@ -344,11 +368,72 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
       // The Will of session 1, taken over by session 2 after a partition, reaches the cloud after `online`.
       await status(false, "session-1");
       await status(false, "session-2"); // then this session's own: the two arrive in this order
+      // Each offline waits out its grace, then meets the session rule.
+      await eventually(() => expect(site.handled.filter((c) => c === "status")).toHaveLength(3));
+      site.clock.advance(OFFLINE_GRACE_MS);
       await eventually(async () => expect(await health()).toBe("DEAD"));
       const gateways = await gatewayRepository(site.store.db).find("gw-a1");
       expect(gateways).toMatchObject({ online: 0, session: "session-2" });
       await gw.publishAsync(topicFor(site.prefix, "gw-a1", "status"), "", { qos: 1, retain: true });
       await gw.endAsync();
+    });
+
+    it("keeps a stalled gateway's devices online when its old session's Will arrives just before the new session's online", async () => {
+      const gw = await gatewayClient(site, "gw-a1");
+      const locker = fx.device("L1", "1");
+      const publish = (channel: "status" | "hb", msg: object) =>
+        gw.publishAsync(topicFor(site.prefix, "gw-a1", channel), JSON.stringify(msg), {
+          qos: 1,
+          retain: channel === "status",
+        });
+      const status = (online: boolean, sync: string) =>
+        publish("status", { gateway_id: "gw-a1", online, at: site.clock.now().toISOString(), sync });
+      const heartbeat = () =>
+        publish("hb", {
+          gateway_id: "gw-a1",
+          sent_at: site.clock.now().toISOString(),
+          devices: [{ device_id: locker, reachable: true }],
+        });
+      const health = async () =>
+        (await api("GET", `/device/v1/devices/${locker}`)).json().heartbeat_v2?.health as string;
+      // What the connection watch notifies of the locker, round by round: the `connection` webhooks.
+      const watch = createConnectionWatch({ db: site.store.db, clock: site.clock, log });
+      const notified: boolean[] = [];
+      const round = async () => {
+        await watch.check();
+        const now = (await connectionRepository(site.store.db).notified()).get(locker);
+        if (now !== undefined && now !== notified.at(-1)) notified.push(now);
+      };
+
+      await status(true, "session-1");
+      await heartbeat();
+      await eventually(async () => expect(await health()).toBe("HEALTHY"));
+      await round();
+      // The link stalls: silence makes the locker DEAD.
+      site.clock.advance(DEAD_AFTER_MS + 1_000);
+      await round();
+      // It heals: session 1's held heartbeat arrives, then its close makes the broker publish its Will, while
+      // the new session's `online` is a round trip behind.
+      await heartbeat();
+      await eventually(async () => expect(await health()).toBe("HEALTHY"));
+      await round();
+      site.clock.advance(100);
+      await status(false, "session-1");
+      await status(true, "session-2");
+      await eventually(async () =>
+        expect(await gatewayRepository(site.store.db).find("gw-a1")).toMatchObject({ session: "session-2" }),
+      );
+      await round();
+      await heartbeat();
+      site.clock.advance(OFFLINE_GRACE_MS);
+      await eventually(async () => expect(await health()).toBe("HEALTHY"));
+      await round();
+      expect(notified).toEqual([true, false, true]);
+      expect(await gatewayRepository(site.store.db).find("gw-a1")).toMatchObject({
+        online: 1,
+        session: "session-2",
+      });
+      await gw.publishAsync(topicFor(site.prefix, "gw-a1", "status"), "", { qos: 1, retain: true });
     });
 
     it("never applies a gateway's report about a device another gateway owns (S30)", async () => {
