@@ -4,28 +4,82 @@ import path from "node:path";
 import { SCRATCH } from "./scratch.ts";
 
 /**
- * `npm run sim:prove -- [--seeds N]`: shows that exploration finds real bugs. For each safety check below,
- * a scratch checkout of HEAD has that one check removed, and the explorer runs seeds from 1 until one fails
- * (or N ran). Prints, per check, how many seeds it took.
+ * `npm run sim:prove -- [--seeds N] [--only TEXT]`: shows that exploration finds real bugs. For each safety
+ * check below, and each bug found and fixed, a scratch checkout of HEAD has that one check removed (the bug
+ * put back), and the explorer runs seeds from 1 until one fails (or N ran). Prints, per check, the seed:
+ * a bug's seed is its regression seed (explore.test.ts).
  */
-const MUTATIONS = [
+type Mutation = { name: string; file: string; edits: { find: string; replace: string }[] };
+
+/** The safety checks the issue names, then each bug the simulation found, put back. */
+const MUTATIONS: Mutation[] = [
   {
     name: "the gateway's deadline check",
     file: "gateway/features/execute-command.ts",
-    find: "  const expired = (req: CommandRequest) =>\n",
-    replace: "  const expired = (req: CommandRequest) => false &&\n",
+    edits: [
+      {
+        find: "  const expired = (req: CommandRequest) =>\n",
+        replace: "  const expired = (req: CommandRequest) => false &&\n",
+      },
+    ],
   },
   {
     name: "the cloud's dedupe of outbox messages by sequence number",
     file: "cloud/gateway-link/gateway-outbox-repository.ts",
-    find: "return res.numInsertedOrUpdatedRows !== 0n;",
-    replace: "return true;",
+    edits: [{ find: "return res.numInsertedOrUpdatedRows !== 0n;", replace: "return true;" }],
   },
   {
     name: "the ownership rule (a locker in use by someone else)",
     file: "shared/domain/device-use.ts",
-    find: 'if (holding.inUse && holding.occupant !== actor.id) return refuse("held_by_another");',
-    replace: "",
+    edits: [
+      {
+        find: 'if (holding.inUse && holding.occupant !== actor.id) return refuse("held_by_another");',
+        replace: "",
+      },
+    ],
+  },
+  {
+    name: "bug: a stop over a link passing no bytes waits for its offline PUBACK forever",
+    file: "gateway/adapters/mqtt/broker-mqtt.ts",
+    edits: [{ find: "const STOP_GRACE_MS = 2_000;", replace: "const STOP_GRACE_MS = 2_000_000_000;" }],
+  },
+  {
+    name: "bug: the outbox's resends wait on the wall clock",
+    file: "gateway/features/outbox-pump.ts",
+    edits: [
+      {
+        find: "sentAt.set(msg.seq, deps.monotonic.nowMs());",
+        replace: "sentAt.set(msg.seq, deps.clock.now().getTime());",
+      },
+      { find: "const now = deps.monotonic.nowMs();", replace: "const now = deps.clock.now().getTime();" },
+    ],
+  },
+  {
+    name: "bug: the key sweep judges expiry on the wall clock",
+    file: "gateway/features/key-sync.ts",
+    edits: [{ find: "deps.cloudTime?.cloudNow() ?? deps.clock.now()", replace: "deps.clock.now()" }],
+  },
+  {
+    name: "bug: a repeated command's outcome carries the latch read when it ran",
+    file: "gateway/features/execute-command.ts",
+    edits: [
+      {
+        find: "report(req, seen.state, seen.reason);",
+        replace: "report(req, seen.state, seen.reason, seen.lock_state);",
+      },
+    ],
+  },
+  {
+    name: "bug: the session begins on MQTT.js's connect, after kept commands were handed on",
+    file: "gateway/adapters/mqtt/broker-mqtt.ts",
+    edits: [
+      { find: 'if (packet.cmd === "connack") this.emit("session");', replace: "" },
+      {
+        find: "      this.connectedSince = this.options.clock.now().toISOString();\n",
+        replace:
+          '      this.connectedSince = this.options.clock.now().toISOString();\n      this.emit("session");\n',
+      },
+    ],
   },
 ];
 
@@ -33,15 +87,21 @@ const seedsArg = process.argv.indexOf("--seeds");
 const budget = seedsArg > 0 ? Number(process.argv[seedsArg + 1]) : 50;
 const root = execFileSync("git", ["rev-parse", "--show-toplevel"], { encoding: "utf8" }).trim();
 
-for (const m of MUTATIONS) {
+const onlyArg = process.argv.indexOf("--only");
+const only = onlyArg > 0 ? String(process.argv[onlyArg + 1]) : "";
+
+for (const m of MUTATIONS.filter((x) => x.name.includes(only))) {
   const dir = mkdtempSync(path.join(SCRATCH, "parking-prove-"));
   execFileSync("git", ["-C", root, "worktree", "add", "--detach", dir, "HEAD"], { stdio: "ignore" });
   try {
     symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
     const file = path.join(dir, m.file);
-    const text = readFileSync(file, "utf8");
-    if (text.split(m.find).length !== 2) throw new Error(`${m.file}: the check to remove is not found once`);
-    writeFileSync(file, text.replace(m.find, m.replace));
+    let text = readFileSync(file, "utf8");
+    for (const e of m.edits) {
+      if (text.split(e.find).length !== 2) throw new Error(`${m.file}: "${e.find}" is not found once`);
+      text = text.replace(e.find, e.replace);
+    }
+    writeFileSync(file, text);
     const run = spawnSync(
       "npx",
       ["tsx", "test/simulation/explore.ts", "--seeds", String(budget), "--stop-on-failure"],
