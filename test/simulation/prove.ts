@@ -4,9 +4,9 @@ import path from "node:path";
 import { SCRATCH } from "./scratch.ts";
 
 /**
- * `npm run sim:prove -- [--seeds N] [--only TEXT]`: shows that exploration finds real bugs. For each safety
+ * `npm run sim:prove -- [--seeds N] [--from S] [--only TEXT]`: shows that exploration finds real bugs. For each safety
  * check below, and each bug found and fixed, a scratch checkout of HEAD has that one check removed (the bug
- * put back), and the explorer runs seeds from 1 until one fails (or N ran). Prints, per check, the seed:
+ * put back), and the explorer runs seeds from S (1) until one fails (or N ran). Prints, per check, the seed:
  * a bug's seed is its regression seed (explore.test.ts).
  */
 type Mutation = { name: string; file: string; edits: { find: string; replace: string }[] };
@@ -87,6 +87,8 @@ const seedsArg = process.argv.indexOf("--seeds");
 const budget = seedsArg > 0 ? Number(process.argv[seedsArg + 1]) : 50;
 const root = execFileSync("git", ["rev-parse", "--show-toplevel"], { encoding: "utf8" }).trim();
 
+const fromArg = process.argv.indexOf("--from");
+const from = fromArg > 0 ? Number(process.argv[fromArg + 1]) : 1;
 const onlyArg = process.argv.indexOf("--only");
 const only = onlyArg > 0 ? String(process.argv[onlyArg + 1]) : "";
 
@@ -104,7 +106,15 @@ for (const m of MUTATIONS.filter((x) => x.name.includes(only))) {
     writeFileSync(file, text);
     const run = spawnSync(
       "npx",
-      ["tsx", "test/simulation/explore.ts", "--seeds", String(budget), "--stop-on-failure"],
+      [
+        "tsx",
+        "test/simulation/explore.ts",
+        "--seeds",
+        String(budget),
+        "--from",
+        String(from),
+        "--stop-on-failure",
+      ],
       { cwd: dir, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
     );
     const summary = /^(\d+) seeds, (\d+) failed.*$/m.exec(run.stdout);
