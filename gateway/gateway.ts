@@ -28,14 +28,15 @@ import { type CardReader, createCardReaders } from "./features/card-readers.ts";
 import { createDeviceMapUpdate } from "./features/device-map-update.ts";
 import { reportDoorEvents } from "./features/door-events.ts";
 import { createDoorWatch } from "./features/door-watch.ts";
-import { type CommandExecutor, createCommandExecutor } from "./features/execute-command.ts";
-import { createTapHandler, type TapHandler } from "./features/handle-tap.ts";
+import { createCommandExecutor } from "./features/execute-command.ts";
+import { createTapHandler } from "./features/handle-tap.ts";
 import { createHeartbeat } from "./features/heartbeat.ts";
 import { createKeySync } from "./features/key-sync.ts";
 import { createFanOut } from "./features/listener-fan-out.ts";
 import { countBusDiscards, gaugeRefresher } from "./features/metrics-feed.ts";
 import { createOutboxPump } from "./features/outbox-pump.ts";
 import { createSensorReconciler } from "./features/reconcile-sensors.ts";
+import { recoverInterrupted } from "./features/recover-interrupted.ts";
 import { createStoreSpace } from "./features/store-full.ts";
 import { createTapDispatch } from "./features/tap-dispatch.ts";
 import { createMetrics, type Metrics, serveMetrics } from "./metrics.ts";
@@ -377,21 +378,4 @@ function controlOf(
     buses: hw.buses.map((b) => ({ ...b, name: b.cfg.name, path: b.cfg.path, boards: b.cfg.boards })),
     readers: readers.map((r) => ({ id: r.cfg.id, path: r.cfg.path, port: r.port })),
   });
-}
-
-/** Taps and commands the last stop interrupted are reported with their outcome unknown, before anything new. */
-function recoverInterrupted(
-  taps: Pick<TapHandler, "recoverInterrupted">,
-  executor: Pick<CommandExecutor, "recoverInterrupted">,
-  log: Logger,
-): void {
-  const unrecorded = taps.recoverInterrupted();
-  if (unrecorded > 0)
-    log.warn(
-      { taps: unrecorded },
-      "taps interrupted by the last stop were reported with their outcome unknown",
-    );
-  const recovered = executor.recoverInterrupted();
-  if (recovered > 0)
-    log.warn({ commands: recovered }, "commands interrupted by the last stop were reported as failed");
 }
