@@ -11,15 +11,16 @@ import type { CloudClock } from "../time/cloud-clock.ts";
  * for a week converges by itself. It says it again when the cloud asks for a resend (the cloud has just
  * reconnected: after a broker restart the report of our own connect may have gone to a broker the cloud was
  * not yet subscribed to, and the delta it answered with is lost too). A cron sweep deletes expired grants
- * (the decision checks expiry anyway), expired on the cloud's clock as the decision judges them: a wall
- * clock ahead of it would delete grants still valid, and a card kept for offline use would stop opening.
+ * (the decision checks expiry anyway), expired on the cloud's clock as the gateway knows it, and only once it
+ * knows it: a wall clock ahead would delete grants still valid, and a card kept for offline use would stop
+ * opening.
  */
 export function createKeySync(deps: {
   gatewayId: string;
   keys: KeyCache;
   broker: Pick<BrokerLink, "publishKeysReport" | "on" | "off">;
   clock: Clock;
-  /** The cloud's clock as the gateway knows it; the wall clock only until it has heard the cloud. */
+  /** The cloud's clock as the gateway knows it (no sweep before it has heard the cloud); else the wall clock. */
   cloudTime?: Pick<CloudClock, "cloudNow">;
   log: Logger;
   /** When to delete expired grants (cron syntax, shared/time/cron.ts); never when null. */
@@ -76,7 +77,11 @@ export function createKeySync(deps: {
   };
 
   function purge(): number {
-    const gone = deps.keys.purgeExpired(deps.cloudTime?.cloudNow() ?? deps.clock.now());
+    // Not before the gateway has heard the cloud: by a wall clock set ahead, grants still valid would go, and
+    // offline they would open nothing. The decision checks expiry anyway, so a sweep put off loses nothing.
+    const now = deps.cloudTime ? deps.cloudTime.cloudNow() : deps.clock.now();
+    if (!now) return 0;
+    const gone = deps.keys.purgeExpired(now);
     if (gone > 0) deps.log.info({ grants: gone }, "expired grants deleted");
     return gone;
   }

@@ -198,6 +198,18 @@ describe("key cache: expiry", () => {
     });
     expect(sync.purge()).toBe(0);
     expect(keys.grantsFor(card(1))).toHaveLength(1);
+    // Before the gateway has heard the cloud at all, nothing is swept: the wall clock may be anything.
+    const unheard = createKeySync({
+      gatewayId: "gw-1",
+      keys,
+      broker: { publishKeysReport: () => undefined, on: () => undefined, off: () => undefined } as never,
+      clock: new FakeClock(new Date(NOW.getTime() + 86_400_000)),
+      cloudTime: { cloudNow: () => null },
+      log: pino({ level: "silent" }),
+      sweep: null,
+    });
+    expect(unheard.purge()).toBe(0);
+    expect(keys.grantsFor(card(1))).toHaveLength(1);
   });
 });
 

@@ -57,7 +57,12 @@ const MUTATIONS: Mutation[] = [
   {
     name: "bug: the key sweep judges expiry on the wall clock",
     file: "gateway/features/key-sync.ts",
-    edits: [{ find: "deps.cloudTime?.cloudNow() ?? deps.clock.now()", replace: "deps.clock.now()" }],
+    edits: [
+      {
+        find: "const now = deps.cloudTime ? deps.cloudTime.cloudNow() : deps.clock.now();",
+        replace: "const now = deps.clock.now();",
+      },
+    ],
   },
   {
     name: "bug: a repeated command's outcome carries the latch read when it ran",

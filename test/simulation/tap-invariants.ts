@@ -4,13 +4,11 @@ import { decideTap, type TapContext } from "../../shared/domain/access-decision.
 import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
 import { KEPT_WHITELIST, locationId } from "./sim-site.ts";
 
-/** A decision a gateway made, as its daemon told it when it went to the outbox. */
-export type Decided = { gateway: string; decision: AccessDecision };
+/** A decision a gateway made, as its daemon told it when it went to the outbox (`at`: virtual ms). */
+export type Decided = { gateway: string; decision: AccessDecision; at: number };
 
 /** How much later than the tap a decision may be taken: the cloud's answer, the taps queued before it. */
 const DECIDE_WINDOW_MS = 30_000;
-/** How much later than the tap the gateway may have swept its expired grants: while it asked the cloud. */
-const SWEEP_WINDOW_MS = 5_000;
 
 /** Every state of a locker the gateway may have seen at the tap (the latch as sensed, who parked it). */
 function occupancies(card: string): TapContext["occupancy"][] {
@@ -54,7 +52,7 @@ function possible(decision: AccessDecision, grants: Grant[], at: number[]): Set<
 export async function tapsFollowTheRule(db: Db, decided: Decided[]): Promise<string[]> {
   const failures: string[] = [];
   const grantsOf = new Map<string, Grant[]>();
-  for (const { gateway, decision: d } of decided) {
+  for (const { gateway, decision: d, at: decidedAt } of decided) {
     const key = `${gateway}/${d.card_id}`;
     let all = grantsOf.get(key);
     if (!all) {
@@ -65,11 +63,10 @@ export async function tapsFollowTheRule(db: Db, decided: Decided[]): Promise<str
     const tappedAt = Date.parse(d.observed_cloud_at ?? d.observed_at);
     const at = [tappedAt, tappedAt + DECIDE_WINDOW_MS];
     const allowed = possible(d, d.decided_by === "cloud" ? all : held, at);
-    // The gateway's sweep deletes grants expired by its estimate of the cloud's time; what is left of a
-    // card may then be nothing, and a card it does not hold, without the cloud's answer, is refused.
-    const unswept = held.filter(
-      (g) => g.expires_at === null || Date.parse(g.expires_at) > tappedAt + SWEEP_WINDOW_MS,
-    );
+    // The gateway's sweep deletes grants expired by its estimate of the cloud's time, never ahead of it:
+    // what had expired when it decided may be gone, and a card it does not hold, without the cloud's
+    // answer, is refused.
+    const unswept = held.filter((g) => g.expires_at === null || Date.parse(g.expires_at) > decidedAt);
     if (d.decided_by === "local")
       for (const grants of [held, unswept])
         if (possible(d, grants, at).has("false none unknown_card")) allowed.add("false none offline_unknown");

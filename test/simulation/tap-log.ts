@@ -26,7 +26,7 @@ export function createTapLog(now: () => number) {
       daemon.onTap((reader, card) => open.push({ gateway, daemon, reader, card, at: now() }));
       daemon.onAccess((d) => {
         told(d);
-        decided.push({ gateway, decision: d });
+        decided.push({ gateway, decision: d, at: now() });
         const i = open.findIndex((t) => t.daemon === daemon && t.reader === d.reader && t.card === d.card_id);
         const tap = open[i];
         if (!tap) return;
