@@ -367,9 +367,12 @@ export type Outcome = {
   unanswered?: boolean;
 };
 
-/** Moves or reads one device's hardware, wherever it is wired. Failures are outcomes, not exceptions. */
+/**
+ * Moves or reads one device's hardware, wherever it is wired. Failures are outcomes, not exceptions.
+ * `stillWanted` is asked right before a movement goes to the hardware: false, it does not.
+ */
 export interface Actuator {
-  run(device: MappedDevice, action: Action): Promise<Outcome>;
+  run(device: MappedDevice, action: Action, opts?: { stillWanted?: () => boolean }): Promise<Outcome>;
 }
 
 /**

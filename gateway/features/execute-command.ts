@@ -207,7 +207,8 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     if (asleep) return failed(asleep);
     const action = ACTION_OF[req.name];
     if (action) {
-      const o = await actuator.run(device, action);
+      // Asked again when the movement's turn on the bus comes: a board that does not answer may hold it.
+      const o = await actuator.run(device, action, { stillWanted: () => !expired(req) });
       // A device locked is in use: its booking is over (as in the cloud's device machine).
       if (o.ok && action === "lock") return { ...o, commit: () => void bookings.clear(device.device_id) };
       return o;

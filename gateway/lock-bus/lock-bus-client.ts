@@ -130,9 +130,17 @@ export class LockBusClient extends EventEmitter<Events> {
   /**
    * Sends one request and resolves with the board's reply; rejects with BusError. `graceMs` lengthens
    * both deadlines, for a channel that wakes from light sleep before it answers (ACK included).
+   * `stillWanted` is asked when the request's turn on the bus comes, behind others: false, it is not sent
+   * (a command's deadline passed while a board that does not answer held the bus).
    */
-  request<R extends Request>(req: R, opts: { graceMs?: number } = {}): Promise<BoardMessage> {
-    const run = () => this.transact(req, opts.graceMs ?? 0);
+  request<R extends Request>(
+    req: R,
+    opts: { graceMs?: number; stillWanted?: () => boolean } = {},
+  ): Promise<BoardMessage> {
+    const run = () =>
+      opts.stillWanted?.() === false
+        ? Promise.reject(new BusError({ reason: "withdrawn" }, req.addr))
+        : this.transact(req, opts.graceMs ?? 0);
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
     return result;

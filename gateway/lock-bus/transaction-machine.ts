@@ -10,7 +10,9 @@ export type TxFailure =
   | { reason: "no_ack" }
   | { reason: "no_reply" }
   | { reason: "nak"; nak: NakReason }
-  | { reason: "link_closed" };
+  | { reason: "link_closed" }
+  /** Not sent: when its turn on the bus came, whoever asked no longer wanted it (a deadline passed). */
+  | { reason: "withdrawn" };
 
 export type TxState =
   | { phase: "awaiting_ack" }
@@ -57,5 +59,7 @@ export function describeFailure(f: TxFailure, board: number): string {
       return `lock board ${board} refused the request (${f.nak})`;
     case "link_closed":
       return "the serial line to the lock boards is down";
+    case "withdrawn":
+      return `not sent to lock board ${board}: its deadline passed while it waited for the bus`;
   }
 }

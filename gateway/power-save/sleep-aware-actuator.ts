@@ -17,9 +17,9 @@ export class SleepAwareActuator implements Actuator {
     private readonly boardAnswers: (board: number) => boolean,
   ) {}
 
-  async run(device: MappedDevice, action: Action): Promise<Outcome> {
+  async run(device: MappedDevice, action: Action, opts?: { stillWanted?: () => boolean }): Promise<Outcome> {
     const changesBefore = this.sleep.changes(device.device_id);
-    const o = await this.inner.run(device, action);
+    const o = await this.inner.run(device, action, opts);
     if (!device.bus) return o;
     if (o.sensors) {
       this.sleep.record(device, "", "hardware_event");

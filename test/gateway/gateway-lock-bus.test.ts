@@ -159,6 +159,27 @@ describe("LockBusClient: one transaction at a time", () => {
     expect(await next).toMatchObject({ kind: "ping_reply", addr: 2 });
   });
 
+  it("a request no longer wanted when its turn comes is not sent (a deadline passed behind a silent board)", async () => {
+    const { client, board, clock } = await rig();
+    board(2).turnLatch(1, "unlocked");
+    const remove = board(1).use(noReply());
+    const failing = busError(client.request({ kind: "ping", addr: 1 }));
+    let wanted = true;
+    const late = busError(
+      client.request({ kind: "lock", addr: 2, channel: 1 }, { stillWanted: () => wanted }),
+    );
+    await settle();
+    wanted = false; // while the first waits for its ACK
+    clock.advance(ACK_MS);
+    remove();
+    expect((await failing).failure.reason).toBe("no_ack");
+    const err = await late;
+    expect(err.failure).toEqual({ reason: "withdrawn" });
+    expect(err.message).toBe("not sent to lock board 2: its deadline passed while it waited for the bus");
+    expect(board(2).received).toEqual([]);
+    expect(board(2).channel(1).latch).toBe("unlocked");
+  });
+
   it("uses seq 1..255 and never 0 (reserved for events), wrapping around", async () => {
     const { client, board } = await rig();
     for (let i = 0; i < 257; i++) await client.request({ kind: "ping", addr: 1 });

@@ -30,23 +30,21 @@ export class HardwareActuator implements Actuator {
     private readonly graceMs: (device: MappedDevice) => number = () => 0,
   ) {}
 
-  async run(device: MappedDevice, action: Action): Promise<Outcome> {
+  async run(device: MappedDevice, action: Action, opts?: { stillWanted?: () => boolean }): Promise<Outcome> {
     const isDoor = device.type === "BIKE_HOUSE_DOOR" || device.type === "DOOR";
     if (!device.bus) return this.gpioDoor(device, action);
     const bus = this.busFor(device);
     if (!bus) return failed(`no bus has lock board ${device.bus.board}`);
     const { board: addr, channel } = device.bus;
     const grace = { graceMs: this.graceMs(device) };
+    const move = { ...grace, stillWanted: opts?.stillWanted };
     try {
       switch (action) {
         case "lock":
-          return this.result(await bus.request({ kind: "lock", addr, channel }, grace));
+          return this.result(await bus.request({ kind: "lock", addr, channel }, move));
         case "unlock":
           return this.result(
-            await bus.request(
-              { kind: "unlock", addr, channel, holdS: isDoor ? this.doorReleaseS : 0 },
-              grace,
-            ),
+            await bus.request({ kind: "unlock", addr, channel, holdS: isDoor ? this.doorReleaseS : 0 }, move),
           );
         case "status":
           return this.result(await bus.request({ kind: "status", addr, channel }, grace));
