@@ -367,11 +367,9 @@ export type Outcome = {
   unanswered?: boolean;
 };
 
-/**
- * Moves or reads one device's hardware, wherever it is wired. Failures are outcomes, not exceptions.
- * `stillWanted` is asked right before a movement goes to the hardware: false, it does not.
- */
+/** Moves or reads one device's hardware, wherever it is wired. Failures are outcomes, not exceptions. */
 export interface Actuator {
+  /** `stillWanted` is asked right before a movement goes to the hardware: false, it does not. */
   run(device: MappedDevice, action: Action, opts?: { stillWanted?: () => boolean }): Promise<Outcome>;
 }
 
