@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { EXIT } from "../shared/cli/exit-codes.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
 import { createLogger } from "../shared/node/log.ts";
+import { catchStopSignals } from "../shared/node/stop-signals.ts";
 import { packageVersion } from "../shared/node/version.ts";
 import { CloudConfigError, loadCloudConfig } from "./config.ts";
 import { startCloud } from "./server.ts";
@@ -47,20 +48,20 @@ async function main() {
   if (ended !== null) process.exit(ended);
   const cfg = loadCloudConfig();
   const log = createLogger({ level: cfg.LOG_LEVEL, format: cfg.LOG_FORMAT });
+  // Caught before anything starts: a SIGTERM right after "cloud ready" is a stop, never the signal's death.
+  const signals = catchStopSignals();
   let cloud: Awaited<ReturnType<typeof startCloud>>;
   try {
     cloud = await startCloud(cfg, { log });
   } catch (err) {
     throw new Error(explainCloudStartError(err, cfg));
   }
-  cloud.app.log.info({ base_url: cloud.baseUrl, mqtt: cloud.mqttUrl }, "cloud ready");
-  const stop = async (signal: string) => {
+  const stopping = signals.stopWith(async (signal) => {
     cloud.app.log.info({ signal }, "stopping");
     await cloud.stop();
     process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
+  });
+  if (!stopping) cloud.app.log.info({ base_url: cloud.baseUrl, mqtt: cloud.mqttUrl }, "cloud ready");
 }
 
 main().catch((err: unknown) => {

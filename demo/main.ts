@@ -12,6 +12,7 @@ import { explainCloudStartError } from "../cloud/startup-errors.ts";
 import { EXIT } from "../shared/cli/exit-codes.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
 import { createLogger, LogFormatError } from "../shared/node/log.ts";
+import { catchStopSignals } from "../shared/node/stop-signals.ts";
 import { packageVersion } from "../shared/node/version.ts";
 import { attachDemoConsole, DEMO_PROMPT, inBackgroundOfTerminal } from "./console-input.ts";
 import {
@@ -65,12 +66,19 @@ async function main() {
   // Read (and check) the settings before anything starts, so a bad variable is named on its own.
   const { cfg } = demoSettings(process.env, loadManifest(DEMO_MANIFEST));
   const log = createLogger({ level: cfg.LOG_LEVEL, format: cfg.LOG_FORMAT });
+  // Caught before anything starts: a SIGTERM right after the banner is a stop, never the signal's death.
+  const signals = catchStopSignals();
   let demo: Awaited<ReturnType<typeof startDemo>>;
   try {
     demo = await startDemo({ log });
   } catch (err) {
     throw new Error(explainCloudStartError(err, cfg));
   }
+  const stopping = signals.stopWith(async () => {
+    await demo.stop();
+    process.exit(0);
+  });
+  if (stopping) return;
   process.stdout.write(demoBanner(demo));
   // Hardware commands on stdin (a terminal or a pipe); not from the background of a terminal (`npm start &`),
   // where reading it would stop the demo. The end of stdin ends the console, never the demo.
@@ -81,12 +89,6 @@ async function main() {
       prompt: process.stdin.isTTY ? DEMO_PROMPT : undefined,
     });
   }
-  const stop = async () => {
-    await demo.stop();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
 }
 
 main().catch((err: unknown) => {

@@ -8,6 +8,7 @@ import { Command } from "commander";
 import { EXIT } from "../shared/cli/exit-codes.ts";
 import { parseCommandLine, SERVICE_EXIT_CODES_HELP } from "../shared/node/command-line.ts";
 import { createLogger, LogFormatError, logFormat } from "../shared/node/log.ts";
+import { catchStopSignals } from "../shared/node/stop-signals.ts";
 import { systemClock } from "../shared/node/system-clock.ts";
 import { packageVersion } from "../shared/node/version.ts";
 import { createSdNotify, watchdogIntervalMs } from "./adapters/systemd/sd-notify.ts";
@@ -68,6 +69,8 @@ async function main(): Promise<void> {
   const log = createLogger({ level: config.log_level, format: logFormat() }).child({
     gateway_id: config.gateway_id,
   });
+  // Caught before anything starts: `systemctl stop` right after READY=1 is a stop, never the signal's death.
+  const signals = catchStopSignals();
   let gateway: Awaited<ReturnType<typeof startGateway>>;
   try {
     gateway = await startGateway({ config, secret, log });
@@ -85,19 +88,6 @@ async function main(): Promise<void> {
         log: gateway.log,
       })
     : null;
-  watchdog?.start();
-  await sd.ready(`gateway ${config.gateway_id} running`);
-  // The compile cache (NODE_COMPILE_CACHE, set by the unit) is written now rather than at exit, which a
-  // daemon killed by its watchdog never reaches.
-  nodeModule.flushCompileCache();
-
-  const stop = async (signal: string) => {
-    gateway.log.info({ signal }, "stopping");
-    await sd.stopping();
-    watchdog?.stop();
-    await gateway.stop();
-    process.exit(0);
-  };
   // A full state disk (SQLITE_FULL) in a handler the features do not guard: SQLite rolled the write back and
   // the store is intact, and what went unrecorded was never acknowledged. Restarting would not make room (and
   // would refuse the work still possible), so the daemon stays up; the heartbeat tells the cloud (storage
@@ -109,8 +99,19 @@ async function main(): Promise<void> {
     }
     gateway.log.error({ err }, "not recorded: the gateway's state store is full (SQLITE_FULL)");
   });
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
+  const stopping = signals.stopWith(async (signal) => {
+    gateway.log.info({ signal }, "stopping");
+    await sd.stopping();
+    watchdog?.stop();
+    await gateway.stop();
+    process.exit(0);
+  });
+  if (stopping) return;
+  watchdog?.start();
+  await sd.ready(`gateway ${config.gateway_id} running`);
+  // The compile cache (NODE_COMPILE_CACHE, set by the unit) is written now rather than at exit, which a
+  // daemon killed by its watchdog never reaches.
+  nodeModule.flushCompileCache();
 }
 
 /** Names the key of the config file behind a start-up failure, where the error tells which one it was. */

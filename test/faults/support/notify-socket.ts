@@ -33,6 +33,8 @@ export type NotifySocket = {
   count(line: string): number;
   /** When the last `line` came (Date.now()), or null. */
   last(line: string): number | null;
+  /** Resolves the moment the next `line` comes (read as it arrives, not polled). */
+  next(line: string): Promise<void>;
   close(): void;
 };
 
@@ -43,12 +45,17 @@ export async function startNotifySocket(): Promise<NotifySocket> {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const messages: NotifyMessage[] = [];
+  const waiting: { line: string; resolve: () => void }[] = [];
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   await new Promise<void>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`notify receiver exited (${code})`)));
     lines.on("line", (line) => {
-      if (line === "LISTENING") resolve();
-      else messages.push({ line, at: Date.now() });
+      if (line === "LISTENING") return resolve();
+      messages.push({ line, at: Date.now() });
+      for (const w of waiting.filter((w) => w.line === line)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve();
+      }
     });
   });
   return {
@@ -56,6 +63,7 @@ export async function startNotifySocket(): Promise<NotifySocket> {
     messages,
     count: (line) => messages.filter((m) => m.line === line).length,
     last: (line) => messages.findLast((m) => m.line === line)?.at ?? null,
+    next: (line) => new Promise<void>((resolve) => waiting.push({ line, resolve })),
     close() {
       child.kill("SIGKILL");
       rmSync(dir, { recursive: true, force: true });
