@@ -36,7 +36,7 @@ export type ExecutorDeps = {
   cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "settled">;
   log: Logger;
   /** Where a command the full store could not record is refused (store-full.ts). */
-  storeSpace?: Pick<StoreSpace, "refused">;
+  storeSpace?: Pick<StoreSpace, "refused" | "unrecorded" | "refusing">;
   /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
   notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
 };
@@ -135,6 +135,25 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       );
       report(req, performed.ok ? "SUCCESS" : "ERROR", performed.reason, performed.lockState);
     });
+
+  /**
+   * Records what the hardware did; when the store is full, its report is owed instead, so the cloud learns
+   * where the latch went once there is room (the log keeps the command taken: it never runs again).
+   */
+  function finishOrOwe(req: CommandRequest, outcome: Performed): void {
+    try {
+      finish(req, outcome, true);
+    } catch (err) {
+      if (!isStoreFull(err) || !deps.storeSpace) throw err;
+      const { command_id, device_id } = req;
+      const state = outcome.ok ? "SUCCESS" : "ERROR";
+      const lock = outcome.lockState ? { lock_state: outcome.lockState } : {};
+      deps.storeSpace.unrecorded(
+        { type: "command_progress", command_id, device_id, state, reason: outcome.reason, ...lock },
+        { command_id, name: req.name, ok: outcome.ok },
+      );
+    }
+  }
 
   const take = (req: CommandRequest) =>
     deps.store.atomically(() => {
@@ -276,6 +295,8 @@ export function createCommandExecutor(deps: ExecutorDeps) {
   return {
     async handle(req: CommandRequest): Promise<void> {
       if (inFlight.has(req.command_id)) return; // a redelivery while we are still working on it
+      // Refused for a full store, its ERROR still owed: the cloud hears that, and nothing moves.
+      if (deps.storeSpace?.refusing(req.command_id)) return;
       const seen = commandLog.get(req.command_id);
       if (seen) {
         deps.log.info(
@@ -314,7 +335,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
         } catch (err) {
           outcome = failed(`gateway error: ${(err as Error).message}`);
         }
-        finish(req, outcome, true);
+        finishOrOwe(req, outcome);
         if (outcome.ok && outcome.commit) deps.notify?.bookingsChanged?.();
         deps.notify?.finished?.(req.name, outcome.ok);
         deps.log.info(

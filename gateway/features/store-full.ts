@@ -40,6 +40,13 @@ export function createStoreSpace(deps: { stateDir: string; outbox: Pick<Outbox, 
     }
   }
 
+  function owe(report: Pending, what: object, msg: string): void {
+    failed = true;
+    deps.log.error({ ...what }, msg);
+    if (owed.length >= MAX_DEFERRED) deps.log.warn({ dropped: owed.shift() }, "owed report dropped");
+    owed.push(report);
+  }
+
   /** Journals what is owed, oldest first; stops at the first write the disk still refuses. */
   function flush(): void {
     while (owed.length > 0) {
@@ -59,10 +66,18 @@ export function createStoreSpace(deps: { stateDir: string; outbox: Pick<Outbox, 
   return {
     /** A write failed with SQLITE_FULL before anything moved: `report` goes up once it can be journaled. */
     refused(report: Pending, what: object): void {
-      failed = true;
-      deps.log.error({ ...what }, "refused: the gateway's state store is full (SQLITE_FULL)");
-      if (owed.length >= MAX_DEFERRED) deps.log.warn({ dropped: owed.shift() }, "refusal report dropped");
-      owed.push(report);
+      owe(report, what, "refused: the gateway's state store is full (SQLITE_FULL)");
+    },
+    /**
+     * The hardware did something the full store could not record (a command's outcome): `report` goes up
+     * once it can be journaled, so the cloud learns where the latch went.
+     */
+    unrecorded(report: Pending, what: object): void {
+      owe(report, what, "done but not recorded: the gateway's state store is full (SQLITE_FULL)");
+    },
+    /** Whether a refusal of this command is still owed: delivered again meanwhile, it is not run. */
+    refusing(commandId: string): boolean {
+      return owed.some((r) => r.type === "command_progress" && r.command_id === commandId);
     },
     /** Tries what is owed, then tells where the disk stands (the heartbeat's `storage`). */
     state(): StorageState {

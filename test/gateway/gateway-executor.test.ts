@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pino from "pino";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createPhotoFiles } from "../../gateway/adapters/files/photo-files.ts";
 import { HardwareActuator } from "../../gateway/adapters/hardware/actuator.ts";
 import { GpioDoors } from "../../gateway/adapters/hardware/gpio-doors.ts";
@@ -11,6 +11,7 @@ import { DeviceRegistry } from "../../gateway/devices/device-registry.ts";
 import { OutboxSensorReadings } from "../../gateway/devices/sensor-readings.ts";
 import { createBookingExpiry } from "../../gateway/features/booking-expiry.ts";
 import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
+import { createStoreSpace } from "../../gateway/features/store-full.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
 import type { Actuator, Outcome } from "../../gateway/ports.ts";
 import { CloudClock } from "../../gateway/time/cloud-clock.ts";
@@ -24,6 +25,7 @@ import {
   PHOTO_PART_BYTES,
   type PhotoPart,
 } from "../../shared/wire/messages.ts";
+import { installDiskFaults } from "../support/disk-full.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 const log = pino({ level: "silent" });
@@ -63,6 +65,8 @@ type RigOptions = {
   /** Replaces the simulator-backed actuator with a hand-driven one. */
   actuator?: Actuator;
   stateDir?: string;
+  /** What a full state disk refuses is owed here (gateway/features/store-full.ts). */
+  storeSpace?: boolean;
 };
 
 async function rig(opts: RigOptions = {}) {
@@ -90,6 +94,7 @@ async function rig(opts: RigOptions = {}) {
   doors.track(MAP.devices);
   const sensors = new OutboxSensorReadings(outbox, clock);
   const actuator = opts.actuator ?? new HardwareActuator(() => bus, doors, clock, 5);
+  const storeSpace = opts.storeSpace ? createStoreSpace({ stateDir, outbox, log }) : undefined;
   const finished: [string, boolean][] = [];
   const executor = createCommandExecutor({
     store,
@@ -99,6 +104,7 @@ async function rig(opts: RigOptions = {}) {
     cloudTime: new CloudClock({ clock, monotonic: clock }),
     log,
     notify: { finished: (name, ok) => finished.push([name, ok]) },
+    storeSpace,
   });
   cleanup.push(async () => {
     await bus.stop();
@@ -136,6 +142,7 @@ async function rig(opts: RigOptions = {}) {
     command,
     progress,
     finished,
+    storeSpace,
   };
 }
 
@@ -721,5 +728,49 @@ describe("command executor: force commands take over (issue: force commands are 
     });
     const success = msgs.find((m) => m.type === "command_progress" && m.state === "SUCCESS");
     expect(state!.seq).toBeLessThan(success!.seq);
+  });
+});
+
+describe("command executor: a full state disk (found by the simulation)", () => {
+  const disks = installDiskFaults();
+  afterAll(() => disks.uninstall());
+  const storeFile = (stateDir: string) => path.join(stateDir, "gateway.db");
+
+  it("a command refused for a full store is not run when delivered again before its ERROR went up", async () => {
+    const r = await rig({ storeSpace: true });
+    const cmd = r.command({ name: "unlock" });
+    disks.set(storeFile(r.stateDir), true);
+    await r.executor.handle(cmd);
+    disks.set(storeFile(r.stateDir), false);
+    await r.executor.handle(cmd); // the cloud delivers it again; the refusal is still owed
+    expect(r.board.received).toEqual([]);
+    r.storeSpace?.state(); // the heartbeat journals what is owed
+    expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["ERROR"]);
+  });
+
+  it("an outcome the full store could not record goes up with its latch once there is room", async () => {
+    let file = "";
+    const r = await rig({
+      storeSpace: true,
+      actuator: {
+        run: () => {
+          disks.set(file, true); // the disk fills while the latch moves
+          return Promise.resolve({ ok: true, reason: "", lockState: "LOCKED", sensors: null });
+        },
+      },
+    });
+    file = storeFile(r.stateDir);
+    const cmd = r.command({ name: "lock" });
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED"]);
+    disks.set(file, false);
+    r.storeSpace?.state();
+    expect(r.progress(cmd.command_id).map((m) => [m.state, m.lock_state])).toEqual([
+      ["RECEIVED", undefined],
+      ["SUCCESS", "LOCKED"],
+    ]);
+    // Taken in the log, it never runs again.
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id)).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
 import { brownout, jam } from "../../hardware-sim/faults.ts";
+import type { DiskFaults } from "../support/disk-full.ts";
 import type { Prng } from "./determinism.ts";
-import type { DiskFaults } from "./disk-full.ts";
 import { CARDS, deviceAlias, deviceId, LOCKERS, OPERATOR, READERS, RIDERS } from "./sim-site.ts";
 import type { World } from "./world.ts";
 

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { isStoreFull } from "../../gateway/features/store-full.ts";
+import { installDiskFaults } from "../support/disk-full.ts";
 import { createChaos } from "./chaos.ts";
 import { installVirtualWorld, Prng, type VirtualClock } from "./determinism.ts";
-import { installDiskFaults } from "./disk-full.ts";
 import { advance, countImmediates } from "./driver.ts";
 import { checkInvariants, type Movement } from "./invariants.ts";
 import { ADMIN, SECRET, START } from "./sim-site.ts";
