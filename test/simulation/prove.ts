@@ -86,6 +86,26 @@ const MUTATIONS: Mutation[] = [
       },
     ],
   },
+  {
+    name: "bug: a daemon started on a full disk fails when the last stop interrupted a command",
+    file: "gateway/features/recover-interrupted.ts",
+    edits: [{ find: "      if (!isStoreFull(err)) throw err;\n", replace: "      throw err;\n" }],
+  },
+  {
+    name: "bug: a command's deadline is not asked again when its turn on the bus comes",
+    file: "gateway/features/execute-command.ts",
+    edits: [
+      {
+        find: "await actuator.run(device, action, { stillWanted: () => !expired(req) });",
+        replace: "await actuator.run(device, action);",
+      },
+    ],
+  },
+  {
+    name: "bug: a command refused for a full disk runs when delivered again",
+    file: "gateway/features/execute-command.ts",
+    edits: [{ find: "if (deps.storeSpace?.refusing(req.command_id)) return;", replace: "" }],
+  },
 ];
 
 const seedsArg = process.argv.indexOf("--seeds");
