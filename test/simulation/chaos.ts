@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from "fastify";
 import { brownout, jam } from "../../hardware-sim/faults.ts";
 import type { DiskFaults } from "../support/disk-full.ts";
 import type { Prng } from "./determinism.ts";
+import type { MessageFate, MessageFault } from "./sim-network.ts";
 import { CARDS, deviceAlias, deviceId, LOCKERS, OPERATOR, READERS, RIDERS } from "./sim-site.ts";
 import type { World } from "./world.ts";
 
@@ -39,6 +40,7 @@ export function createChaos(o: {
   const lasting = new Set<Lasting>();
   const partitions = new Map<string, number>();
   const unplugged = new Set<string>();
+  const messageFaults = new Map<string, MessageFault>();
   const fullDisks = new Set<string>();
   const weight = () => rng.pick([0, 1, 3]);
   const last = (forMs: number, heal: () => void) => lasting.add({ until: o.now() + forMs, heal });
@@ -120,6 +122,34 @@ export function createChaos(o: {
         last(forMs, () => {
           w.net.slow(gw, 0);
           note(`slow ${gw} healed`);
+        });
+      },
+    },
+    {
+      kind: "messages",
+      weight: weight(),
+      run() {
+        const gw = rng.pick(ids);
+        const forMs = rng.int(1_000, 60_000);
+        const rate = rng.pick([0.1, 0.3, 1]);
+        const fates = rng.pick([["drop"], ["twice"], ["late"], ["drop", "twice", "late"]] as const);
+        note(`messages ${gw} ${fates.join("/")} ${rate} for ${forMs}`);
+        const fault: MessageFault = (direction, m) => {
+          if (rng.float() >= rate) return { kind: "pass" };
+          const kind = rng.pick(fates);
+          const fate: MessageFate = kind === "drop" ? { kind } : { kind, afterMs: rng.int(1, 10_000) };
+          const channel = m.topic.split("/").slice(4).join("/");
+          note(`message ${gw} ${direction} ${channel} ${kind} ${"afterMs" in fate ? fate.afterMs : ""}`);
+          return fate;
+        };
+        w.net.messages(gw, fault);
+        // Overlapping message faults of one gateway: the last one set holds until it heals.
+        messageFaults.set(gw, fault);
+        last(forMs, () => {
+          if (messageFaults.get(gw) !== fault) return;
+          messageFaults.delete(gw);
+          w.net.messages(gw, null);
+          note(`messages ${gw} healed`);
         });
       },
     },

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import net from "node:net";
 import { type Duplex, duplexPair } from "node:stream";
+import { generate, type IPublishPacket, type Packet, parser } from "mqtt-packet";
 
 type Handler = (socket: Duplex) => void;
 
@@ -15,11 +16,31 @@ function socketLike(end: Duplex, remotePort: number): Duplex {
   });
 }
 
-/** One direction of a connection: chunks in order, each passed on at `at` (virtual ms) unless held. */
+/**
+ * What becomes of one message (an MQTT PUBLISH) on a link with message faults, as a broker that accepted
+ * it may do: pass it, lose it (its sender still gets its PUBACK), deliver it twice (the second copy
+ * `afterMs` later, as a QoS 1 resend, and its sender gets one PUBACK), or deliver it late, after messages
+ * sent since.
+ */
+export type MessageFate =
+  | { kind: "pass" }
+  | { kind: "drop" }
+  | { kind: "twice"; afterMs: number }
+  | { kind: "late"; afterMs: number };
+export type MessageFault = (direction: "up" | "down", message: IPublishPacket) => MessageFate;
+
+/**
+ * One direction of a connection: chunks in order, each passed on at `at` (virtual ms) unless held. Its
+ * bytes are read as MQTT packets, so that single messages can be lost, repeated or held back.
+ */
 type Lane = {
+  direction: "up" | "down";
   queue: { chunk: Buffer; at: number }[];
   to: Duplex;
   timer: ReturnType<typeof setTimeout> | null;
+  packets: ReturnType<typeof parser>;
+  /** PUBACKs not to pass on: a message delivered twice is acknowledged to its sender once. */
+  swallow: Set<number>;
 };
 
 /** One connection: the ends its two parties hold, the lanes between them, and whose it is. */
@@ -37,6 +58,7 @@ export class SimNetwork {
   private readonly open = new Set<Connection>();
   private readonly partitioned = new Set<string>();
   private readonly latency = new Map<string, number>();
+  private readonly faults = new Map<string, MessageFault>();
   private nextPort = 20_000;
   private saved: {
     createServer: typeof net.createServer;
@@ -80,6 +102,12 @@ export class SimNetwork {
     this.latency.set(owner, ms);
   }
 
+  /** Each message on `owner`'s connections meets `fault` from now on (null: every message passes). */
+  messages(owner: string, fault: MessageFault | null): void {
+    if (fault) this.faults.set(owner, fault);
+    else this.faults.delete(owner);
+  }
+
   private server(handler: Handler) {
     let port = 0;
     return Object.assign(new EventEmitter(), {
@@ -108,17 +136,47 @@ export class SimNetwork {
       return socketLike(client, port);
     }
     const [serverWire, server] = duplexPair();
-    const up: Lane = { queue: [], to: serverWire, timer: null };
-    const down: Lane = { queue: [], to: clientWire, timer: null };
+    const up = this.lane("up", serverWire);
+    const down = this.lane("down", clientWire);
     const c: Connection = { ends: [client, clientWire, serverWire, server], lanes: [up, down], port, owner };
     this.open.add(c);
-    clientWire.on("data", (chunk: Buffer) => this.send(up, chunk, owner));
-    serverWire.on("data", (chunk: Buffer) => this.send(down, chunk, owner));
+    up.packets.on("packet", (p: Packet) => this.onPacket(up, down, p, owner));
+    down.packets.on("packet", (p: Packet) => this.onPacket(down, up, p, owner));
+    clientWire.on("data", (chunk: Buffer) => up.packets.parse(chunk));
+    serverWire.on("data", (chunk: Buffer) => down.packets.parse(chunk));
     // A connection closed at one end is closed at the other, as a FIN or RST ends it for both.
     for (const end of [client, server]) end.once("close", () => this.close(c));
     if (handler) process.nextTick(() => handler(socketLike(server, this.nextPort++)));
     // With no broker and a partition, the dial hangs unanswered until the client's own timeout.
     return socketLike(client, port);
+  }
+
+  private lane(direction: Lane["direction"], to: Duplex): Lane {
+    const packets = parser({ protocolVersion: 4 });
+    packets.on("error", (err: Error) => to.destroy(err));
+    return { direction, queue: [], to, timer: null, packets, swallow: new Set() };
+  }
+
+  /** One packet read from `lane`: passed on, or met by its owner's message fault if it is a message. */
+  private onPacket(lane: Lane, back: Lane, p: Packet, owner: string): void {
+    if (p.cmd === "puback" && p.messageId !== undefined && lane.swallow.delete(p.messageId)) return;
+    const fault = this.faults.get(owner);
+    if (p.cmd !== "publish" || !fault) return this.send(lane, generate(p), owner);
+    const fate = fault(lane.direction, p);
+    const later = (m: IPublishPacket, ms: number) => setTimeout(() => this.send(lane, generate(m), owner), ms);
+    switch (fate.kind) {
+      case "pass":
+        return this.send(lane, generate(p), owner);
+      case "late":
+        return void later(p, fate.afterMs);
+      case "drop":
+        if (p.qos > 0) this.send(back, generate({ cmd: "puback", messageId: p.messageId }), owner);
+        return;
+      case "twice":
+        this.send(lane, generate(p), owner);
+        if (p.qos > 0 && p.messageId !== undefined) back.swallow.add(p.messageId);
+        return void later({ ...p, dup: p.qos > 0 }, fate.afterMs);
+    }
   }
 
   private send(lane: Lane, chunk: Buffer, owner: string): void {

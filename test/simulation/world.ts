@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { buildApp } from "../../cloud/app.ts";
@@ -113,14 +114,27 @@ export async function startWorld(opts: {
       log_level: (process.env.SIM_LOG ?? "silent") as "silent",
     });
 
+  /** Ends, as a process's death does, the serial links of each gateway's running daemon. */
+  const severs = new Map<SimGateway, () => void>();
   async function bootGateway(g: SimGateway): Promise<void> {
+    const links: Duplex[] = [];
+    let dead = false;
+    severs.set(g, () => {
+      dead = true;
+      for (const l of links) l.destroy();
+    });
     g.daemon = await startGateway({
       config: configOf(g.id),
       secret: SECRET,
       clock: g.clock,
       monotonic: g.clock,
       log,
-      openLink: (p) => g.hardware.linkFactory(p),
+      async openLink(p) {
+        if (dead) throw Object.assign(new Error(`${p}: no such device`), { code: "ENOENT" });
+        const link = await g.hardware.linkFactory(p);
+        links.push(link);
+        return link;
+      },
       camera: null,
       controlSocket: false,
     });
@@ -152,7 +166,8 @@ export async function startWorld(opts: {
     /**
      * Kills a gateway's daemon at whatever it was awaiting, and starts another from its files: what its
      * store had committed at that instant is what the next one finds, and nothing it does after the
-     * instant reaches anyone (its link is held, then cut). Its hardware goes on as it was asked.
+     * instant reaches anyone (its broker link is held, then cut; its serial links end, as a dead
+     * process's do). Its hardware goes on with what it was asked before.
      */
     async killGateway(g: SimGateway): Promise<void> {
       net.partition(g.id, true);
@@ -161,6 +176,7 @@ export async function startWorld(opts: {
         f,
         bytes: existsSync(f) ? readFileSync(f) : null,
       }));
+      severs.get(g)?.();
       net.cut(g.id);
       await g.daemon?.stop();
       g.daemon = null;
