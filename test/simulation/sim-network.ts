@@ -161,21 +161,16 @@ export class SimNetwork {
   private onPacket(lane: Lane, back: Lane, p: Packet, owner: string): void {
     if (p.cmd === "puback" && p.messageId !== undefined && lane.swallow.delete(p.messageId)) return;
     const fault = this.faults.get(owner);
-    if (p.cmd !== "publish" || !fault) return this.send(lane, generate(p), owner);
-    const fate = fault(lane.direction, p);
-    const later = (m: IPublishPacket, ms: number) => setTimeout(() => this.send(lane, generate(m), owner), ms);
-    switch (fate.kind) {
-      case "pass":
-        return this.send(lane, generate(p), owner);
-      case "late":
-        return void later(p, fate.afterMs);
-      case "drop":
-        if (p.qos > 0) this.send(back, generate({ cmd: "puback", messageId: p.messageId }), owner);
-        return;
-      case "twice":
-        this.send(lane, generate(p), owner);
-        if (p.qos > 0 && p.messageId !== undefined) back.swallow.add(p.messageId);
-        return void later({ ...p, dup: p.qos > 0 }, fate.afterMs);
+    const fate: MessageFate = p.cmd === "publish" && fault ? fault(lane.direction, p) : { kind: "pass" };
+    const pass = (m: Packet) => this.send(lane, generate(m), owner);
+    if (fate.kind === "pass" || p.cmd !== "publish") pass(p);
+    else if (fate.kind === "late") setTimeout(() => pass(p), fate.afterMs);
+    else if (fate.kind === "drop") {
+      if (p.qos > 0) this.send(back, generate({ cmd: "puback", messageId: p.messageId }), owner);
+    } else {
+      pass(p);
+      if (p.qos > 0 && p.messageId !== undefined) back.swallow.add(p.messageId);
+      setTimeout(() => pass({ ...p, dup: p.qos > 0 }), fate.afterMs);
     }
   }
 
