@@ -213,6 +213,7 @@ function openHardware(
     gatewayId: cfg.gateway_id,
     clock,
     cloudNow: () => cloudTime.cloudNow(),
+    cloudInstant: () => cloudTime.instant(),
   });
   const { outbox } = store;
   const registry = new DeviceRegistry();
@@ -306,7 +307,7 @@ function createFeatures(
     },
   });
   const resendAfterMs = cfg.outbox_resend_s * 1000;
-  const pump = createOutboxPump({ outbox, broker, clock, monotonic, log, resendAfterMs });
+  const pump = createOutboxPump({ outbox, broker, clock, monotonic, log, resendAfterMs, cloudTime });
   const monitors = hw.buses.map((b) => b.monitor);
   const intervalMs = cfg.heartbeat_interval_s * 1000;
   const heartbeat = createHeartbeat({

@@ -21,6 +21,11 @@ export type CommandStep = {
   known?: CommandRecord;
   input: CommandInput;
   now: Date;
+  /**
+   * When the hardware did what the step records, on the cloud's clock (a gateway's fact time, `factTime`);
+   * `now` when not given. The sessions' events take it: a report that waited out a partition dates them.
+   */
+  happenedAt?: string;
   cfg: CommandTimeouts;
   /** The events the step adds, given the state it leads to. */
   events: (next: CommandState) => CommandEvent[];
@@ -41,7 +46,7 @@ export async function advanceCommand(tx: Executor, step: CommandStep): Promise<C
     const written = await commands.compareAndSet(current, next, step.events(next), step.now);
     if (!written) continue;
     // The one place a command reaches SUCCESS: what it means for sessions is recorded with it.
-    if (written.state.value === "SUCCESS") await onCommandSucceeded(tx, written, step.now);
+    if (written.state.value === "SUCCESS") await onCommandSucceeded(tx, written, step.now, step.happenedAt);
     return written;
   }
   throw new Error(`command ${step.commandId}: too much contention`);

@@ -5,7 +5,7 @@ import {
   transitionDevice,
 } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
-import { sessionsFollowDevice } from "../sessions/session-recorder.ts";
+import { sessionsFollowDevice, sessionsFollowLatch } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
 import { type DeviceChanges, deviceRepository, type SensorReading } from "./device-repository.ts";
@@ -20,6 +20,8 @@ export type DeviceStep = {
   commandId: string | null;
   input: DeviceInput;
   now: Date;
+  /** When the hardware did it, on the cloud's clock (`factTime`); `now` when not given (sessions' events). */
+  happenedAt?: string;
   cfg: CommandTimeoutConfig;
   /** What the hardware reported with the input; `lock_state` here is a fresh reading. */
   sensors?: SensorReading;
@@ -38,7 +40,7 @@ export type DeviceStepResult = { device: DeviceRecord; changed: boolean; from: D
 export function stepDevice(
   device: DeviceRecord,
   step: Omit<DeviceStep, "deviceId">,
-): { changes: DeviceChanges; changed: boolean; lockStale: boolean } {
+): { changes: DeviceChanges; changed: boolean; lockStale: boolean; latchOpened: boolean } {
   const { commandId, now, cfg } = step;
   // Applied out of outbox order (replicas), a field a later report has set keeps that report's value.
   const order = freshReading(device.sensor_marks, step.reading, step.sensors ?? {});
@@ -78,7 +80,11 @@ export function stepDevice(
     // that falls back to the booking).
     if (state.value !== "BOOKED" && !isInterim(state.value)) changes.booked_by = null;
   }
-  return { changes, changed, lockStale };
+  // A latch found open while a command holds the device (an operator's force-lock after a master key's
+  // unlock) moves no state, yet ends the session the device held. A command's own movement comes in its
+  // report, not as a reading: this one is someone else's (a card, a hand), even while an unlock waits.
+  const latchOpened = !changed && input.kind === "sensed" && input.lockState === "UNLOCKED" && !lockStale;
+  return { changes, changed, lockStale, latchOpened };
 }
 
 /** Feeds the device machine one input (`stepDevice`) with a compare-and-set on the device's version. */
@@ -88,12 +94,13 @@ export async function advanceDevice(tx: Executor, step: DeviceStep): Promise<Dev
     const device = await devices.find(step.deviceId);
     if (!device) return null;
     const from = device.state.value;
-    const { changes, changed, lockStale } = stepDevice(device, step);
+    const { changes, changed, lockStale, latchOpened } = stepDevice(device, step);
     if (!changed && Object.keys(changes).length === 0) return { device, changed: false, from };
     const written = await devices.compareAndSet(device, changes, step.now);
     if (!written) continue;
     // Sessions follow the device: one settled free or locked holds no active session or booking it had.
-    if (changed) await sessionsFollowDevice(tx, written, step.now);
+    if (changed) await sessionsFollowDevice(tx, written, step.now, step.happenedAt);
+    else if (latchOpened) await sessionsFollowLatch(tx, written, step.now, step.happenedAt);
     // Its lock reading was older than the one the device holds: that later report takes effect after
     // this step, as it would have had it come after it.
     if (lockStale && step.input.kind !== "sensed" && !isInterim(written.state.value)) {

@@ -72,7 +72,16 @@ export async function applyCommandProgress(
   // The lock reading keeps outbox order with the gateway's other reports (replicas apply them in any).
   const reading = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
   const step = (commandId: string | null, input: DeviceInput) =>
-    advanceDevice(tx, { deviceId: cmd.device_id, commandId, input, now, cfg, sensors, reading });
+    advanceDevice(tx, {
+      deviceId: cmd.device_id,
+      commandId,
+      input,
+      now,
+      happenedAt: at,
+      cfg,
+      sensors,
+      reading,
+    });
   const sensed = (lockState: LockState) => step(null, { kind: "sensed", lockState });
   // The gateway has the command, so the broker had it: when its report overtakes the broker's
   // acknowledgement of our publish, record the hand-over first (REQUEST_SENT) so no step is missing.
@@ -89,6 +98,7 @@ export async function applyCommandProgress(
     known: handedOver ?? cmd,
     input,
     now,
+    happenedAt: at,
     cfg,
     events: () => [event],
   });

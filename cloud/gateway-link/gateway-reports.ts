@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { factTime } from "../../shared/wire/fact-time.ts";
 import type { DeviceStateReport, HardwareEvent, Status } from "../../shared/wire/messages.ts";
 import { advanceDevice, recordReadingInOrder } from "../devices/advance-device.ts";
 import { deviceRepository, type SensorReading } from "../devices/device-repository.ts";
@@ -86,6 +87,7 @@ export async function applyDeviceState(
     // A tap releases a door for the gateway's window: it shows when it re-locks, as after an unlock command.
     input: { kind: "sensed", lockState: msg.lock_state, doorReleased: msg.cause === "tap" },
     now,
+    happenedAt: factTime(msg, now),
     cfg,
     sensors,
     reading,

@@ -1,11 +1,12 @@
 import { sql } from "kysely";
 import type { Logger } from "pino";
+import { factTime } from "../../shared/wire/fact-time.ts";
 import type { DeviceStateReport } from "../../shared/wire/messages.ts";
 import { stepDevice } from "../devices/advance-device.ts";
 import { deviceRepository, writeLockedDevices } from "../devices/device-repository.ts";
 import { freshReading, readingSource } from "../devices/reading-order.ts";
 import type { CommandTimeoutConfig } from "../devices/timeouts.ts";
-import { sessionsFollowDevice } from "../sessions/session-recorder.ts";
+import { sessionsFollowDevice, sessionsFollowLatch } from "../sessions/session-recorder.ts";
 import type { Db } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
 import { sensorReadingOf } from "./gateway-reports.ts";
@@ -40,6 +41,7 @@ export function applyReportBatch(
     const held = new Map((await devices.lockInIdOrder(ids)).map((d) => [d.id, d]));
     const written = new Map<string, DeviceRecord>();
     const changed: { report: QueuedReport; from: DeviceRecord; to: DeviceRecord }[] = [];
+    const opened: { report: QueuedReport; to: DeviceRecord }[] = [];
     for (const i of fresh) {
       const report = reports[i] as QueuedReport;
       const device = written.get(report.msg.device_id) ?? held.get(report.msg.device_id);
@@ -56,9 +58,11 @@ export function applyReportBatch(
       if (!next) continue;
       written.set(device.id, next.device);
       if (next.changed) changed.push({ report, from: device, to: next.device });
+      else if (next.latchOpened) opened.push({ report, to: next.device });
     }
     await writeLockedDevices(trx, [...written.values()]);
     for (const c of changed) await recordChange(trx, c, deps.log);
+    for (const { report: r, to } of opened) await sessionsFollowLatch(trx, to, r.now, factTime(r.msg, r.now));
     return outcomes;
   });
 }
@@ -95,7 +99,7 @@ function step(
   device: DeviceRecord,
   { gatewayId, msg, now }: QueuedReport,
   cfg: CommandTimeoutConfig,
-): { device: DeviceRecord; changed: boolean } | null {
+): { device: DeviceRecord; changed: boolean; latchOpened: boolean } | null {
   const ts = now.toISOString();
   const sensors = sensorReadingOf(msg, ts);
   const reading = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
@@ -105,12 +109,19 @@ function step(
     const { fresh, stale, marks } = freshReading(device.sensor_marks, reading, sensors);
     if (stale.length > 0 && !marks) return null;
     const moved = marks ? { sensor_marks: marks, version } : {};
-    return { device: { ...device, ...fresh, ...moved }, changed: false };
+    return { device: { ...device, ...fresh, ...moved }, changed: false, latchOpened: false };
   }
   const input = { kind: "sensed" as const, lockState: msg.lock_state, doorReleased: msg.cause === "tap" };
-  const { changes, changed } = stepDevice(device, { commandId: null, input, now, cfg, sensors, reading });
+  const { changes, changed, latchOpened } = stepDevice(device, {
+    commandId: null,
+    input,
+    now,
+    cfg,
+    sensors,
+    reading,
+  });
   if (!changed && Object.keys(changes).length === 0) return null;
-  return { device: { ...device, ...changes, version, updated_at: ts }, changed };
+  return { device: { ...device, ...changes, version, updated_at: ts }, changed, latchOpened };
 }
 
 /** A state the hardware moved: sessions follow it, and who moved it and why is kept for a technician. */
@@ -120,7 +131,7 @@ async function recordChange(
   log: Logger,
 ): Promise<void> {
   const { gatewayId, msg, now } = report;
-  await sessionsFollowDevice(db, to, now);
+  await sessionsFollowDevice(db, to, now, factTime(msg, now));
   log.info(
     { device_id: msg.device_id, from: from.state.value, to: to.state.value, cause: msg.cause },
     "device state follows the hardware",

@@ -23,18 +23,19 @@ export type EndCause =
 /**
  * Ends a session (event end) and settles what it costs, in the caller's transaction: the fee from its
  * price list and the billing rules, and its payment, opened by the operator's payment provider
- * (NOT_CHARGED when the rules say so). Returns the ended session, or null when it could not end (it was
- * pending, or had already ended).
+ * (NOT_CHARGED when the rules say so). The end is dated `opts.at` (when the hardware ended it), else now.
+ * Returns the ended session, or null when it could not end (it was pending, or had already ended).
  */
 export async function closeSession(
   tx: Executor,
   session: Pick<SessionRow, "id">,
   now: Date,
   cause: EndCause,
-  opts: { withoutFee?: boolean } = {},
+  opts: { withoutFee?: boolean; at?: string } = {},
 ): Promise<SessionRow | null> {
   const sessions = sessionRepository(tx);
-  const ended = await sessions.record(session.id, { name: "end", timestamp: now.toISOString() }, now, {
+  const at = opts.at ?? now.toISOString();
+  const ended = await sessions.record(session.id, { name: "end", timestamp: at }, now, {
     ended_by: cause,
   });
   if (!ended) return null;

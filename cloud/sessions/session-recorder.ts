@@ -21,6 +21,8 @@ import { sessionRepository } from "./session-repository.ts";
 
 const DEFAULT_BOOKING_MS = 60 * 60 * 1000;
 
+const laterOf = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b);
+
 /** Sessions are a rider's, on a device that takes them: not a GUARD or door, nor a sessionless dock. */
 export function takesSessions(device: Pick<DeviceRecord, "type">): boolean {
   return familyOf(device.type) === "locking" && device.type !== "DOCK_SESSIONLESS";
@@ -88,10 +90,19 @@ export async function openSessionFor(
   });
 }
 
-/** Called where a command reaches SUCCESS (advanceCommand), in that transaction. */
-export async function onCommandSucceeded(tx: Executor, command: CommandRecord, now: Date): Promise<void> {
+/**
+ * Called where a command reaches SUCCESS (advanceCommand), in that transaction. Its events are dated when
+ * the hardware did it (`happenedAt`, the report's fact time), never before the command was asked for: a
+ * report that waited out a partition must not bill the rider for the wait.
+ */
+export async function onCommandSucceeded(
+  tx: Executor,
+  command: CommandRecord,
+  now: Date,
+  happenedAt = now.toISOString(),
+): Promise<void> {
   const sessions = sessionRepository(tx);
-  const ts = now.toISOString();
+  const ts = laterOf(happenedAt, command.created_at);
   switch (command.name) {
     case "book": {
       const s = await sessions.findByCommand(command.id);
@@ -112,12 +123,12 @@ export async function onCommandSucceeded(tx: Executor, command: CommandRecord, n
     case "unlock":
     case "force-unlock":
       for (const s of await sessions.onDevice(command.device_id, ["active"]))
-        await closeSession(tx, s, now, command.name);
+        await closeSession(tx, s, now, command.name, { at: ts });
       return;
     case "cancel-booking":
     case "force-cancel-booking":
       for (const s of await sessions.onDevice(command.device_id, ["booked"]))
-        await closeSession(tx, s, now, "cancel-booking");
+        await closeSession(tx, s, now, "cancel-booking", { at: ts });
       return;
     default:
       return;
@@ -130,7 +141,12 @@ export async function onCommandSucceeded(tx: Executor, command: CommandRecord, n
  * booked one is over. A device settled LOCKED holds no booking any more. Interim states wait for their
  * command.
  */
-export async function sessionsFollowDevice(tx: Executor, device: DeviceRecord, now: Date): Promise<void> {
+export async function sessionsFollowDevice(
+  tx: Executor,
+  device: DeviceRecord,
+  now: Date,
+  happenedAt = now.toISOString(),
+): Promise<void> {
   if (!takesSessions(device) || isInterim(device.state.value)) return;
   const ending: SessionStatus[] =
     device.state.value === "UNLOCKED"
@@ -140,7 +156,22 @@ export async function sessionsFollowDevice(tx: Executor, device: DeviceRecord, n
         : [];
   if (ending.length === 0) return;
   for (const s of await sessionRepository(tx).onDevice(device.id, ending))
-    await closeSession(tx, s, now, s.status === "active" ? "hardware" : "booking-over");
+    await closeSession(tx, s, now, s.status === "active" ? "hardware" : "booking-over", { at: happenedAt });
+}
+
+/**
+ * Called where a device's latch is found open and its state does not move (a command holds it): the
+ * session it held is over, dated when the latch was found open (the hardware is the truth).
+ */
+export async function sessionsFollowLatch(
+  tx: Executor,
+  device: DeviceRecord,
+  now: Date,
+  happenedAt = now.toISOString(),
+): Promise<void> {
+  if (!takesSessions(device)) return;
+  for (const s of await sessionRepository(tx).onDevice(device.id, ["active"]))
+    await closeSession(tx, s, now, "hardware", { at: happenedAt });
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Compilable } from "kysely";
 import type { PaymentStatus } from "../../shared/domain/payment-machine.ts";
 import {
   applySessionEvent,
+  lastEventTime,
   PENDING_LIFETIME_MS,
   type SessionEvent,
   type SessionStatus,
@@ -285,7 +286,12 @@ export function sessionRepository(db: Executor, store?: QueryRunner) {
       for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
         const current = await find(id);
         if (!current) return null;
-        const next = applySessionEvent(viewOf(current), event);
+        // An event is never dated before the session's last: facts dated by two clocks could cross.
+        const view = viewOf(current);
+        const last = lastEventTime(view);
+        const dated =
+          last && Date.parse(event.timestamp) < Date.parse(last) ? { ...event, timestamp: last } : event;
+        const next = applySessionEvent(view, dated);
         if (!next) return null;
         const updated_at = now.toISOString();
         const changes = { ...next, status_at: statusTime(next, current.created_at), ...extra, updated_at };
@@ -307,9 +313,9 @@ export function sessionRepository(db: Executor, store?: QueryRunner) {
           .values({
             session_id: id,
             seq: Number(seq?.last ?? 0) + 1,
-            name: event.name,
-            occurred_at: event.timestamp,
-            booked_until: event.name === "book" ? event.booked_until : null,
+            name: dated.name,
+            occurred_at: dated.timestamp,
+            booked_until: dated.name === "book" ? dated.booked_until : null,
           })
           .execute();
         return { ...current, ...changes };

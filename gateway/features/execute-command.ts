@@ -19,8 +19,11 @@ import { photoParts } from "./photo-upload.ts";
 import { isStoreFull, STORE_FULL_REASON, type StoreSpace } from "./store-full.ts";
 
 export type ExecutorDeps = {
-  /** The command log, the outbox and the bookings, and the transactions that tie them to a report. */
-  store: Pick<GatewayStore, "commandLog" | "outbox" | "bookings" | "atomically">;
+  /**
+   * The command log, the outbox, the bookings and the lockers cards parked, and the transactions that tie
+   * them to a report.
+   */
+  store: Pick<GatewayStore, "commandLog" | "outbox" | "bookings" | "parkedCards" | "atomically">;
   /** The devices driven: which they are, how to move them, what their sensors and sleep show. */
   devices: {
     registry: DeviceDirectory;
@@ -224,6 +227,12 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     // Bookings above need only the gateway; nothing else is sent to a device that cannot hear it.
     const asleep = deps.devices.sleep?.refusal(device);
     if (asleep) return failed(asleep);
+    // A locker a card parked (rfid_parking) is the card's, whatever the cloud knew when it sent this lock:
+    // the shared rule's held_by_another, and the machine's "a locked locker does not lock". force-lock goes.
+    if (req.name === "lock" && deps.store.parkedCards.get(device.device_id) !== null) {
+      const locked = sensors.get(device.device_id).latch === "locked";
+      return { ...failed("in use: an RFID card parked it"), lockState: locked ? "LOCKED" : null };
+    }
     const action = ACTION_OF[req.name];
     if (action) {
       // Asked again when the movement's turn on the bus comes: a board that does not answer may hold it.

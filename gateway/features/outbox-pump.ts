@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Monotonic } from "../../shared/time/clock.ts";
 import type { BrokerLink, Clock, Outbox, TimerHandle } from "../ports.ts";
+import { type CloudClock, SESSION_SYNC_WAIT_MS } from "../time/cloud-clock.ts";
 
 /** A cloud that acknowledges nothing is asked again at most this often (doubling from `resendAfterMs`). */
 const MAX_RESEND_AFTER_MS = 120_000;
@@ -21,6 +22,12 @@ export function createOutboxPump(deps: {
   /** How long a row has waited is elapsed time: a wall clock set back must not hold resends for hours. */
   monotonic: Monotonic;
   log: Logger;
+  /**
+   * The cloud's clock as the gateway learns it: rows observed before it was known are held, after a
+   * connect, until this session's answer dates them (or SESSION_SYNC_WAIT_MS), so the cloud does not date
+   * them by a wall clock that may be a day off.
+   */
+  cloudTime?: Pick<CloudClock, "settled">;
   resendAfterMs?: number;
   maxResendAfterMs?: number;
   batch?: number;
@@ -36,6 +43,21 @@ export function createOutboxPump(deps: {
   let pumping = false;
   let again = false;
   let timer: TimerHandle | null = null;
+  /** This connection has waited for the cloud's time once (undated rows then go as they are). */
+  let waitedForTime = false;
+
+  /** The session's answer, or SESSION_SYNC_WAIT_MS: whichever comes first. */
+  function cloudTimeSettled(): Promise<void> {
+    const { cloudTime } = deps;
+    if (!cloudTime) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const t = deps.clock.setTimer(SESSION_SYNC_WAIT_MS, resolve);
+      void cloudTime.settled().then(() => {
+        deps.clock.clearTimer(t);
+        resolve();
+      });
+    });
+  }
 
   async function pump(): Promise<void> {
     if (pumping) {
@@ -49,6 +71,11 @@ export function createOutboxPump(deps: {
         while (deps.broker.connected) {
           const batch = deps.outbox.pending(lastSent, deps.batch ?? 100);
           if (batch.length === 0) break;
+          if (!waitedForTime && batch.some((m) => m.observed_cloud_at === undefined)) {
+            await cloudTimeSettled();
+            waitedForTime = true;
+            continue; // read again: what the answer dated goes up dated
+          }
           for (const msg of batch) {
             const started = epoch;
             await deps.broker.publishUp(msg);
@@ -92,6 +119,7 @@ export function createOutboxPump(deps: {
   const onAppended = () => void pump();
   // A new connection, or a cloud that (re)subscribed and asks: the link is fresh, so is the patience.
   const onConnected = () => {
+    waitedForTime = false;
     staleAfterMs = resendAfterMs;
     resendFromStart();
   };

@@ -64,6 +64,15 @@ export class CloudClock {
     return this.bound.at + (this.deps.monotonic.nowMs() - this.bound.mono);
   }
 
+  /**
+   * Marks this instant; the function returned dates it on the cloud's clock once there is an estimate (a
+   * bound learnt later holds for earlier instants too: both run on monotonic time), null until then.
+   */
+  instant(): () => Date | null {
+    const mono = this.deps.monotonic.nowMs();
+    return () => (this.bound ? new Date(this.bound.at + (mono - this.bound.mono)) : null);
+  }
+
   cloudNow(): Date | null {
     const ms = this.cloudNowMs();
     return ms === null ? null : new Date(ms);

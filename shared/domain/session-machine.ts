@@ -82,6 +82,12 @@ export function deriveSession(events: readonly SessionEvent[]): SessionView {
   return view;
 }
 
+/** The time of the session's latest event (book, start or end); null while it has none. */
+export function lastEventTime(view: SessionView): string | null {
+  const times = [view.booked_time, view.start_time, view.end_time].filter((t): t is string => t !== null);
+  return times.reduce<string | null>((a, t) => (a === null || Date.parse(t) > Date.parse(a) ? t : a), null);
+}
+
 /**
  * When the billed period starts: the booking when there was one, else the start (spec: Limits, billing
  * rule 3, "measured from start to end or from booked to end"). Null when the session never began.

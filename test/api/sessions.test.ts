@@ -262,6 +262,56 @@ describe("other ends of a session", () => {
     });
   });
 
+  it("a report that waited out a partition ends the session when the latch opened, not when it arrived", async () => {
+    const t0 = nowMs();
+    await f.lock(alice, PRICED);
+    h.clock.advance(3 * HOUR);
+    await f.sensed(PRICED, "UNLOCKED", iso(t0 + 50 * MIN));
+    expect(await onlySession(alice)).toMatchObject({
+      status: "ended",
+      end_time: iso(t0 + 50 * MIN),
+      fee: { currency: "EUR", value: "2.00" },
+    });
+  });
+
+  it("a rider's unlock reported late is dated when the hardware did it", async () => {
+    const t0 = nowMs();
+    await f.lock(alice, PRICED);
+    h.clock.advance(40 * MIN);
+    const unlock = await f.command(alice, PRICED, { command: "unlock" });
+    h.clock.advance(2 * HOUR);
+    await f.report(unlock, "SUCCESS", {
+      lock_state: "UNLOCKED",
+      observedAt: iso(nowMs() - 2 * HOUR + 1_000),
+    });
+    expect(await onlySession(alice)).toMatchObject({
+      end_time: iso(t0 + THROTTLE_MS + 40 * MIN + 1_000),
+      fee: { value: "2.00" },
+    });
+  });
+
+  it("a latch found open while an operator's command holds the device ends the session", async () => {
+    const t0 = nowMs();
+    await f.lock(alice, PRICED);
+    h.clock.advance(10 * MIN);
+    const force = await f.command(admin, PRICED, { command: "force-lock" });
+    await f.sensed(PRICED, "UNLOCKED");
+    expect(await onlySession(alice)).toMatchObject({
+      status: "ended",
+      end_time: iso(t0 + THROTTLE_MS + 10 * MIN),
+    });
+    await f.report(force, "SUCCESS", { lock_state: "LOCKED" });
+    expect((await getDevice(PRICED)).state.value).toBe("LOCKED");
+    expect(await onlySession(alice)).toMatchObject({ status: "ended" });
+  });
+
+  it("an end dated before the session's start (two clocks) is dated at the start", async () => {
+    await f.lock(alice, PRICED);
+    const { start_time } = await onlySession(alice);
+    await f.sensed(PRICED, "UNLOCKED", iso(Date.parse(start_time as string) - HOUR));
+    expect(await onlySession(alice)).toMatchObject({ status: "ended", end_time: start_time });
+  });
+
   it("an operator's force-unlock ends the active session", async () => {
     await f.lock(alice, PRICED);
     const force = await f.command(admin, PRICED, { command: "force-unlock", reason: "MAINTENANCE" });

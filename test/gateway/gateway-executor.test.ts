@@ -155,6 +155,24 @@ function deferred<T>() {
 }
 
 describe("command executor: actuating through the simulator", () => {
+  it("a lock of a locker a card parked is refused unrun (held by another); a force-lock runs", async () => {
+    const r = await rig();
+    r.store.parkedCards.put(LOCKER_1, "a1a1", r.clock.now().toISOString());
+    const asked: string[] = [];
+    r.board.onRequest((req) => asked.push(req.kind));
+    const cmd = r.command({ name: "lock" });
+    await r.executor.handle(cmd);
+    expect(r.progress(cmd.command_id).map((m) => [m.state, m.reason])).toEqual([
+      ["RECEIVED", ""],
+      ["ERROR", "in use: an RFID card parked it"],
+    ]);
+    expect(asked).not.toContain("lock");
+    const force = r.command({ name: "force-lock" });
+    await r.executor.handle(force);
+    expect(r.progress(force.command_id).at(-1)?.state).toBe("SUCCESS");
+    expect(asked).toContain("lock");
+  });
+
   it("lock: reports RECEIVED then SUCCESS with lock_state LOCKED, and logs SUCCESS", async () => {
     const r = await rig();
     r.board.turnLatch(1, "unlocked");

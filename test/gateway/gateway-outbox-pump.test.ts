@@ -8,6 +8,7 @@ import { openGatewayDb } from "../../gateway/adapters/sqlite/open-db.ts";
 import { SqliteOutbox } from "../../gateway/adapters/sqlite/outbox.ts";
 import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
 import type { BrokerLinkEvents, Pending } from "../../gateway/ports.ts";
+import { CloudClock, SESSION_SYNC_WAIT_MS } from "../../gateway/time/cloud-clock.ts";
 import type { UpMessage } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
@@ -25,6 +26,7 @@ const settle = async (turns = 10) => {
 class FakeBroker extends EventEmitter<BrokerLinkEvents> {
   connected = false;
   readonly published: number[] = [];
+  readonly messages: UpMessage[] = [];
   private readonly failing = new Set<number>();
   private holding = false;
   private readonly held: (() => void)[] = [];
@@ -32,6 +34,7 @@ class FakeBroker extends EventEmitter<BrokerLinkEvents> {
   publishUp(msg: UpMessage): Promise<void> {
     if (this.failing.delete(msg.seq)) return Promise.reject(new Error("publish failed"));
     this.published.push(msg.seq);
+    this.messages.push(msg);
     if (!this.holding) return Promise.resolve();
     return new Promise<void>((resolve) => this.held.push(resolve));
   }
@@ -408,5 +411,81 @@ describe("outbox pump", () => {
     r.clock.advance(RESEND_MS * 2);
     await settle();
     expect(r.broker.published).toEqual([]);
+  });
+});
+
+describe("outbox pump: facts observed before the gateway knew the cloud's time", () => {
+  function datingRig() {
+    const dir = mkdtempSync(path.join(tmpdir(), "gw-pump-"));
+    const db = openGatewayDb(dir);
+    const clock = new FakeClock();
+    const cloudTime = new CloudClock({ clock, monotonic: clock });
+    const outbox = new SqliteOutbox(
+      db,
+      "gw-pump",
+      clock,
+      () => cloudTime.cloudNow(),
+      () => cloudTime.instant(),
+    );
+    const broker = new FakeBroker();
+    const pump = createOutboxPump({ outbox, broker, clock, monotonic: clock, log, cloudTime });
+    pump.start();
+    cleanup.push(() => {
+      pump.stop();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const event: Pending = {
+      type: "hardware_event",
+      device_id: null,
+      source: "main/1/1",
+      event: "door_opened",
+      detail: "",
+    };
+    /** The link comes up: the session starts (CONNACK), then the pump hears of it. */
+    const connect = async () => {
+      cloudTime.sessionStarted();
+      broker.connect();
+      await settle();
+    };
+    return { clock, cloudTime, outbox, broker, event, connect };
+  }
+
+  it("go up once this session's answer came, dated on the cloud's clock at the instant observed", async () => {
+    const r = datingRig();
+    const seq = r.outbox.append(r.event).seq;
+    expect(r.outbox.pending()[0]?.observed_cloud_at).toBeUndefined();
+    r.clock.advance(60_000);
+    await r.connect();
+    expect(r.broker.published).toEqual([]);
+    // The cloud's clock runs an hour ahead of this gateway's wall clock.
+    const cloudNow = r.clock.now().getTime() + 3_600_000;
+    r.cloudTime.observe(new Date(cloudNow).toISOString(), true);
+    await settle();
+    expect(r.broker.published).toEqual([seq]);
+    expect(r.broker.messages[0]).toMatchObject({
+      observed_cloud_at: new Date(cloudNow - 60_000).toISOString(),
+    });
+  });
+
+  it("go up as they are when no answer comes within the session's sync wait", async () => {
+    const r = datingRig();
+    const seq = r.outbox.append(r.event).seq;
+    await r.connect();
+    r.clock.advance(SESSION_SYNC_WAIT_MS - 1);
+    await settle();
+    expect(r.broker.published).toEqual([]);
+    r.clock.advance(1);
+    await settle();
+    expect(r.broker.published).toEqual([seq]);
+    expect(r.broker.messages[0]?.observed_cloud_at).toBeUndefined();
+  });
+
+  it("rows dated when appended go at once", async () => {
+    const r = datingRig();
+    r.cloudTime.observe(r.clock.now().toISOString(), true);
+    const seq = r.outbox.append(r.event).seq;
+    await r.connect();
+    expect(r.broker.published).toEqual([seq]);
   });
 });

@@ -5,7 +5,9 @@ import {
   ridersReleasedOnlyTheirOwn,
   unmatchedMovements,
 } from "./invariants.ts";
+import { judgeSessions, type LatchChange, type SessionRow } from "./session-invariants.ts";
 import { deviceAlias, deviceId } from "./sim-site.ts";
+import type { Decided } from "./tap-invariants.ts";
 
 const T0 = Date.parse("2026-03-02T07:00:00.000Z");
 const device = deviceId(deviceAlias("gw-1", 1));
@@ -85,5 +87,81 @@ describe("a rider releases only what they hold", () => {
     expect(ridersReleasedOnlyTheirOwn([command("1", "lock", 0, 30, "ann"), refused], riders)).toEqual([]);
     const late = { ...command("1", "lock", 0, 30, "ann"), updated_at: at(20) };
     expect(ridersReleasedOnlyTheirOwn([late, command("2", "unlock", 10, 40, "bob")], riders)).toEqual([]);
+  });
+});
+
+describe("sessions agree with the latch history", () => {
+  const riders = new Set(["rider-ann"]);
+  const name = () => "gw-1-1";
+  const END = T0 + 150_000;
+  const session = (over: Partial<SessionRow>): SessionRow => ({
+    id: "s1",
+    device_id: device,
+    user_id: "ann",
+    access_key_id: null,
+    status: "ended",
+    start_time: at(10),
+    end_time: at(100),
+    command_id: "lock-1",
+    ended_by: "unlock",
+    ...over,
+  });
+  const lock = { ...command("lock-1", "lock", 9, 39, "rider-ann") };
+  const latches = (...changes: [number, boolean][]): LatchChange[] =>
+    changes.map(([s, locked]) => ({ device, locked, at: T0 + s * 1000 }));
+  const judge = (sessions: SessionRow[], seen: Partial<Parameters<typeof judgeSessions>[1]>) =>
+    judgeSessions(sessions, { commands: [lock], riders, decided: [], latches: [], ...seen }, name, T0, END);
+
+  it("accepts a session billed while its latch was locked, its ends within the slack", () => {
+    expect(judge([session({})], { latches: latches([10, true], [100, false]) })).toEqual([]);
+    expect(judge([session({ end_time: at(110) })], { latches: latches([20, true], [100, false]) })).toEqual(
+      [],
+    );
+  });
+
+  it("finds a session billed past the moment its latch opened", () => {
+    const failures = judge([session({ end_time: at(140) })], { latches: latches([10, true], [100, false]) });
+    expect(failures).toEqual([expect.stringMatching(/billed from .* but gw-1-1's latch was open from/)]);
+  });
+
+  it("finds a session started by a lock that failed, and a rider's successful lock with no session", () => {
+    expect(
+      judge([session({})], { commands: [{ ...lock, state_value: "ERROR" }], latches: latches([10, true]) }),
+    ).toEqual([expect.stringMatching(/its command lock-1 is lock ERROR/)]);
+    expect(judge([], { latches: latches([10, true]) })).toEqual([
+      expect.stringMatching(/lock lock-1 succeeded, and started no session/),
+    ]);
+  });
+
+  it("finds, once quiet, two active sessions on a locker, and an active one on an open latch", () => {
+    const active = session({ status: "active", end_time: null, ended_by: null });
+    const card = session({
+      id: "s2",
+      command_id: null,
+      access_key_id: "a1a1",
+      status: "active",
+      end_time: null,
+    });
+    const decided = [
+      {
+        gateway: "gw-1",
+        at: T0,
+        decision: { card_id: "a1a1", device_id: device, granted: true, action: "lock" },
+      },
+    ];
+    expect(judge([active, card], { latches: latches([10, true]), decided: decided as Decided[] })).toEqual([
+      "gw-1-1 holds 2 active sessions",
+    ]);
+    expect(judge([active], { latches: latches([10, true], [120, false]) })).toEqual([
+      expect.stringMatching(/billed from .* to now/),
+      "gw-1-1's latch is open, and it holds active session s1",
+    ]);
+  });
+
+  it("finds a card's session no gateway let that card lock", () => {
+    const card = session({ command_id: null, access_key_id: "a1a1" });
+    expect(judge([card], { commands: [], latches: latches([10, true], [100, false]) })).toEqual([
+      "card session s1 of a1a1: no gateway let that card lock",
+    ]);
   });
 });

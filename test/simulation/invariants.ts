@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
 import { deliveredExactlyOnce, readOutboxLedger } from "./delivery-invariants.ts";
-import { deviceAlias, deviceId, LOCKERS, RIDERS } from "./sim-site.ts";
+import { type LatchChange, sessionsFollowTheLatches } from "./session-invariants.ts";
+import { deviceAlias, deviceId, LOCKERS, RIDERS, START } from "./sim-site.ts";
 import { type Decided, tapsFollowTheRule } from "./tap-invariants.ts";
 import type { World } from "./world.ts";
 
@@ -129,7 +130,7 @@ export function ridersReleasedOnlyTheirOwn(commands: CommandRow[], riders: Set<s
 export async function checkInvariants(
   w: World,
   api: Api,
-  seen: { movements: Movement[]; taps: Tap[]; decided: Decided[] },
+  seen: { movements: Movement[]; taps: Tap[]; decided: Decided[]; latches: LatchChange[] },
   note: (line: string) => void,
 ): Promise<string[]> {
   const rows = await w.db
@@ -151,13 +152,24 @@ export async function checkInvariants(
     } | null;
     return { ...r, expires: wire?.expires_at ? Date.parse(wire.expires_at) : Number.POSITIVE_INFINITY };
   });
+  const riders = new Set(RIDERS.map((r) => r.id));
+  const names = new Map(
+    [...w.gateways.keys()].flatMap((g) =>
+      Array.from(
+        { length: LOCKERS },
+        (_, i) => [deviceId(deviceAlias(g, i + 1)), deviceAlias(g, i + 1)] as const,
+      ),
+    ),
+  );
+  const nameOf = (device: string) => names.get(device) ?? device;
   const ledgers = [...w.gateways.values()].map((g) => readOutboxLedger(g.id, w.storeFile(g)));
   for (const l of ledgers) note(`end ${l.gateway} outbox ${l.lastSeq} given ${l.pending} pending`);
   const failures = [
     ...unmatchedMovements(seen.movements, commands, seen.taps),
     ...(await deliveredExactlyOnce(w.db, ledgers)),
     ...(await tapsFollowTheRule(w.db, seen.decided)),
-    ...ridersReleasedOnlyTheirOwn(commands, new Set(RIDERS.map((r) => r.id))),
+    ...ridersReleasedOnlyTheirOwn(commands, riders),
+    ...(await sessionsFollowTheLatches(w.db, { ...seen, commands, riders }, nameOf, START, Date.now())),
   ];
   for (const c of [...commands].sort((a, b) => a.id.localeCompare(b.id)))
     note(`end ${c.id} ${c.name} ${c.state_value}`);

@@ -5,7 +5,8 @@ import { createChaos } from "./chaos.ts";
 import { installVirtualWorld, Prng, type VirtualClock } from "./determinism.ts";
 import { advance, countImmediates } from "./driver.ts";
 import { checkInvariants, type Movement } from "./invariants.ts";
-import { ADMIN, SECRET, START } from "./sim-site.ts";
+import { type LatchChange, watchLatch } from "./session-invariants.ts";
+import { ADMIN, deviceAlias, deviceId, LOCKERS, SECRET, START } from "./sim-site.ts";
 import { createTapLog } from "./tap-log.ts";
 import { startWorld, type World } from "./world.ts";
 
@@ -74,6 +75,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       console.error(`${Number(process.hrtime.bigint() / 1_000_000n) % 1_000_000} ${at()} ${line}`);
   };
   const movements: Movement[] = [];
+  const latches: LatchChange[] = [];
   const taps = createTapLog(() => clock.now);
   let world: World | null = null;
   try {
@@ -89,6 +91,13 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     note("started");
     const w = world;
     for (const g of w.gateways.values()) {
+      for (let ch = 1; ch <= LOCKERS; ch++)
+        watchLatch(
+          g.hardware.board("bus0", 1).channel(ch),
+          deviceId(deviceAlias(g.id, ch)),
+          () => clock.now,
+          latches,
+        );
       g.hardware.board("bus0", 1).onRequest((req) => {
         if (req.kind !== "lock" && req.kind !== "unlock") return;
         movements.push({
@@ -124,7 +133,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     failures.push(
       ...(await during(
         clock,
-        checkInvariants(w, api, { movements, taps: taps.taps(), decided: taps.decided }, note),
+        checkInvariants(w, api, { movements, taps: taps.taps(), decided: taps.decided, latches }, note),
       )),
     );
   } catch (err) {

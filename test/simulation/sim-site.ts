@@ -63,6 +63,10 @@ function manifest(gateways: number, secretHash: string) {
         name: "Simulated operator",
         clients: [{ client_id: ADMIN, permissions: [...PERMISSIONS], secret_hash: secretHash }],
         riders: RIDERS.map((r) => ({ user_id: r.userId })),
+        // Riders' sessions cost something, so their ends settle a fee and a payment.
+        price_lists: [
+          { code: "P1", name: "Per minute", currency: "EUR", period_minutes: 1, price_per_period: "0.10" },
+        ],
         locations: [
           {
             code: LOCATION,
@@ -71,6 +75,7 @@ function manifest(gateways: number, secretHash: string) {
             latitude: 52.37,
             longitude: 4.89,
             attrs: { rfid_parking: true },
+            price_list: "P1",
             gateways: gatewayIds(gateways).map((id) => ({
               id,
               secret_hash: secretHash,

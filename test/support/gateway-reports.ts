@@ -7,6 +7,10 @@ export type SensorReading = Partial<
   Pick<DeviceStateReport, "lock_state" | "door_open" | "item_present" | "sleep_state" | "cause" | "detail">
 >;
 
+/** A report's observation times: now, or `at` on the gateway's clock and its estimate of the cloud's. */
+const observed = (h: CloudHarness, at?: string) =>
+  at ? { observed_at: at, observed_cloud_at: at } : { observed_at: h.clock.now().toISOString() };
+
 /**
  * Plays gateways reporting to the harness's cloud as if over MQTT. Each report takes the next outbox
  * sequence number, counting from `firstSeq`, unless the caller gives one.
@@ -22,14 +26,21 @@ export function gatewayReports(harness: () => CloudHarness, firstSeq = 0) {
       gatewayId: string,
       cmd: Pick<Command, "id" | "device">,
       state: "RECEIVED" | "SUCCESS" | "ERROR",
-      opts: { reason?: string; lock_state?: "LOCKED" | "UNLOCKED"; seq?: number; device_id?: string } = {},
+      opts: {
+        reason?: string;
+        lock_state?: "LOCKED" | "UNLOCKED";
+        seq?: number;
+        device_id?: string;
+        /** When the gateway observed it, on its estimate of the cloud's clock (default: now). */
+        observedAt?: string;
+      } = {},
     ): Promise<"applied" | "duplicate"> {
       const h = harness();
       return h.report(gatewayId, {
         type: "command_progress",
         gateway_id: gatewayId,
         seq: opts.seq ?? ++seq,
-        observed_at: h.clock.now().toISOString(),
+        ...observed(h, opts.observedAt),
         command_id: cmd.id,
         device_id: opts.device_id ?? cmd.device.id,
         state,
@@ -43,14 +54,14 @@ export function gatewayReports(harness: () => CloudHarness, firstSeq = 0) {
       gatewayId: string,
       deviceId: string,
       reading: SensorReading,
-      opts: { seq?: number } = {},
+      opts: { seq?: number; observedAt?: string } = {},
     ): Promise<"applied" | "duplicate"> {
       const h = harness();
       return h.report(gatewayId, {
         type: "device_state",
         gateway_id: gatewayId,
         seq: opts.seq ?? ++seq,
-        observed_at: h.clock.now().toISOString(),
+        ...observed(h, opts.observedAt),
         device_id: deviceId,
         ...reading,
       });

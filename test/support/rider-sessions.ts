@@ -82,14 +82,15 @@ export function riderFlow(h: CloudHarness) {
     async report(
       cmd: Pick<Command, "id" | "device">,
       state: "RECEIVED" | "SUCCESS" | "ERROR",
-      opts: { lock_state?: "LOCKED" | "UNLOCKED"; reason?: string } = {},
+      opts: { lock_state?: "LOCKED" | "UNLOCKED"; reason?: string; observedAt?: string } = {},
     ): Promise<void> {
       expect(await gateway.progress(await gatewayOf(cmd.device.id), cmd, state, opts)).toBe("applied");
     },
 
     /** The gateway reports a lock reading no command caused (someone at the device, a technician). */
-    async sensed(deviceId: string, lock_state: "LOCKED" | "UNLOCKED"): Promise<void> {
-      await gateway.deviceState(await gatewayOf(deviceId), deviceId, { lock_state, cause: "hardware_event" });
+    async sensed(deviceId: string, lock_state: "LOCKED" | "UNLOCKED", observedAt?: string): Promise<void> {
+      const reading = { lock_state, cause: "hardware_event" } as const;
+      await gateway.deviceState(await gatewayOf(deviceId), deviceId, reading, { observedAt });
     },
 
     /** lock → SUCCESS (LOCKED), then the throttle window passes. */

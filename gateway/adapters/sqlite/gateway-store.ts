@@ -17,12 +17,18 @@ import { SqliteTapJournal } from "./tap-journal.ts";
 export function openGatewayStore(
   stateDir: string,
   /** `cloudNow`: the cloud's clock as the gateway knows it, stamped on outbox messages beside its own. */
-  options: { gatewayId: string; clock: Clock; cloudNow?: () => Date | null },
+  options: {
+    gatewayId: string;
+    clock: Clock;
+    cloudNow?: () => Date | null;
+    /** Marks an instant to date on the cloud's clock later: facts observed before the gateway knew it. */
+    cloudInstant?: () => () => Date | null;
+  },
 ): GatewayStore {
   const db = openGatewayDb(stateDir);
   const ping = db.prepare("SELECT 1");
   return {
-    outbox: new SqliteOutbox(db, options.gatewayId, options.clock, options.cloudNow),
+    outbox: new SqliteOutbox(db, options.gatewayId, options.clock, options.cloudNow, options.cloudInstant),
     commandLog: new SqliteCommandLog(db),
     bookings: new SqliteBookings(db),
     keys: new SqliteKeyCache(db),

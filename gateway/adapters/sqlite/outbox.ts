@@ -29,6 +29,11 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   private readonly unsettled = new Set<number>();
   /** The lowest seq deleted without an fsync since the last complete checkpoint (null: none). */
   private lightFrom: number | null = null;
+  /**
+   * Rows appended before the gateway knew the cloud's time, with their instant: dated on the cloud's clock
+   * when sent once it does. In memory: after a restart only their wall-clock `observed_at` is left.
+   */
+  private readonly undated = new Map<number, () => Date | null>();
 
   constructor(
     private readonly db: GatewayDb,
@@ -36,6 +41,8 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
     private readonly clock: Clock,
     /** The cloud's clock as the gateway knows it (null before it has heard it). */
     private readonly cloudNow: () => Date | null = () => null,
+    /** Marks an instant for dating on the cloud's clock later (CloudClock.instant). */
+    private readonly cloudInstant: (() => () => Date | null) | null = null,
   ) {
     super();
     this.id = (db.prepare("SELECT outbox_id FROM outbox_identity").get() as { outbox_id: string }).outbox_id;
@@ -64,6 +71,7 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   append(msg: Pending): UpMessage {
     const observed = msg.observed_at ?? this.clock.now().toISOString();
     const cloudAt = msg.observed_cloud_at ?? this.cloudNow()?.toISOString();
+    const instant = cloudAt ? null : this.cloudInstant?.();
     this.settle();
     const outer = this.db.inTransaction;
     const full = this.db.transaction(() => {
@@ -79,6 +87,7 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
       this.setBody.run(JSON.stringify(m), seq);
       return m;
     })();
+    if (instant) this.undated.set(full.seq, instant);
     if (outer) this.unsettled.add(full.seq);
     else if (this.held !== null) this.held++;
     queueMicrotask(() => {
@@ -90,9 +99,11 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
 
   /** Messages after `afterSeq`, oldest first. */
   pending(afterSeq = 0, limit = 100): UpMessage[] {
-    return (this.after.all(afterSeq, limit) as { body: string }[]).map(
-      (r) => JSON.parse(r.body) as UpMessage,
-    );
+    return (this.after.all(afterSeq, limit) as { body: string }[]).map((r) => {
+      const m = JSON.parse(r.body) as UpMessage;
+      const cloudAt = m.observed_cloud_at ? null : this.undated.get(m.seq)?.();
+      return cloudAt ? { ...m, observed_cloud_at: cloudAt.toISOString() } : m;
+    });
   }
 
   /**
@@ -107,8 +118,11 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
    * transaction the level cannot change: the deletion commits with that transaction.
    */
   confirm(seqs: number[], outboxId?: string): number {
-    const remove = (s: number) =>
-      (outboxId === undefined ? this.remove.run(s) : this.removeOf.run(s, outboxId)).changes;
+    const remove = (s: number) => {
+      const n = (outboxId === undefined ? this.remove.run(s) : this.removeOf.run(s, outboxId)).changes;
+      if (n > 0) this.undated.delete(s);
+      return n;
+    };
     this.settle();
     const run = this.db.transaction(() => seqs.reduce((n, s) => n + remove(s), 0));
     if (this.db.inTransaction) {
