@@ -106,6 +106,50 @@ const MUTATIONS: Mutation[] = [
     file: "gateway/features/execute-command.ts",
     edits: [{ find: "if (deps.storeSpace?.refusing(req.command_id)) return;", replace: "" }],
   },
+  {
+    name: "bug: a session's events are dated when the report arrives",
+    file: "cloud/sessions/session-recorder.ts",
+    edits: [
+      {
+        find: "const ts = laterOf(happenedAt, command.created_at);",
+        replace: "const ts = now.toISOString();",
+      },
+      {
+        find: 'await closeSession(tx, s, now, s.status === "active" ? "hardware" : "booking-over", { at: happenedAt });',
+        replace: 'await closeSession(tx, s, now, s.status === "active" ? "hardware" : "booking-over");',
+      },
+    ],
+  },
+  {
+    name: "bug: a latch found open while a command holds the device ends no session",
+    file: "cloud/devices/advance-device.ts",
+    edits: [
+      {
+        find: "else if (latchOpened) await sessionsFollowLatch(tx, written, step.now, step.happenedAt);",
+        replace: "",
+      },
+    ],
+  },
+  {
+    name: "bug: a rider's lock of a locker a card parked runs",
+    file: "gateway/features/execute-command.ts",
+    edits: [
+      {
+        find: 'if (req.name === "lock" && deps.store.parkedCards.get(device.device_id) !== null) {',
+        replace: "if (false) {",
+      },
+    ],
+  },
+  {
+    name: "bug: facts observed before the gateway knew the cloud's time go up by its wall clock",
+    file: "gateway/adapters/sqlite/outbox.ts",
+    edits: [
+      {
+        find: "const cloudAt = m.observed_cloud_at ? null : this.undated.get(m.seq)?.();",
+        replace: "const cloudAt = null as Date | null;",
+      },
+    ],
+  },
 ];
 
 const seedsArg = process.argv.indexOf("--seeds");
