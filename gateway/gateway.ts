@@ -20,6 +20,7 @@ import { createControlApi } from "./control/control-impl.ts";
 import { startControlServer } from "./control/control-server.ts";
 import { logTechnicianActions } from "./control/technician-log.ts";
 import { DeviceRegistry } from "./devices/device-registry.ts";
+import { createDeviceTurns } from "./devices/device-turns.ts";
 import { OutboxSensorReadings } from "./devices/sensor-readings.ts";
 import { doorRelocker, watchBoardEvents } from "./features/board-events.ts";
 import { createBookingExpiry } from "./features/booking-expiry.ts";
@@ -274,8 +275,11 @@ function createFeatures(
   const gatewayId = cfg.gateway_id;
   const storeSpace = createStoreSpace({ stateDir: cfg.state_dir, outbox, log });
   const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, cloudTime, log });
+  // A command and a tap on one device take turns: each decides on what the other left.
+  const turns = createDeviceTurns();
   const executor = createCommandExecutor({
     store,
+    turns,
     devices: { registry, actuator, sensors, sleep },
     photos: { camera, files: createPhotoFiles(path.join(cfg.state_dir, "photos")) },
     clock,
@@ -292,6 +296,7 @@ function createFeatures(
   const cardQueries = createCardQueries({ gatewayId, broker, clock, timeoutMs: cfg.card_query_timeout_ms });
   const taps = createTapHandler({
     store,
+    turns,
     registry,
     sensors,
     actuator,

@@ -10,6 +10,7 @@ import { photoUri } from "../commands/photo-uri.ts";
 import { advanceDevice } from "../devices/advance-device.ts";
 import type { SensorReading } from "../devices/device-repository.ts";
 import { readingSource } from "../devices/reading-order.ts";
+import { onLateSuccess } from "../sessions/session-recorder.ts";
 import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
 import type { GatewayReport } from "./gateway-reports.ts";
@@ -104,6 +105,7 @@ export async function applyCommandProgress(
   });
   if (!moved) {
     await recordOvertaken(tx, cmd, msg.state, event, now);
+    if (msg.state === "SUCCESS") await onLateSuccess(tx, cmd, now, at);
     // What the hardware says about the lock is the truth, unless another command now holds the device.
     if (msg.lock_state) await sensed(msg.lock_state);
     return true;

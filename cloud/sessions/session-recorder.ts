@@ -117,7 +117,28 @@ export async function onCommandSucceeded(
     }
     case "lock": {
       const s = await sessions.findByCommand(command.id);
-      if (s) await sessions.record(s.id, { name: "start", timestamp: ts }, now);
+      if (!s || (await sessions.record(s.id, { name: "start", timestamp: ts }, now))) return;
+      // The booking this lock continued ended while it travelled (cancelled, expired): the rider's bike is
+      // in now all the same, so the lock starts a session of its own.
+      if (s.status !== "ended") return;
+      const id = randomUUID();
+      const created = now.toISOString();
+      await sessions.insert({
+        ...s,
+        id,
+        status: "pending",
+        status_at: created,
+        booked_time: null,
+        booked_until_time: null,
+        start_time: null,
+        end_time: null,
+        ended_by: null,
+        fee_currency: null,
+        fee_value: null,
+        created_at: created,
+        updated_at: created,
+      });
+      await sessions.record(id, { name: "start", timestamp: ts }, now);
       return;
     }
     case "unlock":
@@ -133,6 +154,25 @@ export async function onCommandSucceeded(
     default:
       return;
   }
+}
+
+/**
+ * Called where the hardware reports a command done that the cloud had already ended (past its deadline,
+ * superseded): an unlock that opened the latch all the same ends the sessions it found active, dated when
+ * it did it. A reading in the report may be older than others already applied, so the sensors alone would
+ * not end them.
+ */
+export async function onLateSuccess(
+  tx: Executor,
+  command: CommandRecord,
+  now: Date,
+  happenedAt = now.toISOString(),
+): Promise<void> {
+  if (command.name !== "unlock" && command.name !== "force-unlock") return;
+  const ts = laterOf(happenedAt, command.created_at);
+  for (const s of await sessionRepository(tx).onDevice(command.device_id, ["active"]))
+    if (s.start_time !== null && Date.parse(s.start_time) <= Date.parse(command.created_at))
+      await closeSession(tx, s, now, command.name, { at: ts });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { isBookingCommand } from "../../shared/domain/device-types.ts";
 import type { CommandRequest } from "../../shared/wire/messages.ts";
+import { createDeviceTurns, type DeviceTurns } from "../devices/device-turns.ts";
 import type {
   Action,
   Actuator,
@@ -40,6 +41,8 @@ export type ExecutorDeps = {
   log: Logger;
   /** Where a command the full store could not record is refused (store-full.ts). */
   storeSpace?: Pick<StoreSpace, "refused" | "unrecorded" | "refusing">;
+  /** Each device's turns, shared with the tap handler; its own when not given. */
+  turns?: DeviceTurns;
   /** What others follow: a command finished; a booking was recorded or ended (the expiry timer looks again). */
   notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
 };
@@ -82,8 +85,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
   const { commandLog, outbox, bookings } = deps.store;
   const { registry, actuator, sensors } = deps.devices;
   const inFlight = new Set<string>();
-  /** The tail of each device's queue of commands. */
-  const queues = new Map<string, Promise<void>>();
+  const turns = deps.turns ?? createDeviceTurns();
   /** Commands taken but not started that a later command superseded: id → the superseding command. */
   const superseded = new Map<string, string>();
   const started = new Set<string>();
@@ -258,15 +260,13 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     return failed(`${req.name} is not a hardware command`);
   }
 
-  /** Waits for the device's earlier commands, then runs this one unless it was superseded meanwhile. */
-  async function runInTurn(req: CommandRequest): Promise<Performed> {
-    const before = queues.get(req.device_id) ?? Promise.resolve();
-    let done = () => {};
-    const mine = new Promise<void>((r) => (done = r));
-    const tail = before.then(() => mine);
-    queues.set(req.device_id, tail);
+  /** Waits for the device's earlier commands and taps, then runs this one unless superseded meanwhile. */
+  function runInTurn(req: CommandRequest): Promise<Performed> {
+    return turns.run(req.device_id, () => runNow(req));
+  }
+
+  async function runNow(req: CommandRequest): Promise<Performed> {
     try {
-      await before;
       const by = superseded.get(req.command_id);
       if (by) return failed(`superseded by ${by}; not executed`);
       // Its turn may come after its time ran out (a long command before it, a device waking up).
@@ -276,8 +276,6 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     } finally {
       superseded.delete(req.command_id);
       started.delete(req.command_id);
-      done();
-      if (queues.get(req.device_id) === tail) queues.delete(req.device_id);
     }
   }
 

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { decideTap, type TapContext, type TapDecision } from "../../shared/domain/access-decision.ts";
 import { maskCardId } from "../../shared/domain/card-id.ts";
 import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
+import { createDeviceTurns, type DeviceTurns } from "../devices/device-turns.ts";
 import type {
   AccessDraft,
   Actuator,
@@ -37,6 +38,8 @@ export type TapHandlerDeps = {
   sleep?: Pick<SleepStates, "record">;
   /** Where a tap the full store could not journal is refused (store-full.ts). */
   storeSpace?: Pick<StoreSpace, "refused">;
+  /** Each device's turns, shared with the command executor; its own when not given. */
+  turns?: DeviceTurns;
 };
 
 /**
@@ -49,18 +52,7 @@ export type TapHandlerDeps = {
  */
 export function createTapHandler(deps: TapHandlerDeps) {
   const { keys, parkedCards, bookings, outbox, tapJournal } = deps.store;
-  /** The tail of each device's queue of taps. */
-  const queues = new Map<string, Promise<unknown>>();
-
-  function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const run = (queues.get(key) ?? Promise.resolve()).then(work);
-    const tail = run.catch(() => undefined);
-    queues.set(key, tail);
-    void tail.then(() => {
-      if (queues.get(key) === tail) queues.delete(key);
-    });
-    return run;
-  }
+  const turns = deps.turns ?? createDeviceTurns();
 
   function context(device: MappedDevice | undefined, card: string, grants?: readonly Grant[]): TapContext {
     const now = deps.cloudTime?.cloudNow() ?? deps.clock.now();
@@ -226,7 +218,7 @@ export function createTapHandler(deps: TapHandlerDeps) {
     /** Decides one tap on `reader`, which serves the device `alias`; resolves with what went to the outbox. */
     handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
       const key = deps.registry.byAliasName(alias)?.device_id ?? `reader:${reader}`;
-      return inTurn(key, () => handle(reader, alias, card));
+      return turns.run(key, () => handle(reader, alias, card));
     },
 
     /**

@@ -290,6 +290,21 @@ describe("other ends of a session", () => {
     });
   });
 
+  it("an unlock the cloud had ended past its deadline, done by the hardware all the same, ends the session", async () => {
+    await f.lock(alice, PRICED);
+    const unlock = await f.command(alice, PRICED, { command: "unlock" });
+    const openedAt = iso(nowMs() + 1_000);
+    const seq = f.nextSeq();
+    h.clock.advance(HOUR);
+    await h.sweep();
+    // An operator locks it again, and that report overtakes the unlock's: its reading is the newer one.
+    const force = await f.command(admin, PRICED, { command: "force-lock" });
+    await f.report(force, "SUCCESS", { lock_state: "LOCKED" });
+    expect((await onlySession(alice)).status).toBe("active");
+    await f.report(unlock, "SUCCESS", { lock_state: "UNLOCKED", observedAt: openedAt, seq });
+    expect(await onlySession(alice)).toMatchObject({ status: "ended", end_time: openedAt });
+  });
+
   it("a latch found open while an operator's command holds the device ends the session", async () => {
     const t0 = nowMs();
     await f.lock(alice, PRICED);
@@ -310,6 +325,21 @@ describe("other ends of a session", () => {
     const { start_time } = await onlySession(alice);
     await f.sensed(PRICED, "UNLOCKED", iso(Date.parse(start_time as string) - HOUR));
     expect(await onlySession(alice)).toMatchObject({ status: "ended", end_time: start_time });
+  });
+
+  it("a lock that continued a booking cancelled while it travelled starts a session of its own", async () => {
+    await f.book(alice, PRICED);
+    const lock = await f.command(alice, PRICED, { command: "lock" });
+    const cancel = await f.command(admin, PRICED, { command: "force-cancel-booking" });
+    await f.report(cancel, "SUCCESS");
+    expect((await onlySession(alice)).status).toBe("ended");
+    await f.report(lock, "SUCCESS", { lock_state: "LOCKED" });
+    const all = await sessionsOf(alice);
+    expect(all.map((x) => x.status).sort()).toEqual(["active", "ended"]);
+    expect(all.find((x) => x.status === "active")).toMatchObject({
+      booked_time: null,
+      start_time: expect.any(String),
+    });
   });
 
   it("an operator's force-unlock ends the active session", async () => {

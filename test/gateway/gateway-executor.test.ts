@@ -559,6 +559,34 @@ describe("command executor: bookings are recorded in the gateway's store", () =>
     expect(ended).toEqual([LOCKER_2, LOCKER_1]);
     expect(r.store.bookings.nextEnd()).toBeNull();
   });
+
+  it("a full disk keeps no daemon from starting over an ended booking, and its sweep waits before trying again", async () => {
+    const r = await rig();
+    await r.executor.handle(book(r, 10_000));
+    r.clock.advance(10_000);
+    const disks = installDiskFaults();
+    cleanup.push(() => disks.uninstall());
+    disks.set(path.join(r.stateDir, "gateway.db"), true);
+    const failures: unknown[] = [];
+    const expiry = createBookingExpiry({
+      bookings: r.store.bookings,
+      clock: r.clock,
+      log: { info: () => {}, error: (o: unknown) => failures.push(o) } as never,
+      retryMs: 5_000,
+    });
+    expect(() => expiry.start()).not.toThrow();
+    cleanup.push(() => expiry.stop());
+    expect(failures).toHaveLength(1);
+    expect(r.store.bookings.active(LOCKER_1, r.clock.now())).toBeUndefined();
+    r.clock.advance(4_999);
+    expect(failures).toHaveLength(1);
+    r.clock.advance(1);
+    expect(failures).toHaveLength(2);
+    disks.set(path.join(r.stateDir, "gateway.db"), false);
+    r.clock.advance(5_000);
+    expect(failures).toHaveLength(2);
+    expect(r.store.bookings.nextEnd()).toBeNull();
+  });
 });
 
 describe("command executor: with a hand-driven actuator", () => {

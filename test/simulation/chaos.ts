@@ -56,7 +56,7 @@ export function createChaos(o: {
       weight: 10,
       run() {
         const alias = deviceAlias(rng.pick(ids), rng.int(1, LOCKERS));
-        const command = rng.pick(["lock", "unlock", "force-lock", "force-unlock"]);
+        const command = rng.pick(["lock", "unlock", "force-lock", "force-unlock", "force-cancel-booking"]);
         note(`post ${command} ${alias}`);
         void api("POST", `/device/v1/devices/${deviceId(alias)}/commands`, { command }).then((res) =>
           note(`posted ${command} ${alias} ${res.statusCode} ${res.json().id ?? res.json().type ?? ""}`),
@@ -69,10 +69,15 @@ export function createChaos(o: {
       async run() {
         const rider = rng.pick(RIDERS);
         const alias = deviceAlias(rng.pick(ids), rng.int(1, LOCKERS));
-        const command = rng.pick(["lock", "unlock"]);
+        const command = rng.pick(["lock", "unlock", "lock", "unlock", "book", "cancel-booking"]);
+        // A booking ends 5 s to 2 min from now: some expire inside the run.
+        const body =
+          command === "book"
+            ? { command, timeout_at: new Date(Date.now() + rng.int(5_000, 120_000)).toISOString() }
+            : { command };
         const token = await w.riderTokens.issueUser({ id: rider.id, operatorId: OPERATOR });
         note(`${rider.userId} ${command} ${alias}`);
-        void api("POST", `/device/v1/devices/${deviceId(alias)}/commands`, { command }, token).then((res) =>
+        void api("POST", `/device/v1/devices/${deviceId(alias)}/commands`, body, token).then((res) =>
           note(
             `${rider.userId} ${command} ${alias} ${res.statusCode} ${res.json().id ?? res.json().error_code ?? ""}`,
           ),

@@ -150,6 +150,36 @@ const MUTATIONS: Mutation[] = [
       },
     ],
   },
+  {
+    name: "bug: a daemon started on a full disk fails when a booking has ended",
+    file: "gateway/features/booking-expiry.ts",
+    edits: [
+      {
+        find: "running = true;\n      schedule(trySweep() ? undefined : retryMs);",
+        replace: "running = true;\n      sweep();\n      schedule();",
+      },
+    ],
+  },
+  {
+    name: "bug: an unlock done after the cloud ended it (its deadline) ends no session",
+    file: "cloud/gateway-link/command-progress.ts",
+    edits: [{ find: 'if (msg.state === "SUCCESS") await onLateSuccess(tx, cmd, now, at);', replace: "" }],
+  },
+  {
+    name: "bug: a lock continuing a booking cancelled meanwhile starts no session",
+    file: "cloud/sessions/session-recorder.ts",
+    edits: [{ find: 'if (s.status !== "ended") return;', replace: "return;" }],
+  },
+  {
+    name: "bug: a tap and a command on one locker do not take turns",
+    file: "gateway/features/handle-tap.ts",
+    edits: [
+      {
+        find: "const turns = deps.turns ?? createDeviceTurns();",
+        replace: "const turns = createDeviceTurns();",
+      },
+    ],
+  },
 ];
 
 const seedsArg = process.argv.indexOf("--seeds");

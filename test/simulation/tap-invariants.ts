@@ -18,26 +18,30 @@ function occupancies(card: string): TapContext["occupancy"][] {
   return out;
 }
 
+/** Every booking the gateway may have held for the locker: none, or a rider's (never a card's). */
+const BOOKINGS: TapContext["booking"][] = [null, { holder: "someone-else" }];
+
 /** Every (granted, action, reason) the rule gives for these grants, over the states and the time window. */
 function possible(decision: AccessDecision, grants: Grant[], at: number[]): Set<string> {
   const out = new Set<string>();
   for (const now of at)
-    for (const occupancy of occupancies(decision.card_id)) {
-      const d = decideTap({
-        card: decision.card_id,
-        now: new Date(now),
-        device: decision.device_id
-          ? { device_id: decision.device_id, type: "LOCKER", location_id: locationId }
-          : null,
-        rfidParking: true,
-        grants,
-        occupancy,
-        booking: null,
-      });
-      out.add(`${d.granted} ${d.action} ${d.reason}`);
-      // Granted, then the hardware did not do it: the gateway says so instead.
-      if (d.granted) out.add(`${d.granted} ${d.action} actuation_failed`);
-    }
+    for (const booking of BOOKINGS)
+      for (const occupancy of occupancies(decision.card_id)) {
+        const d = decideTap({
+          card: decision.card_id,
+          now: new Date(now),
+          device: decision.device_id
+            ? { device_id: decision.device_id, type: "LOCKER", location_id: locationId }
+            : null,
+          rfidParking: true,
+          grants,
+          occupancy,
+          booking,
+        });
+        out.add(`${d.granted} ${d.action} ${d.reason}`);
+        // Granted, then the hardware did not do it: the gateway says so instead.
+        if (d.granted) out.add(`${d.granted} ${d.action} actuation_failed`);
+      }
   return out;
 }
 

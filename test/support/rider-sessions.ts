@@ -78,11 +78,14 @@ export function riderFlow(h: CloudHarness) {
       return Command.parse(res.json());
     },
 
+    /** Takes the next outbox sequence number, for a report sent later in its place (out of order). */
+    nextSeq: () => gateway.nextSeq(),
+
     /** The gateway reports the command's outcome. */
     async report(
       cmd: Pick<Command, "id" | "device">,
       state: "RECEIVED" | "SUCCESS" | "ERROR",
-      opts: { lock_state?: "LOCKED" | "UNLOCKED"; reason?: string; observedAt?: string } = {},
+      opts: { lock_state?: "LOCKED" | "UNLOCKED"; reason?: string; observedAt?: string; seq?: number } = {},
     ): Promise<void> {
       expect(await gateway.progress(await gatewayOf(cmd.device.id), cmd, state, opts)).toBe("applied");
     },
