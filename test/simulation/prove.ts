@@ -111,8 +111,8 @@ const MUTATIONS: Mutation[] = [
     file: "cloud/sessions/session-recorder.ts",
     edits: [
       {
-        find: "const ts = laterOf(happenedAt, command.created_at);",
-        replace: "const ts = now.toISOString();",
+        find: "const sessions = sessionRepository(tx);\n  const ts = laterOf(happenedAt, command.created_at);",
+        replace: "const sessions = sessionRepository(tx);\n  const ts = now.toISOString();",
       },
       {
         find: 'await closeSession(tx, s, now, s.status === "active" ? "hardware" : "booking-over", { at: happenedAt });',
