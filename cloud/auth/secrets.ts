@@ -1,12 +1,13 @@
-import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
-import { promisify } from "node:util";
+import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from "node:crypto";
 
-const scryptAsync = promisify(scrypt) as (
-  secret: string,
-  salt: Buffer,
-  len: number,
-  opts: object,
-) => Promise<Buffer>;
+/**
+ * scrypt as a promise, looked up at each call (not bound once at load like `promisify`), so the seeded
+ * simulation's synchronous stand-in is the one that runs (docs/simulation.md).
+ */
+const scryptAsync = (secret: string, salt: Buffer, len: number, opts: ScryptOptions) =>
+  new Promise<Buffer>((resolve, reject) =>
+    scrypt(secret, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 /** scrypt's cost: N = 2^ln, block size r, parallelism p. */
 export type ScryptCost = { ln: number; r: number; p: number };

@@ -1,5 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
+import { endSessionByOperator } from "../../cloud/sessions/operator-commands.ts";
 import { brownout, jam } from "../../hardware-sim/faults.ts";
+import { systemClock } from "../../shared/node/system-clock.ts";
 import type { DiskFaults } from "../support/disk-full.ts";
 import type { Prng } from "./determinism.ts";
 import type { MessageFate, MessageFault } from "./sim-network.ts";
@@ -81,6 +83,27 @@ export function createChaos(o: {
           note(
             `${rider.userId} ${command} ${alias} ${res.statusCode} ${res.json().id ?? res.json().error_code ?? ""}`,
           ),
+        );
+      },
+    },
+    {
+      kind: "end",
+      weight: 2,
+      async run() {
+        // An operator ends a booked or active session from the console's CLI, with or without its fee.
+        const open = await w.db
+          .selectFrom("sessions")
+          .select("id")
+          .where("status", "in", ["booked", "active"])
+          .orderBy("id")
+          .execute();
+        if (open.length === 0) return;
+        const { id } = rng.pick(open);
+        const withoutFee = rng.int(0, 1) === 1;
+        note(`operator ends session ${id}${withoutFee ? " without fee" : ""}`);
+        await endSessionByOperator({ db: w.db, clock: systemClock }, id, { withoutFee }).then(
+          () => note(`session ${id} ended`),
+          (err: Error) => note(`session ${id} not ended: ${err.message}`),
         );
       },
     },

@@ -1,3 +1,4 @@
+import type { webcrypto } from "node:crypto";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
@@ -54,11 +55,14 @@ export type VirtualWorld = {
 
 type Patch = { target: object; key: string; value: unknown };
 
+/** HMAC keys imported while a run was installed, with their bytes: kept across runs (jose caches keys). */
+const HMAC_KEYS = new WeakMap<webcrypto.CryptoKey, { hash: string; raw: Buffer }>();
+
 /**
  * Makes this process deterministic for one run: Date, setTimeout and setInterval run on a virtual clock
  * that moves only when the driver says, performance.now() follows it, and Math.random, node:crypto's
- * random bytes and UUIDs, WebCrypto's getRandomValues and reads of /dev/urandom draw from `rng`. scrypt runs synchronously, so
- * no thread-pool callback lands at a wall-clock moment. setImmediate and process.nextTick stay real:
+ * random bytes and UUIDs, WebCrypto's getRandomValues and reads of /dev/urandom draw from `rng`. scrypt and
+ * HMAC run synchronously, so no thread-pool callback lands at a wall-clock moment. setImmediate and process.nextTick stay real:
  * with no real I/O in the run they order work deterministically, and the driver waits on them.
  */
 export function installVirtualWorld(rng: Prng, startMs: number): VirtualWorld {
@@ -114,7 +118,64 @@ export function installVirtualWorld(rng: Prng, startMs: number): VirtualWorld {
     urandom.delete(fd);
     closeSync(fd);
   };
+  const subtle = globalThis.crypto.subtle;
+  const { importKey, sign, verify } = subtle;
+  const hmac = (key: webcrypto.CryptoKey, data: webcrypto.BufferSource) => {
+    const k = HMAC_KEYS.get(key);
+    if (!k) return null;
+    const view = ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
+    return crypto.createHmac(k.hash, k.raw).update(view).digest();
+  };
   const patches: Patch[] = [
+    // HMAC (the tokens' signatures) runs synchronously: WebCrypto's thread-pool job would land at a
+    // wall-clock moment, between other work of the same virtual instant.
+    {
+      target: subtle,
+      key: "importKey",
+      value: async (...args: Parameters<webcrypto.SubtleCrypto["importKey"]>) => {
+        const key = await (importKey as (...a: unknown[]) => Promise<webcrypto.CryptoKey>).apply(
+          subtle,
+          args,
+        );
+        const [format, data, algorithm] = args;
+        const alg = algorithm as { name?: string; hash?: string | { name: string } };
+        if (format === "raw" && alg.name === "HMAC" && alg.hash) {
+          const hash = (typeof alg.hash === "string" ? alg.hash : alg.hash.name)
+            .replace("-", "")
+            .toLowerCase();
+          HMAC_KEYS.set(key, { hash, raw: Buffer.from(data as Uint8Array) });
+        }
+        return key;
+      },
+    },
+    {
+      target: subtle,
+      key: "sign",
+      value: (alg: webcrypto.AlgorithmIdentifier, key: webcrypto.CryptoKey, data: webcrypto.BufferSource) => {
+        const mac = hmac(key, data);
+        if (!mac) return sign.call(subtle, alg, key, data);
+        return Promise.resolve(mac.buffer.slice(mac.byteOffset, mac.byteOffset + mac.byteLength));
+      },
+    },
+    {
+      target: subtle,
+      key: "verify",
+      value: (
+        alg: webcrypto.AlgorithmIdentifier,
+        key: webcrypto.CryptoKey,
+        signature: webcrypto.BufferSource,
+        data: webcrypto.BufferSource,
+      ) => {
+        const mac = hmac(key, data);
+        if (!mac) return verify.call(subtle, alg, key, signature, data);
+        const sig = ArrayBuffer.isView(signature)
+          ? Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength)
+          : Buffer.from(signature);
+        return Promise.resolve(sig.length === mac.length && crypto.timingSafeEqual(sig, mac));
+      },
+    },
     { target: fs, key: "openSync", value: open },
     { target: fs, key: "readSync", value: read },
     { target: fs, key: "closeSync", value: close },

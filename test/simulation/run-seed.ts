@@ -97,6 +97,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
           deviceId(deviceAlias(g.id, ch)),
           () => clock.now,
           latches,
+          (latch) => note(`latch ${g.id} ch${ch} ${latch}`),
         );
       g.hardware.board("bus0", 1).onRequest((req) => {
         if (req.kind !== "lock" && req.kind !== "unlock") return;

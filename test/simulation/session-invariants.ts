@@ -141,13 +141,17 @@ export function watchLatch(
   device: string,
   now: () => number,
   out: LatchChange[],
+  told: (latch: string) => void = () => {},
 ) {
   let latch = channel.latch;
   Object.defineProperty(channel, "latch", {
     enumerable: true,
     get: () => latch,
     set(next: string) {
-      if (next !== latch) out.push({ device, locked: next === "locked", at: now() });
+      if (next !== latch) {
+        out.push({ device, locked: next === "locked", at: now() });
+        told(next);
+      }
       latch = next;
     },
   });
