@@ -124,6 +124,11 @@ describe("sessions agree with the latch history", () => {
     expect(failures).toEqual([expect.stringMatching(/billed from .* but gw-1-1's latch was open from/)]);
   });
 
+  it("leaves an operator's forced end to the operator: dated on what the cloud knew then", () => {
+    const forced = session({ end_time: at(140), ended_by: "operator" });
+    expect(judge([forced], { latches: latches([10, true], [100, false]) })).toEqual([]);
+  });
+
   it("finds a session started by a lock that failed, and a rider's successful lock with no session", () => {
     expect(
       judge([session({})], { commands: [{ ...lock, state_value: "ERROR" }], latches: latches([10, true]) }),

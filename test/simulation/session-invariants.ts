@@ -112,6 +112,9 @@ export function judgeSessions(
     // A card's session is never charged (billing rule 2), and is dated by the gateway's estimate of the
     // cloud's clock at the tap, which is as weak as the freshest message it had (docs/simulation.md).
     if (!s.command_id) continue;
+    // An operator's forced end is dated when the operator ends it, on what the cloud knew then: a gateway
+    // cut off may later report the latch open before it (docs/decisions/sessions-and-billing.md).
+    if (s.ended_by === "operator") continue;
     const from = Date.parse(s.start_time) + SESSION_SLACK_MS;
     const to = (s.end_time ? Date.parse(s.end_time) : endAt) - SESSION_SLACK_MS;
     for (const [a, b] of openSpans(seen.latches, s.device_id, startAt, endAt))
