@@ -9,7 +9,7 @@ import type { CommandRecord } from "../store/command-record.ts";
 import type { Executor } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
 import { closeSession } from "./close-session.ts";
-import { sessionRepository } from "./session-repository.ts";
+import { type SessionRow, sessionRepository } from "./session-repository.ts";
 
 /**
  * Where sessions meet commands and devices (spec: Session status, Session events):
@@ -22,6 +22,38 @@ import { sessionRepository } from "./session-repository.ts";
 const DEFAULT_BOOKING_MS = 60 * 60 * 1000;
 
 const laterOf = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b);
+
+type Whose = Pick<
+  SessionRow,
+  "operator_id" | "user_id" | "access_key_id" | "location_id" | "device_id" | "price_list_id" | "command_id"
+>;
+
+/** A new pending session: whose it is, where, what prices it and what moves it next; no event yet. */
+function pendingSession(whose: Whose, now: Date): SessionRow {
+  const ts = now.toISOString();
+  const { operator_id, user_id, access_key_id, location_id, device_id, price_list_id, command_id } = whose;
+  return {
+    id: randomUUID(),
+    operator_id,
+    user_id,
+    access_key_id,
+    location_id,
+    device_id,
+    price_list_id,
+    command_id,
+    status: "pending",
+    status_at: ts,
+    booked_time: null,
+    booked_until_time: null,
+    start_time: null,
+    end_time: null,
+    ended_by: null,
+    fee_currency: null,
+    fee_value: null,
+    created_at: ts,
+    updated_at: ts,
+  };
+}
 
 /** Sessions are a rider's, on a device that takes them: not a GUARD or door, nor a sessionless dock. */
 export function takesSessions(device: Pick<DeviceRecord, "type">): boolean {
@@ -66,28 +98,20 @@ export async function openSessionFor(
   await checkMaxUserSessions(tx, principal, device.location_id);
   const dormant = await sessions.dormantPending(principal.id, device.id, now);
   if (dormant) return sessions.setCommand(dormant.id, command.id, now);
-  const ts = now.toISOString();
-  await sessions.insert({
-    id: randomUUID(),
-    operator_id: principal.operatorId,
-    user_id: principal.id,
-    access_key_id: null,
-    location_id: device.location_id,
-    device_id: device.id,
-    price_list_id: device.attrs.price_list_id,
-    status: "pending",
-    status_at: ts,
-    booked_time: null,
-    booked_until_time: null,
-    start_time: null,
-    end_time: null,
-    command_id: command.id,
-    ended_by: null,
-    fee_currency: null,
-    fee_value: null,
-    created_at: ts,
-    updated_at: ts,
-  });
+  await sessions.insert(
+    pendingSession(
+      {
+        operator_id: principal.operatorId,
+        user_id: principal.id,
+        access_key_id: null,
+        location_id: device.location_id,
+        device_id: device.id,
+        price_list_id: device.attrs.price_list_id,
+        command_id: command.id,
+      },
+      now,
+    ),
+  );
 }
 
 /**
@@ -121,24 +145,9 @@ export async function onCommandSucceeded(
       // The booking this lock continued ended while it travelled (cancelled, expired): the rider's bike is
       // in now all the same, so the lock starts a session of its own.
       if (s.status !== "ended") return;
-      const id = randomUUID();
-      const created = now.toISOString();
-      await sessions.insert({
-        ...s,
-        id,
-        status: "pending",
-        status_at: created,
-        booked_time: null,
-        booked_until_time: null,
-        start_time: null,
-        end_time: null,
-        ended_by: null,
-        fee_currency: null,
-        fee_value: null,
-        created_at: created,
-        updated_at: created,
-      });
-      await sessions.record(id, { name: "start", timestamp: ts }, now);
+      const fresh = pendingSession(s, now);
+      await sessions.insert(fresh);
+      await sessions.record(fresh.id, { name: "start", timestamp: ts }, now);
       return;
     }
     case "unlock":
@@ -227,28 +236,18 @@ export async function openCardSession(
   if (!takesSessions(device)) return;
   const sessions = sessionRepository(tx);
   if ((await sessions.onDevice(device.id, ["active"])).length > 0) return;
-  const ts = now.toISOString();
-  const id = randomUUID();
-  await sessions.insert({
-    id,
-    operator_id: device.operator_id,
-    user_id: "",
-    access_key_id: cardId,
-    location_id: device.location_id,
-    device_id: device.id,
-    price_list_id: null,
-    status: "pending",
-    status_at: ts,
-    booked_time: null,
-    booked_until_time: null,
-    start_time: null,
-    end_time: null,
-    command_id: null,
-    ended_by: null,
-    fee_currency: null,
-    fee_value: null,
-    created_at: ts,
-    updated_at: ts,
-  });
-  await sessions.record(id, { name: "start", timestamp: at.startedAt }, now);
+  const card = pendingSession(
+    {
+      operator_id: device.operator_id,
+      user_id: "",
+      access_key_id: cardId,
+      location_id: device.location_id,
+      device_id: device.id,
+      price_list_id: null,
+      command_id: null,
+    },
+    now,
+  );
+  await sessions.insert(card);
+  await sessions.record(card.id, { name: "start", timestamp: at.startedAt }, now);
 }

@@ -90,7 +90,7 @@ export function createChaos(o: {
       kind: "end",
       weight: 2,
       async run() {
-        // An operator ends a booked or active session from the console's CLI, with or without its fee.
+        // An operator ends a booked or active session with the operator CLI, with or without its fee.
         const open = await w.db
           .selectFrom("sessions")
           .select("id")

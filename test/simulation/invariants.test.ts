@@ -97,7 +97,6 @@ describe("sessions agree with the latch history", () => {
   const session = (over: Partial<SessionRow>): SessionRow => ({
     id: "s1",
     device_id: device,
-    user_id: "ann",
     access_key_id: null,
     status: "ended",
     start_time: at(10),

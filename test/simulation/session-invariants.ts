@@ -15,7 +15,6 @@ export const SESSION_SLACK_MS = 15_000;
 export type SessionRow = {
   id: string;
   device_id: string;
-  user_id: string;
   access_key_id: string | null;
   status: string;
   start_time: string | null;
@@ -66,7 +65,6 @@ export async function sessionsFollowTheLatches(
     .select([
       "id",
       "device_id",
-      "user_id",
       "access_key_id",
       "status",
       "start_time",
