@@ -71,8 +71,10 @@ export function stepDevice(
   if (changed) {
     changes.state = state;
     if (!isInterim(state.value)) changes.command_id = null;
-    // The occupant leaves with an unlock; a failed lock leaves the device unclaimed again.
-    if (state.value === "UNLOCKED" || (input.kind === "failed" && state.value !== "LOCKED")) {
+    // The occupant leaves with an unlock; a failed lock leaves the device unclaimed again, unless the
+    // latch locked all the same (the rider's bike is in) and was not someone else's already.
+    const unclaimed = input.kind === "failed" && (state.value !== "LOCKED" || input.heldByAnother === true);
+    if (state.value === "UNLOCKED" || unclaimed) {
       changes.user_id = null;
       changes.user_access_key = null;
     }

@@ -65,7 +65,7 @@ export async function applyCommandProgress(
       break;
     case "ERROR":
       input = { kind: "failed", reason: msg.reason || "the gateway reported an error" };
-      deviceInput = { kind: "failed" };
+      deviceInput = { kind: "failed", heldByAnother: msg.held_by_another === true };
       event = { name: "RESPONSE_ERROR", value: msg.reason, timestamp: at };
       break;
   }

@@ -48,7 +48,8 @@ export type ExecutorDeps = {
 };
 
 /** An outcome, and what it writes to the store: committed with the report of its success, never without it. */
-type Performed = Outcome & { commit?: () => void };
+/** `heldByAnother`: refused because someone else holds the device; its latch reading is theirs. */
+type Performed = Outcome & { commit?: () => void; heldByAnother?: boolean };
 
 /** Nothing moved and nothing to commit: the command ends ERROR with `reason`. */
 const failed = (reason: string): Performed => ({ ok: false, reason, lockState: null, sensors: null });
@@ -101,7 +102,6 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     req: Pick<CommandRequest, "command_id" | "device_id">,
     state: "RECEIVED" | "SUCCESS" | "ERROR",
     reason = "",
-    lockState: "LOCKED" | "UNLOCKED" | null = null,
   ) {
     outbox.append({
       type: "command_progress",
@@ -109,9 +109,19 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       device_id: req.device_id,
       state,
       reason,
-      ...(lockState ? { lock_state: lockState } : {}),
     });
   }
+
+  /** The outcome's report: its latch reading, and whether that reading is someone else's. */
+  const outcomeReport = (req: Pick<CommandRequest, "command_id" | "device_id">, o: Performed) => ({
+    type: "command_progress" as const,
+    command_id: req.command_id,
+    device_id: req.device_id,
+    state: o.ok ? ("SUCCESS" as const) : ("ERROR" as const),
+    reason: o.reason,
+    ...(o.lockState ? { lock_state: o.lockState } : {}),
+    ...(o.heldByAnother ? { held_by_another: true } : {}),
+  });
 
   const finish = (req: LoggedCommand, performed: Performed, known: boolean) =>
     deps.store.atomically(() => {
@@ -138,7 +148,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
         performed.lockState,
         at,
       );
-      report(req, performed.ok ? "SUCCESS" : "ERROR", performed.reason, performed.lockState);
+      outbox.append(outcomeReport(req, performed));
     });
 
   /**
@@ -150,13 +160,11 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       finish(req, outcome, true);
     } catch (err) {
       if (!isStoreFull(err) || !deps.storeSpace) throw err;
-      const { command_id, device_id } = req;
-      const state = outcome.ok ? "SUCCESS" : "ERROR";
-      const lock = outcome.lockState ? { lock_state: outcome.lockState } : {};
-      deps.storeSpace.unrecorded(
-        { type: "command_progress", command_id, device_id, state, reason: outcome.reason, ...lock },
-        { command_id, name: req.name, ok: outcome.ok },
-      );
+      deps.storeSpace.unrecorded(outcomeReport(req, outcome), {
+        command_id: req.command_id,
+        name: req.name,
+        ok: outcome.ok,
+      });
     }
   }
 
@@ -233,7 +241,11 @@ export function createCommandExecutor(deps: ExecutorDeps) {
     // the shared rule's held_by_another, and the machine's "a locked locker does not lock". force-lock goes.
     if (req.name === "lock" && deps.store.parkedCards.get(device.device_id) !== null) {
       const locked = sensors.get(device.device_id).latch === "locked";
-      return { ...failed("in use: an RFID card parked it"), lockState: locked ? "LOCKED" : null };
+      return {
+        ...failed("in use: an RFID card parked it"),
+        lockState: locked ? "LOCKED" : null,
+        heldByAnother: true,
+      };
     }
     const action = ACTION_OF[req.name];
     if (action) {

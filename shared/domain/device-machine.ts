@@ -58,8 +58,11 @@ export type DeviceInput =
    * is when the booking a confirmed book made ends; without it, `bookingMs` from now.
    */
   | { kind: "confirmed"; name: CommandName; bookingUntil?: string }
-  /** The command ended in ERROR: go back to the remembered stable state. */
-  | { kind: "failed" }
+  /**
+   * The command ended in ERROR: go back to the remembered stable state. `heldByAnother`: the gateway
+   * refused because the device is someone else's (the machine ignores it; the occupant does not stay).
+   */
+  | { kind: "failed"; heldByAnother?: boolean }
   /**
    * `timeout_at` has passed. `lockState` is the last sensor report: a released door whose lock still
    * reads unlocked (held open) waits for the hardware to say it re-engaged instead of guessing.

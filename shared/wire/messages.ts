@@ -81,6 +81,11 @@ export const CommandProgress = z.object({
   reason: z._default(z.string().check(z.maxLength(500)), ""),
   /** Physical lock state after the command, when the hardware reported it. */
   lock_state: z.optional(z.enum(["LOCKED", "UNLOCKED"])),
+  /**
+   * On an ERROR: the gateway refused because someone else holds the device (a card parked the locker), so
+   * the `lock_state` it carries is theirs and the command's rider holds nothing.
+   */
+  held_by_another: z.optional(z.boolean()),
 });
 export type CommandProgress = z.infer<typeof CommandProgress>;
 

@@ -202,6 +202,27 @@ describe("a rider's lock and unlock make a session", () => {
     expect(active).toMatchObject({ id: pending.id, status: "active" });
   });
 
+  it("a lock the gateway refused because a card parked the locker leaves the rider holding nothing", async () => {
+    const refused = await f.command(alice, PRICED, { command: "lock" });
+    const reason = "in use: an RFID card parked it";
+    await f.report(refused, "ERROR", { reason, lock_state: "LOCKED", held_by_another: true });
+    const device = await getDevice(PRICED);
+    expect(device.state.value).toBe("LOCKED");
+    expect(device.user?.id ?? null).toBeNull();
+    expect((await onlySession(alice)).status).toBe("pending");
+    h.clock.advance(THROTTLE_MS);
+    // The card's locker is not hers to open.
+    expectError(await f.postCommand(alice, PRICED, { command: "unlock" }), 403, "ERRORS.FORBIDDEN");
+  });
+
+  it("a failed lock whose latch locked all the same keeps its rider as the one who may open it", async () => {
+    const failed = await f.command(alice, PRICED, { command: "lock" });
+    await f.report(failed, "ERROR", { reason: "the board did not confirm", lock_state: "LOCKED" });
+    expect((await getDevice(PRICED)).state.value).toBe("LOCKED");
+    h.clock.advance(THROTTLE_MS);
+    expect((await f.postCommand(alice, PRICED, { command: "unlock" })).statusCode).toBe(200);
+  });
+
   it("a lock that names the rider's own user_id is theirs; another user's user_id is 403 and makes no session", async () => {
     expectError(
       await f.postCommand(alice, PRICED, { command: "lock", user_id: bob.id }),

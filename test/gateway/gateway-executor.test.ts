@@ -13,7 +13,7 @@ import { createBookingExpiry } from "../../gateway/features/booking-expiry.ts";
 import { createCommandExecutor } from "../../gateway/features/execute-command.ts";
 import { createStoreSpace } from "../../gateway/features/store-full.ts";
 import { LockBusClient } from "../../gateway/lock-bus/lock-bus-client.ts";
-import type { Actuator, Outcome } from "../../gateway/ports.ts";
+import type { Actuator, MappedDevice, Outcome } from "../../gateway/ports.ts";
 import { CloudClock } from "../../gateway/time/cloud-clock.ts";
 import { defineBehavior } from "../../hardware-sim/behaviors.ts";
 import { jam, noReply } from "../../hardware-sim/faults.ts";
@@ -133,6 +133,7 @@ async function rig(opts: RigOptions = {}) {
     clock,
     stateDir,
     store,
+    sensors,
     outbox,
     commandLog,
     registry,
@@ -157,14 +158,20 @@ function deferred<T>() {
 describe("command executor: actuating through the simulator", () => {
   it("a lock of a locker a card parked is refused unrun (held by another); a force-lock runs", async () => {
     const r = await rig();
+    // The card's tap locked it (the daemon's tap path notes the reading it read).
+    r.board.turnLatch(1, "locked");
+    r.sensors.note(r.registry.get(LOCKER_1) as MappedDevice, { latch: "locked" });
     r.store.parkedCards.put(LOCKER_1, "a1a1", r.clock.now().toISOString());
     const asked: string[] = [];
     r.board.onRequest((req) => asked.push(req.kind));
     const cmd = r.command({ name: "lock" });
     await r.executor.handle(cmd);
-    expect(r.progress(cmd.command_id).map((m) => [m.state, m.reason])).toEqual([
-      ["RECEIVED", ""],
-      ["ERROR", "in use: an RFID card parked it"],
+    // The latch it reports is the card's: the cloud must not make the lock's rider its occupant.
+    expect(
+      r.progress(cmd.command_id).map((m) => [m.state, m.reason, m.lock_state, m.held_by_another]),
+    ).toEqual([
+      ["RECEIVED", "", undefined, undefined],
+      ["ERROR", "in use: an RFID card parked it", "LOCKED", true],
     ]);
     expect(asked).not.toContain("lock");
     const force = r.command({ name: "force-lock" });

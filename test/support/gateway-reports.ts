@@ -29,6 +29,8 @@ export function gatewayReports(harness: () => CloudHarness, firstSeq = 0) {
       opts: {
         reason?: string;
         lock_state?: "LOCKED" | "UNLOCKED";
+        /** The gateway refused: someone else (a card) holds the device, and the reading is theirs. */
+        held_by_another?: boolean;
         seq?: number;
         device_id?: string;
         /** When the gateway observed it, on its estimate of the cloud's clock (default: now). */
@@ -46,6 +48,7 @@ export function gatewayReports(harness: () => CloudHarness, firstSeq = 0) {
         state,
         reason: opts.reason ?? "",
         ...(opts.lock_state ? { lock_state: opts.lock_state } : {}),
+        ...(opts.held_by_another ? { held_by_another: true } : {}),
       });
     },
 

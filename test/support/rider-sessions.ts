@@ -85,7 +85,13 @@ export function riderFlow(h: CloudHarness) {
     async report(
       cmd: Pick<Command, "id" | "device">,
       state: "RECEIVED" | "SUCCESS" | "ERROR",
-      opts: { lock_state?: "LOCKED" | "UNLOCKED"; reason?: string; observedAt?: string; seq?: number } = {},
+      opts: {
+        lock_state?: "LOCKED" | "UNLOCKED";
+        reason?: string;
+        observedAt?: string;
+        seq?: number;
+        held_by_another?: boolean;
+      } = {},
     ): Promise<void> {
       expect(await gateway.progress(await gatewayOf(cmd.device.id), cmd, state, opts)).toBe("applied");
     },
