@@ -182,10 +182,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       features.keySync.stop();
       features.cardQueries.stop();
       for (const b of buses) b.monitor.stop();
+      features.executor.close();
       await broker.stop();
       cloudTime.stop();
       await Promise.all(readers.map((r) => r.port.stop()));
       await features.tapDispatch.settled();
+      await features.executor.settled();
       await Promise.all(buses.map((b) => b.client.stop()));
       if (metricsServer) await new Promise<void>((r) => metricsServer.close(() => r()));
       doors.close();

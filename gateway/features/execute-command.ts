@@ -10,12 +10,12 @@ import type {
   DeviceDirectory,
   GatewayStore,
   LoggedCommand,
-  Outcome,
   PhotoStore,
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
 import type { CloudClock } from "../time/cloud-clock.ts";
+import { failed, outcomeReport, type Performed, succeeded } from "./command-outcome.ts";
 import { photoParts } from "./photo-upload.ts";
 import { isStoreFull, STORE_FULL_REASON, type StoreSpace } from "./store-full.ts";
 
@@ -47,22 +47,6 @@ export type ExecutorDeps = {
   notify?: { finished?: (name: string, ok: boolean) => void; bookingsChanged?: () => void };
 };
 
-/** An outcome, and what it writes to the store: committed with the report of its success, never without it. */
-/** `heldByAnother`: refused because someone else holds the device; its latch reading is theirs. */
-type Performed = Outcome & { commit?: () => void; heldByAnother?: boolean };
-
-/** Nothing moved and nothing to commit: the command ends ERROR with `reason`. */
-const failed = (reason: string): Performed => ({ ok: false, reason, lockState: null, sensors: null });
-
-/** Done without moving anything: what it writes (`commit`) goes with the SUCCESS. */
-const succeeded = (reason: string, commit: () => void): Performed => ({
-  ok: true,
-  reason,
-  lockState: null,
-  sensors: null,
-  commit,
-});
-
 const ACTION_OF: Partial<Record<CommandRequest["name"], Action>> = {
   lock: "lock",
   "force-lock": "lock",
@@ -86,6 +70,9 @@ export function createCommandExecutor(deps: ExecutorDeps) {
   const { commandLog, outbox, bookings } = deps.store;
   const { registry, actuator, sensors } = deps.devices;
   const inFlight = new Set<string>();
+  /** Commands moving hardware now: a stopping daemon lets them finish before it closes the buses. */
+  const running = new Set<Promise<void>>();
+  let closing = false;
   const turns = deps.turns ?? createDeviceTurns();
   /** Commands taken but not started that a later command superseded: id → the superseding command. */
   const superseded = new Map<string, string>();
@@ -111,17 +98,6 @@ export function createCommandExecutor(deps: ExecutorDeps) {
       reason,
     });
   }
-
-  /** The outcome's report: its latch reading, and whether that reading is someone else's. */
-  const outcomeReport = (req: Pick<CommandRequest, "command_id" | "device_id">, o: Performed) => ({
-    type: "command_progress" as const,
-    command_id: req.command_id,
-    device_id: req.device_id,
-    state: o.ok ? ("SUCCESS" as const) : ("ERROR" as const),
-    reason: o.reason,
-    ...(o.lockState ? { lock_state: o.lockState } : {}),
-    ...(o.heldByAnother ? { held_by_another: true } : {}),
-  });
 
   const finish = (req: LoggedCommand, performed: Performed, known: boolean) =>
     deps.store.atomically(() => {
@@ -295,6 +271,23 @@ export function createCommandExecutor(deps: ExecutorDeps) {
    * Takes the command; false when the store is full (SQLITE_FULL): nothing was recorded and nothing will
    * move, and the ERROR saying so goes up once the store can journal it again.
    */
+  /** Runs a taken command on its device's turn and records its outcome. */
+  async function execute(req: CommandRequest): Promise<void> {
+    let outcome: Performed;
+    try {
+      outcome = await runInTurn(req);
+    } catch (err) {
+      outcome = failed(`gateway error: ${(err as Error).message}`);
+    }
+    finishOrOwe(req, outcome);
+    if (outcome.ok && outcome.commit) deps.notify?.bookingsChanged?.();
+    deps.notify?.finished?.(req.name, outcome.ok);
+    deps.log.info(
+      { command_id: req.command_id, name: req.name, ok: outcome.ok, reason: outcome.reason },
+      "command executed",
+    );
+  }
+
   function recordOrRefuse(req: CommandRequest): boolean {
     try {
       if (req.supersedes) supersede(req.supersedes, req);
@@ -313,7 +306,7 @@ export function createCommandExecutor(deps: ExecutorDeps) {
 
   return {
     async handle(req: CommandRequest): Promise<void> {
-      if (inFlight.has(req.command_id)) return; // a redelivery while we are still working on it
+      if (closing || inFlight.has(req.command_id)) return; // stopping, or a redelivery we are working on
       // Refused for a full store, its ERROR still owed: the cloud hears that, and nothing moves.
       if (deps.storeSpace?.refusing(req.command_id)) return;
       const seen = commandLog.get(req.command_id);
@@ -347,23 +340,27 @@ export function createCommandExecutor(deps: ExecutorDeps) {
           finish(req, failed("the command arrived after its deadline and was not executed"), false);
           return;
         }
-        if (!recordOrRefuse(req)) return;
-        let outcome: Performed;
-        try {
-          outcome = await runInTurn(req);
-        } catch (err) {
-          outcome = failed(`gateway error: ${(err as Error).message}`);
-        }
-        finishOrOwe(req, outcome);
-        if (outcome.ok && outcome.commit) deps.notify?.bookingsChanged?.();
-        deps.notify?.finished?.(req.name, outcome.ok);
-        deps.log.info(
-          { command_id: req.command_id, name: req.name, ok: outcome.ok, reason: outcome.reason },
-          "command executed",
-        );
+        if (closing || !recordOrRefuse(req)) return;
+        const run = execute(req);
+        running.add(run);
+        await run.finally(() => running.delete(run));
       } finally {
         inFlight.delete(req.command_id);
       }
+    },
+
+    /**
+     * Takes no more commands: the daemon is stopping, and the cloud delivers what it still waits for again
+     * when this gateway is back online. One taken now could be cut off by the closing bus after its board
+     * moved the latch, and its ERROR would carry no reading of where the latch went.
+     */
+    close(): void {
+      closing = true;
+    },
+
+    /** Resolves once every command that was moving hardware has finished and recorded its outcome. */
+    async settled(): Promise<void> {
+      await Promise.allSettled([...running]);
     },
 
     /**

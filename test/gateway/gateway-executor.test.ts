@@ -613,6 +613,35 @@ describe("command executor: with a hand-driven actuator", () => {
     expect(r.progress(cmd.command_id).map((m) => m.state)).toEqual(["RECEIVED", "SUCCESS"]);
   });
 
+  it("a stopping executor takes no new command and lets the one moving hardware finish and report", async () => {
+    const gate = deferred<Outcome>();
+    const run = vi.fn(() => gate.promise);
+    const r = await rig({ actuator: { run } });
+    const moving = r.command({ name: "lock" });
+    const first = r.executor.handle(moving);
+    await vi.waitFor(() => expect(run).toHaveBeenCalledTimes(1));
+    r.executor.close();
+    // Delivered while the daemon stops: left to the cloud, which sends it again once the gateway is back.
+    const late = r.command({ name: "unlock", device_id: LOCKER_1 });
+    await r.executor.handle(late);
+    expect(r.progress(late.command_id)).toEqual([]);
+    expect(r.commandLog.get(late.command_id)).toBeUndefined();
+    let settled = false;
+    const draining = r.executor.settled().then(() => {
+      settled = true;
+    });
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    gate.resolve({ ok: true, reason: "", lockState: "LOCKED", sensors: null });
+    await draining;
+    await first;
+    expect(r.progress(moving.command_id).map((m) => [m.state, m.lock_state])).toEqual([
+      ["RECEIVED", undefined],
+      ["SUCCESS", "LOCKED"],
+    ]);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
   it("an actuator that throws ends the command in ERROR with a gateway error reason", async () => {
     const run = vi.fn(() => Promise.reject(new Error("bus exploded")));
     const r = await rig({ actuator: { run } });

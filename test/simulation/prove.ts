@@ -171,6 +171,24 @@ const MUTATIONS: Mutation[] = [
     edits: [{ find: 'if (s.status !== "ended") return;', replace: "return;" }],
   },
   {
+    name: "bug: a lock refused at the edge for a card-parked locker leaves its rider the occupant",
+    file: "cloud/devices/advance-device.ts",
+    edits: [
+      {
+        find: '(state.value !== "LOCKED" || input.heldByAnother === true)',
+        replace: '(state.value !== "LOCKED")',
+      },
+    ],
+  },
+  {
+    name: "bug: a stopping daemon takes commands and closes the bus under them",
+    file: "gateway/gateway.ts",
+    edits: [
+      { find: "      features.executor.close();\n", replace: "" },
+      { find: "      await features.executor.settled();\n", replace: "" },
+    ],
+  },
+  {
     name: "bug: a tap and a command on one locker do not take turns",
     file: "gateway/features/handle-tap.ts",
     edits: [
