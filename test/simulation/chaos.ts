@@ -44,6 +44,7 @@ export function createChaos(o: {
   const unplugged = new Set<string>();
   const messageFaults = new Map<string, MessageFault>();
   const fullDisks = new Set<string>();
+  let hooksFault: object | null = null;
   const weight = () => rng.pick([0, 1, 3]);
   const last = (forMs: number, heal: () => void) => lasting.add({ until: o.now() + forMs, heal });
   const board = (gw: string) => {
@@ -261,6 +262,25 @@ export function createChaos(o: {
         last(ms, () => {
           unplugged.delete(`${gw}/${name}`);
           void reader.plugIn().then(() => note(`plug ${gw} ${name}`));
+        });
+      },
+    },
+    {
+      kind: "hooks",
+      weight: weight(),
+      run() {
+        // The operator's receiver is down, or takes messages and answers 500, for up to 20 s.
+        const mode = rng.pick(["down", "lost-answer"] as const);
+        const ms = rng.int(1_000, 20_000);
+        const fault = {};
+        hooksFault = fault;
+        w.hooks.set(mode);
+        note(`hooks ${mode} for ${ms}`);
+        // Overlapping ones: the last one set holds until it heals.
+        last(ms, () => {
+          if (hooksFault !== fault) return;
+          w.hooks.set("up");
+          note("hooks up");
         });
       },
     },

@@ -8,6 +8,7 @@ import {
 import { judgeSessions, type LatchChange, type SessionRow } from "./session-invariants.ts";
 import { deviceAlias, deviceId } from "./sim-site.ts";
 import type { Decided } from "./tap-invariants.ts";
+import { judgeWebhooks, type MessageRow } from "./webhook-invariants.ts";
 
 const T0 = Date.parse("2026-03-02T07:00:00.000Z");
 const device = deviceId(deviceAlias("gw-1", 1));
@@ -167,5 +168,46 @@ describe("sessions agree with the latch history", () => {
     expect(judge([card], { commands: [], latches: latches([10, true], [100, false]) })).toEqual([
       "card session s1 of a1a1: no gateway let that card lock",
     ]);
+  });
+});
+
+describe("every webhook is delivered at least once under a stable id", () => {
+  const message = (id: string, status = "delivered"): MessageRow => ({
+    id,
+    type: "connection",
+    status,
+    attempts: 1,
+    payload: `{"id":"${id}"}`,
+    last_error: status === "delivered" ? null : "HTTP 500",
+  });
+  const post = (id: string, body = `{"id":"${id}"}`, verified = true) => ({ id, body, at: T0, verified });
+
+  it("accepts every message delivered, once or again under its id with its body", () => {
+    expect(
+      judgeWebhooks([message("msg_1"), message("msg_2")], [post("msg_1"), post("msg_2"), post("msg_2")]),
+    ).toEqual([]);
+  });
+
+  it("finds a message not delivered once quiet, and one marked delivered the receiver never took", () => {
+    const failures = judgeWebhooks([message("msg_1", "pending"), message("msg_2")], []);
+    expect(failures).toHaveLength(2);
+    expect(failures[0]).toContain("msg_1 (connection) is pending");
+    expect(failures[1]).toContain("msg_2 (connection) is marked delivered, but the receiver never took it");
+  });
+
+  it("finds an id sent again with another body, an unknown id and a bad signature", () => {
+    const failures = judgeWebhooks(
+      [message("msg_1")],
+      [
+        post("msg_1"),
+        post("msg_1", '{"id":"msg_1","again":true}'),
+        post("msg_9"),
+        post("msg_1", undefined, false),
+      ],
+    );
+    expect(failures.join("\n")).toContain("msg_1: a POST carried a body other than the message's");
+    expect(failures.join("\n")).toContain("msg_1: sent again with another body");
+    expect(failures.join("\n")).toContain("msg_9: the receiver got an id the cloud never queued");
+    expect(failures.join("\n")).toContain("msg_1: a POST's signature did not verify");
   });
 });

@@ -1,8 +1,9 @@
 import type { LightMyRequestResponse } from "fastify";
 import { deliveredExactlyOnce, readOutboxLedger } from "./delivery-invariants.ts";
 import { type LatchChange, sessionsFollowTheLatches } from "./session-invariants.ts";
-import { deviceAlias, deviceId, LOCKERS, RIDERS, START } from "./sim-site.ts";
+import { deviceAlias, deviceId, LOCKERS, RIDERS, START, WEBHOOK_ENDPOINT } from "./sim-site.ts";
 import { type Decided, tapsFollowTheRule } from "./tap-invariants.ts";
+import { webhooksDelivered } from "./webhook-invariants.ts";
 import type { World } from "./world.ts";
 
 /** A latch movement a board was asked for (retries of one request share its seq). */
@@ -164,9 +165,12 @@ export async function checkInvariants(
   const nameOf = (device: string) => names.get(device) ?? device;
   const ledgers = [...w.gateways.values()].map((g) => readOutboxLedger(g.id, w.storeFile(g)));
   for (const l of ledgers) note(`end ${l.gateway} outbox ${l.lastSeq} given ${l.pending} pending`);
+  const posts = w.hooks.received;
+  note(`end hooks ${new Set(posts.map((p) => p.id)).size} messages taken in ${posts.length} posts`);
   const failures = [
     ...unmatchedMovements(seen.movements, commands, seen.taps),
     ...(await deliveredExactlyOnce(w.db, ledgers)),
+    ...(await webhooksDelivered(w.db, WEBHOOK_ENDPOINT, w.hooks.received)),
     ...(await tapsFollowTheRule(w.db, seen.decided)),
     ...ridersReleasedOnlyTheirOwn(commands, riders),
     ...(await sessionsFollowTheLatches(w.db, { ...seen, commands, riders }, nameOf, START, Date.now())),

@@ -189,6 +189,28 @@ const MUTATIONS: Mutation[] = [
     ],
   },
   {
+    name: "bug: a webhook whose receiver failed is given up at once",
+    file: "cloud/webhooks/webhook-delivery.ts",
+    edits: [
+      {
+        find: 'settlement = next.kind === "dead" ? { kind: "dead", error } : { kind: "retry", at: next.at, error };',
+        replace:
+          'settlement = next.kind === "dead" || true ? { kind: "dead", error } : { kind: "retry", at: next.at, error };',
+      },
+    ],
+  },
+  {
+    name: "bug: a webhook's retry goes out under a new id",
+    file: "cloud/webhooks/webhook-delivery.ts",
+    edits: [
+      {
+        find: "const headers = signWebhook({ id: m.id, at, body: m.payload, secrets: m.secrets });",
+        replace:
+          "const headers = signWebhook({ id: m.id + (m.attempts > 0 ? String(m.attempts) : ''), at, body: m.payload, secrets: m.secrets });",
+      },
+    ],
+  },
+  {
     name: "bug: a tap and a command on one locker do not take turns",
     file: "gateway/features/handle-tap.ts",
     edits: [

@@ -42,6 +42,10 @@ export const CARDS = {
 /** When the expiring card stops opening anything: inside the run's chaos. */
 export const EXPIRING_AT = START + 40_000;
 
+/** The operator's webhook endpoint: every site event sent at once (direct), to the run's own receiver. */
+export const WEBHOOK_ENDPOINT = "5a5a5a5a-0000-4000-8000-0000000000b1";
+export const WEBHOOK_SECRET = `whsec_${Buffer.from("simulation-webhook-secret-of-32b").toString("base64")}`;
+
 /** Riders of the operator: each may take a free locker, and only its own back. */
 export const RIDERS = ["ann", "bob", "cem"].map((userId) => ({
   userId,
@@ -63,6 +67,15 @@ function manifest(gateways: number, secretHash: string) {
         name: "Simulated operator",
         clients: [{ client_id: ADMIN, permissions: [...PERMISSIONS], secret_hash: secretHash }],
         riders: RIDERS.map((r) => ({ user_id: r.userId })),
+        webhooks: [
+          {
+            id: WEBHOOK_ENDPOINT,
+            url: "http://hooks.sim/in",
+            secret: WEBHOOK_SECRET,
+            delivery: "direct",
+            allow_private: true,
+          },
+        ],
         // Riders' sessions cost something, so their ends settle a fee and a payment.
         price_lists: [
           { code: "P1", name: "Per minute", currency: "EUR", period_minutes: 1, price_per_period: "0.10" },

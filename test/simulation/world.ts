@@ -11,6 +11,7 @@ import { DEFAULT_COMMAND_TIMEOUTS } from "../../cloud/devices/timeouts.ts";
 import { type EmbeddedBroker, startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts";
 import { type GatewayLink, startGatewayLink } from "../../cloud/gateway-link/gateway-link.ts";
 import { openDb } from "../../cloud/store/db.ts";
+import { startWebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import { parseGatewayConfig } from "../../gateway/config.ts";
 import { type RunningGateway, startGateway } from "../../gateway/gateway.ts";
 import { createSimSite, type SimSite } from "../../hardware-sim/site.ts";
@@ -18,7 +19,8 @@ import { systemClock } from "../../shared/node/system-clock.ts";
 import { OffsetClock } from "../support/offset-clock.ts";
 import { SCRATCH } from "./scratch.ts";
 import { SimNetwork } from "./sim-network.ts";
-import { gatewayIds, LOCKERS, READERS, SECRET, siteStoreFile } from "./sim-site.ts";
+import { gatewayIds, LOCKERS, READERS, SECRET, siteStoreFile, WEBHOOK_SECRET } from "./sim-site.ts";
+import { createSimReceiver } from "./webhook-receiver.ts";
 
 const PREFIX = "sim";
 const BROKER_PORT = 1883;
@@ -87,6 +89,9 @@ export async function startWorld(opts: {
   });
   const sweeper = createDeadlineSweeper({ db, clock, timeouts, log, everyMs: 500, settled });
   sweeper.start();
+  // The operator's receiver, and the delivery worker that sends it every site event.
+  const hooks = createSimReceiver(WEBHOOK_SECRET, () => clock.now().getTime());
+  const delivery = startWebhookDelivery({ db, clock, log, sender: hooks.sender });
 
   const dir = mkdtempSync(path.join(SCRATCH, "parking-sim-gw-"));
   const gateways = new Map<string, SimGateway>();
@@ -149,6 +154,8 @@ export async function startWorld(opts: {
     riderTokens: createTokenIssuer({ secret: TOKEN_SECRET, issuer: ISSUER, clock }),
     net,
     gateways,
+    /** The operator's webhook receiver. */
+    hooks,
     /** The cloud's SQLite store. */
     cloudStoreFile: store.file,
     /** The gateway's own SQLite store (its outbox, key cache, journals). */
@@ -191,6 +198,7 @@ export async function startWorld(opts: {
     },
     async stop(): Promise<void> {
       sweeper.stop();
+      await delivery.stop();
       for (const g of gateways.values()) {
         await g.daemon?.stop();
         await g.hardware.close();
