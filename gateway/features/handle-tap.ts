@@ -83,23 +83,34 @@ export function createTapHandler(deps: TapHandlerDeps) {
     };
   }
 
+  /** Whether `context` now judges on the wall clock: the gateway has not heard the cloud's time. */
+  const onWallClock = () => !deps.cloudTime?.cloudNow();
+
   async function decide(
     alias: string,
     card: string,
-  ): Promise<{ device: MappedDevice | undefined; decision: TapDecision; by: "local" | "cloud" }> {
+  ): Promise<{
+    device: MappedDevice | undefined;
+    decision: TapDecision;
+    by: "local" | "cloud";
+    wall: boolean;
+  }> {
     let device = deps.registry.byAliasName(alias);
     const local = decideTap(context(device, card));
-    if (local.reason !== "unknown_card") return { device, decision: local, by: "local" };
+    const wall = onWallClock();
+    if (local.reason !== "unknown_card") return { device, decision: local, by: "local", wall };
     const answered = await deps.askCloud(card, device?.device_id ?? null);
     if (answered === null)
       return {
         device,
         decision: { granted: false, action: "none", reason: "offline_unknown", whitelist_id: null },
         by: "local",
+        wall: false,
       };
     // The world may have moved while we waited (a new map, a latch): decide on what holds now.
     device = deps.registry.byAliasName(alias);
-    return { device, decision: decideTap(context(device, card, answered)), by: "cloud" };
+    const decision = decideTap(context(device, card, answered));
+    return { device, decision, by: "cloud", wall: onWallClock() };
   }
 
   async function actuate(device: MappedDevice, action: "lock" | "unlock"): Promise<Outcome> {
@@ -151,7 +162,7 @@ export function createTapHandler(deps: TapHandlerDeps) {
   async function handle(reader: string, alias: string, card: string): Promise<AccessDecision> {
     const tappedAt = deps.clock.now();
     const cloudAt = deps.cloudTime?.cloudNow();
-    const { device, decision, by } = await decide(alias, card);
+    const { device, decision, by, wall } = await decide(alias, card);
     const draft: AccessDraft = {
       type: "access_decision",
       observed_at: tappedAt.toISOString(),
@@ -164,6 +175,8 @@ export function createTapHandler(deps: TapHandlerDeps) {
       reason: decision.reason,
       whitelist_id: decision.whitelist_id,
       decided_by: by,
+      // A card's expiry judged on the gateway's own clock: the access log says so.
+      ...(wall ? { judged_on_wall_clock: true } : {}),
     };
     const action = decision.action;
     let msg: AccessDecision;

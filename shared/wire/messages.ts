@@ -189,6 +189,11 @@ export const AccessDecision = z.object({
    * actuate, or, for a granted lock or unlock, the gateway stopped before it knew (F2).
    */
   actuated: z.nullable(z.boolean()),
+  /**
+   * True when the gateway had not heard the cloud's time when it decided, so a card's expiry and a booking's
+   * end were judged on its own wall clock (docs/decisions/clock.md); absent otherwise and from older gateways.
+   */
+  judged_on_wall_clock: z.optional(z.boolean()),
 });
 export type AccessDecision = z.infer<typeof AccessDecision>;
 

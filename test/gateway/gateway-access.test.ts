@@ -244,8 +244,21 @@ describe("access at the edge: doors", () => {
       whitelist_id: WL_MEMBERS,
       decided_by: "local",
       actuated: null,
+      // It never heard the cloud's time: its own clock judged, and the access log says so.
+      judged_on_wall_clock: true,
     });
     expect(door.isStrikeReleased).toBe(false);
+  });
+
+  it("a decision says when expiry was judged on the gateway's wall clock: only before it heard the cloud's time", async () => {
+    const r = await rig();
+    await r.sync(r.snapshot(1, [grantOf(MEMBER)]));
+    expect((await r.tap("reader-door", MEMBER)).judged_on_wall_clock).toBe(true);
+    r.link.emit("cloudTime", r.clock.now().toISOString(), true);
+    r.clock.advance(20_000);
+    const d = await r.tap("reader-door", MEMBER);
+    expect(d.granted).toBe(true);
+    expect(d.judged_on_wall_clock).toBeUndefined();
   });
 });
 

@@ -49,7 +49,7 @@ function possible(decision: AccessDecision, grants: Grant[], at: number[]): Set<
  * An RFID decision at the edge equals what the cloud's rule (shared/domain/access-decision.ts) decides for
  * the keys the gateway held: the site's kept cards for a local decision, every card the cloud knows for
  * one it answered. Judged at the gateway's own estimate of the cloud's time at the tap (its wall clock
- * while it has not heard the cloud) and up to the moment it decided; the latch and who parked are the
+ * while it has not heard the cloud, as its decision says) and up to the moment it decided; the latch and who parked are the
  * gateway's to know, so every state of them is allowed. A card the gateway does not hold, decided
  * without the cloud's answer, is `offline_unknown`.
  */
@@ -64,7 +64,10 @@ export async function tapsFollowTheRule(db: Db, decided: Decided[]): Promise<str
       grantsOf.set(key, all);
     }
     const held = all.filter((g) => g.whitelist_id === KEPT_WHITELIST);
-    const tappedAt = Date.parse(d.observed_cloud_at ?? d.observed_at);
+    // On the clock the gateway judged by: its wall clock while it had not heard the cloud's (the message
+    // says so), though the outbox dates the fact by the cloud's time once it knows it.
+    const wall = d.judged_on_wall_clock === true;
+    const tappedAt = Date.parse(wall ? d.observed_at : (d.observed_cloud_at ?? d.observed_at));
     const at = [tappedAt, tappedAt + DECIDE_WINDOW_MS];
     const allowed = possible(d, d.decided_by === "cloud" ? all : held, at);
     // The gateway's sweep deletes grants expired by its estimate of the cloud's time, never ahead of it:
