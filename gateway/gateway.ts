@@ -145,7 +145,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
   broker.on("deviceMap", features.updateDeviceMap);
   broker.on("session", () => cloudTime.sessionStarted());
-  broker.on("cloudTime", (sentAt, fresh) => cloudTime.observe(sentAt, fresh));
+  broker.on("cloudTime", (sentAt, fresh, echo) => cloudTime.observe(sentAt, fresh, echo));
   features.keySync.start();
   features.cardQueries.start();
   features.pump.start();
@@ -275,7 +275,8 @@ function createFeatures(
   const { store, registry, sensors, sleep, actuator } = hw;
   const { outbox } = store;
   const gatewayId = cfg.gateway_id;
-  const storeSpace = createStoreSpace({ stateDir: cfg.state_dir, outbox, log });
+  const retry = () => sensors.retryUntold();
+  const storeSpace = createStoreSpace({ stateDir: cfg.state_dir, outbox, log, retry });
   const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, cloudTime, log });
   // A command and a tap on one device take turns: each decides on what the other left.
   const turns = createDeviceTurns();

@@ -77,7 +77,7 @@ export type BrokerLinkEvents = {
    * The cloud's clock when it sent a down message (absent from older clouds), told before the message's own
    * event; `fresh`: the cloud's answer to this session's `online`.
    */
-  cloudTime: [sentAt: string | undefined, fresh: boolean];
+  cloudTime: [sentAt: string | undefined, fresh: boolean, echo?: string];
 };
 
 type BrokerListener<E extends keyof BrokerLinkEvents> = (...args: BrokerLinkEvents[E]) => void;

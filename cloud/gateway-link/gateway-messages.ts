@@ -47,7 +47,7 @@ export function createGatewayMessages(deps: {
   reports?: ReportIntake;
   keySync: KeySync;
   publishDeviceMaps: (gatewayIds: string[]) => Promise<void>;
-  /** Answers a session's `sync` token with the cloud's time (docs/decisions/clock.md). */
+  /** Answers a session's (or a heartbeat's) `sync` token with the cloud's time (docs/decisions/clock.md). */
   echoSync: (gatewayId: string, sync: string) => Promise<void>;
 }) {
   const { db, clock, log, timeouts, refused, publisher } = deps;
@@ -215,6 +215,11 @@ export function createGatewayMessages(deps: {
         if (!hb) return;
         noteClock(hb);
         noteStorage(hb);
+        // Answered first and apart from the beat's keeping: the round trip's length is the bound's width.
+        if (hb.sync)
+          deps
+            .echoSync(hb.gateway_id, hb.sync)
+            .catch((err: unknown) => log.warn({ err, gateway_id: hb.gateway_id }, "probe not answered"));
         return deps.heartbeats.apply(hb, clock.now());
       }
       case "status": {

@@ -42,7 +42,8 @@ export function createGatewayPublisher(
 
     /**
      * Answers a gateway's `online` with its session's `sync` token: the first message it can tell was sent
-     * after it connected, so it knows the cloud's time now rather than when a queued copy was sent.
+     * after it connected, so it knows the cloud's time now rather than when a queued copy was sent. A
+     * heartbeat's probe is answered the same way: a round trip, which bounds the cloud's time from above.
      */
     async echoSync(gatewayId: string, sync: string): Promise<void> {
       await send(gatewayId, "ack", { seqs: [], sync });
@@ -50,13 +51,7 @@ export function createGatewayPublisher(
 
     /** Asks each gateway to resend what the cloud has not confirmed, instead of waiting for its periodic resend. */
     async askToResend(gatewayIds: string[]): Promise<void> {
-      await Promise.all(
-        gatewayIds.map((id) =>
-          client.publishAsync(topicFor(prefix, id, "ack"), JSON.stringify({ seqs: [], resend: true }), {
-            qos: 1,
-          }),
-        ),
-      );
+      await Promise.all(gatewayIds.map((id) => send(id, "ack", { seqs: [], resend: true })));
     },
   };
 }

@@ -16,6 +16,8 @@ export class OutboxSensorReadings implements SensorReadings {
   private readonly live = new Map<string, Sensors>();
   /** What the cloud has been told (or will be, once the outbox drains), per device. */
   private readonly told = new Map<string, Sensors>();
+  /** Devices whose report the store refused (full): told again, as they read then, by `retryUntold`. */
+  private readonly untold = new Map<string, { device: MappedDevice; cause: SensorCause }>();
 
   constructor(
     private readonly outbox: Outbox,
@@ -57,18 +59,41 @@ export class OutboxSensorReadings implements SensorReadings {
     const told = this.told.get(device.device_id);
     const news = !told || FIELDS.some((f) => next[f] !== null && next[f] !== told[f]);
     if (!news && !opts.always) return false;
-    // Told once the report is in the outbox: one the store refused (full) is told with the next reading.
-    this.outbox.append({
-      type: "device_state",
-      device_id: device.device_id,
-      ...(next.latch ? { lock_state: next.latch === "locked" ? "LOCKED" : "UNLOCKED" } : {}),
-      ...(next.door_open !== null ? { door_open: next.door_open } : {}),
-      ...(next.item_present !== null ? { item_present: next.item_present } : {}),
-      cause,
-      detail: opts.detail ?? "",
-    });
+    // Told once the report is in the outbox: one the store refused (full) is told with the next reading,
+    // or by `retryUntold` once the store has room, whichever comes first.
+    try {
+      this.outbox.append({
+        type: "device_state",
+        device_id: device.device_id,
+        ...(next.latch ? { lock_state: next.latch === "locked" ? "LOCKED" : "UNLOCKED" } : {}),
+        ...(next.door_open !== null ? { door_open: next.door_open } : {}),
+        ...(next.item_present !== null ? { item_present: next.item_present } : {}),
+        cause,
+        detail: opts.detail ?? "",
+      });
+    } catch (err) {
+      this.untold.set(device.device_id, { device, cause });
+      throw err;
+    }
+    this.untold.delete(device.device_id);
     this.told.set(device.device_id, next);
     return true;
+  }
+
+  /**
+   * Reports, as they read now, the devices whose report the store refused, when that is still news; stops
+   * at the first the store still refuses. Without it a reading lost to a full disk (a start's, say) stayed
+   * untold until the latch moved again or the periodic sweep read it, and the cloud kept the old state.
+   */
+  retryUntold(): void {
+    for (const [id, { device, cause }] of this.untold) {
+      try {
+        this.record(device, {}, cause);
+      } catch {
+        return;
+      }
+      this.untold.delete(id);
+    }
   }
 
   /**

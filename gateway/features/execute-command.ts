@@ -37,7 +37,7 @@ export type ExecutorDeps = {
   photos: { camera: Camera | null; files: PhotoStore };
   clock: Clock;
   /** The cloud's clock as the gateway knows it: deadlines are the cloud's and are judged on it. */
-  cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "settled">;
+  cloudTime: Pick<CloudClock, "observe" | "cloudNowMs" | "cloudLatestMs" | "settled">;
   log: Logger;
   /** Where a command the full store could not record is refused (store-full.ts). */
   storeSpace?: Pick<StoreSpace, "refused" | "unrecorded" | "refusing">;
@@ -79,11 +79,14 @@ export function createCommandExecutor(deps: ExecutorDeps) {
   const started = new Set<string>();
 
   /**
-   * Its time ran out on the cloud's clock. Only a cloud older than the rule stamps nothing: its deadlines are
-   * judged on the wall clock, as they always were.
+   * Its time may have run out on the cloud's clock: judged on the latest the cloud's now can be, so a late
+   * message cannot make a command look in time; on the lower bound where no round trip gives that. Only a
+   * cloud older than the rule stamps nothing: its deadlines are judged on the wall clock, as they always were.
    */
-  const expired = (req: CommandRequest) =>
-    (deps.cloudTime.cloudNowMs() ?? deps.clock.now().getTime()) >= Date.parse(req.expires_at);
+  const expired = (req: CommandRequest) => {
+    const now = deps.cloudTime.cloudLatestMs() ?? deps.cloudTime.cloudNowMs() ?? deps.clock.now().getTime();
+    return now >= Date.parse(req.expires_at);
+  };
 
   function report(
     req: Pick<CommandRequest, "command_id" | "device_id">,
@@ -328,12 +331,13 @@ export function createCommandExecutor(deps: ExecutorDeps) {
         // time now, which the cloud's answer to this session brings.
         await deps.cloudTime.settled();
         if (expired(req)) {
-          const cloudNow = deps.cloudTime.cloudNowMs();
+          const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
           deps.log.warn(
             {
               command_id: req.command_id,
               expires_at: req.expires_at,
-              cloud_now: cloudNow === null ? null : new Date(cloudNow).toISOString(),
+              cloud_now: iso(deps.cloudTime.cloudNowMs()),
+              cloud_latest: iso(deps.cloudTime.cloudLatestMs()),
             },
             "stale command refused",
           );

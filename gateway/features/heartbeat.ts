@@ -15,7 +15,8 @@ import type { StorageState } from "./store-full.ts";
  * queued. A device on a board that answered its last ping is reachable; a GPIO-wired door is reachable
  * while the gateway runs. With the outbox, each also tells the cloud which seqs it will never send again;
  * once the gateway has heard the cloud's time, how far its own wall clock is off it; how many rows its outbox
- * holds (kept by the outbox as it changes: a beat does not count them) and the daemon's version and start.
+ * holds (kept by the outbox as it changes: a beat does not count them) and the daemon's version and start;
+ * now and then a probe the cloud echoes, which bounds the cloud's time from above (docs/decisions/clock.md).
  */
 export function createHeartbeat(deps: {
   gatewayId: string;
@@ -25,7 +26,7 @@ export function createHeartbeat(deps: {
   clock: Clock;
   intervalMs: number;
   outbox?: OutboxPosition;
-  cloudTime?: Pick<CloudClock, "offsetMs" | "isSkewed">;
+  cloudTime?: Pick<CloudClock, "offsetMs" | "isSkewed" | "probe">;
   /** The state disk (store-full.ts): told in every beat, which a full store cannot journal. */
   storage?: () => StorageState;
   /** The daemon's package version and when it started (its clock at start), told in every beat. */
@@ -41,6 +42,7 @@ export function createHeartbeat(deps: {
   function beat(): boolean {
     const offset = deps.cloudTime?.offsetMs() ?? null;
     const storage = deps.storage?.();
+    const sync = deps.cloudTime?.probe();
     return deps.broker.publishHeartbeat({
       gateway_id: deps.gatewayId,
       sent_at: deps.clock.now().toISOString(),
@@ -61,6 +63,7 @@ export function createHeartbeat(deps: {
         ? {}
         : { clock: { offset_ms: Math.round(offset), skewed: deps.cloudTime?.isSkewed() ?? false } }),
       ...(storage ? { storage } : {}),
+      ...(sync ? { sync } : {}),
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
     });
   }

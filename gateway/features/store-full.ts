@@ -26,7 +26,13 @@ export type StorageState = { free_bytes: number; full: boolean };
  * store could not record is refused before anything moves; its report cannot go through the outbox then,
  * so it waits here (memory only) and is journaled as soon as a write succeeds again.
  */
-export function createStoreSpace(deps: { stateDir: string; outbox: Pick<Outbox, "append">; log: Logger }) {
+export function createStoreSpace(deps: {
+  stateDir: string;
+  outbox: Pick<Outbox, "append">;
+  log: Logger;
+  /** What else the full store refused, tried again after the owed refusals (the sensors' untold readings). */
+  retry?: () => void;
+}) {
   const owed: Pending[] = [];
   /** Set by a SQLITE_FULL, cleared by the next successful write. */
   let failed = false;
@@ -82,6 +88,7 @@ export function createStoreSpace(deps: { stateDir: string; outbox: Pick<Outbox, 
     /** Tries what is owed, then tells where the disk stands (the heartbeat's `storage`). */
     state(): StorageState {
       flush();
+      deps.retry?.();
       const free = freeBytes();
       return { free_bytes: free, full: failed || free < FREE_FLOOR_BYTES };
     },

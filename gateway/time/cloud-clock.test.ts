@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../test/support/fake-clock.ts";
-import { CloudClock, SKEW_BOUND_MS } from "./cloud-clock.ts";
+import { CEILING_TTL_MS, CloudClock, SKEW_BOUND_MS } from "./cloud-clock.ts";
 
 const CLOUD = "2026-01-15T10:00:00.000Z";
 const DAY = 24 * 60 * 60 * 1000;
@@ -114,6 +114,50 @@ describe("commands after a (re)connect", () => {
     expect(settled).toBe(true);
   });
 
+  it("after a restart, keep waiting past the sync wait when nothing arrived: held messages are silent too", async () => {
+    const { clock, cloud } = rig();
+    cloud.sessionStarted();
+    let settled = false;
+    void cloud.settled().then(() => (settled = true));
+    clock.advance(8_000); // every message to this gateway is held on its way
+    cloud.observe(CLOUD); // then a stamped command arrives: only the cloud's answer can date it
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    cloud.observe(at(CLOUD, 8_000), true);
+    await Promise.resolve();
+    expect(settled).toBe(true);
+  });
+
+  it("stop waiting once a message without sent_at shows an older cloud, even after the sync wait", async () => {
+    const { clock, cloud } = rig();
+    cloud.sessionStarted();
+    let settled = false;
+    void cloud.settled().then(() => (settled = true));
+    clock.advance(8_000);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    cloud.observe(undefined);
+    await Promise.resolve();
+    expect(settled).toBe(true);
+  });
+
+  it("take the echo of a heartbeat probe made in this session as the session's answer; not one made before", async () => {
+    const { clock, cloud } = rig();
+    const before = cloud.probe();
+    clock.advance(100);
+    cloud.sessionStarted();
+    const during = cloud.probe();
+    let settled = false;
+    void cloud.settled().then(() => (settled = true));
+    clock.advance(1_000);
+    cloud.observe(CLOUD, false, before);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    cloud.observe(at(CLOUD, 900), false, during);
+    await Promise.resolve();
+    expect(settled).toBe(true);
+  });
+
   it("on a reconnect after a fresh answer earlier in this process, give up waiting after the sync wait", async () => {
     const { clock, cloud } = rig();
     cloud.sessionStarted();
@@ -126,5 +170,70 @@ describe("commands after a (re)connect", () => {
     await Promise.resolve();
     expect(settled).toBe(true);
     expect(cloud.cloudNow()?.toISOString()).toBe(at(CLOUD, 5_000));
+  });
+});
+
+describe("the latest the cloud's time can be (what deadlines are judged on)", () => {
+  /** The upper bound, in ms after CLOUD. */
+  const latest = (cloud: CloudClock) => (cloud.cloudLatestMs() ?? Number.NaN) - Date.parse(CLOUD);
+  /** The bound is `ms` widened by its drift allowance: 100 ppm of its age, under 2 ms in these tests. */
+  const expectNear = (cloud: CloudClock, ms: number) => {
+    expect(latest(cloud)).toBeGreaterThanOrEqual(ms);
+    expect(latest(cloud)).toBeLessThan(ms + 2);
+  };
+
+  it("is unknown from one-way messages alone, however many", () => {
+    const { clock, cloud } = rig();
+    cloud.observe(CLOUD);
+    clock.advance(1_000);
+    cloud.observe(at(CLOUD, 1_000));
+    expect(cloud.cloudLatestMs()).toBeNull();
+  });
+
+  it("is the session's echo plus the whole round trip: a late echo widens it, never the lower bound", () => {
+    const { clock, cloud } = rig();
+    cloud.sessionStarted();
+    clock.advance(1_000); // `online` on its way; the cloud stamps its echo CLOUD + 1 s on hearing it
+    const stamped = at(CLOUD, 1_000);
+    clock.advance(3_000); // and the echo is held 3 s on its way back
+    cloud.observe(stamped, true);
+    expect(cloud.cloudNow()?.toISOString()).toBe(stamped); // the cloud's now is at least its stamp
+    expectNear(cloud, 5_000); // and at most the stamp plus the whole 4 s round trip
+    clock.advance(10_000);
+    expectNear(cloud, 15_000);
+  });
+
+  it("keeps the tighter of two round trips, and takes a heartbeat probe's echo as one", () => {
+    const { clock, cloud } = rig(); // the cloud's time is CLOUD + the monotonic time here
+    cloud.sessionStarted();
+    clock.advance(8_000);
+    cloud.observe(at(CLOUD, 7_900), true); // `online` took 7.9 s to arrive: an 8 s round trip, wide
+    expectNear(cloud, 15_900);
+    const token = cloud.probe(); // so the next heartbeat asks again
+    expect(token).toBeDefined();
+    clock.advance(200);
+    cloud.observe(at(CLOUD, 8_100), false, token); // a 0.2 s round trip
+    expectNear(cloud, 8_300);
+    cloud.observe(at(CLOUD, 8_100), false, token); // an echo answered twice counts once
+    cloud.observe(at(CLOUD, 8_100), false, "a token never sent");
+    cloud.sessionStarted();
+    clock.advance(5_000);
+    cloud.observe(at(CLOUD, 13_100), true); // a reconnect's slower round trip does not widen it
+    expectNear(cloud, 13_300);
+    expect(cloud.probe()).toBeUndefined(); // tight and young: nothing to ask
+  });
+
+  it("is trusted for CEILING_TTL_MS; heartbeats probe again from half of that", () => {
+    const { clock, cloud } = rig();
+    cloud.sessionStarted();
+    cloud.observe(CLOUD, true);
+    expect(cloud.probe()).toBeUndefined();
+    clock.advance(CEILING_TTL_MS / 2);
+    const token = cloud.probe();
+    expect(token).toBeDefined();
+    clock.advance(CEILING_TTL_MS / 2 + 1); // the probe went unanswered
+    expect(cloud.cloudLatestMs()).toBeNull();
+    cloud.observe(at(CLOUD, CEILING_TTL_MS - 5_000), false, token); // answered at last: valid from its sending
+    expect(latest(cloud)).toBeGreaterThanOrEqual(CEILING_TTL_MS + 1);
   });
 });

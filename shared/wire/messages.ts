@@ -294,6 +294,8 @@ export const Heartbeat = z.object({
    * the cloud's `storage_full` alarm. Absent from older gateways.
    */
   storage: z.optional(z.object({ free_bytes: z.number().check(z.nonnegative()), full: z.boolean() })),
+  /** A probe: the cloud echoes it on an `ack` at once, a round trip that bounds its time from above. */
+  sync: z.optional(z.string().check(z.maxLength(64))),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 

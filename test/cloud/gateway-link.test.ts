@@ -249,6 +249,31 @@ for (const brokerKind of ["embedded aedes", "mosquitto"] as const) {
       expect(applied).toEqual([]);
     });
 
+    it("answers a heartbeat's probe with an ack echoing it, stamped with the cloud's time; a beat without one gets none", async () => {
+      const gw = await gatewayClient(site, "gw-a1");
+      const answers: unknown[] = [];
+      gw.on("message", (_t, raw) => answers.push(JSON.parse(raw.toString())));
+      await gw.subscribeAsync(topicFor(site.prefix, "gw-a1", "ack"), { qos: 1 });
+      const beat = (extra: object) =>
+        gw.publishAsync(
+          topicFor(site.prefix, "gw-a1", "hb"),
+          JSON.stringify({
+            gateway_id: "gw-a1",
+            sent_at: site.clock.now().toISOString(),
+            devices: [],
+            ...extra,
+          }),
+          { qos: 1 },
+        );
+      const handled = site.handled.filter((c) => c === "hb").length;
+      await beat({});
+      await beat({ sync: "probe-1" });
+      await eventually(() => expect(site.handled.filter((c) => c === "hb")).toHaveLength(handled + 2));
+      await eventually(() =>
+        expect(answers).toEqual([{ seqs: [], sync: "probe-1", sent_at: site.clock.now().toISOString() }]),
+      );
+    });
+
     it("delivers a command again when its gateway announces itself online after subscribing", async () => {
       const gw = await gatewayClient(site, "gw-a1");
       // The gateway is connected but not subscribed yet (a broker that restarted lost its session):

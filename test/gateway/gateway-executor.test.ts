@@ -96,12 +96,13 @@ async function rig(opts: RigOptions = {}) {
   const actuator = opts.actuator ?? new HardwareActuator(() => bus, doors, clock, 5);
   const storeSpace = opts.storeSpace ? createStoreSpace({ stateDir, outbox, log }) : undefined;
   const finished: [string, boolean][] = [];
+  const cloudTime = new CloudClock({ clock, monotonic: clock });
   const executor = createCommandExecutor({
     store,
     devices: { registry, actuator, sensors },
     photos: { camera: site.camera, files: createPhotoFiles(path.join(stateDir, "photos")) },
     clock,
-    cloudTime: new CloudClock({ clock, monotonic: clock }),
+    cloudTime,
     log,
     notify: { finished: (name, ok) => finished.push([name, ok]) },
     storeSpace,
@@ -144,6 +145,7 @@ async function rig(opts: RigOptions = {}) {
     progress,
     finished,
     storeSpace,
+    cloudTime,
   };
 }
 
@@ -256,6 +258,25 @@ describe("command executor: actuating through the simulator", () => {
     await r.executor.handle({ ...cmd, expires_at: new Date(r.clock.now().getTime() + 1).toISOString() });
     expect(r.board.received.map((q) => q.kind)).toEqual(["status"]);
     expect(r.progress(cmd.command_id).at(-1)?.state).toBe("SUCCESS");
+  });
+
+  it("a command delivered late is judged on the latest the cloud's time can be, not on its late sent_at", async () => {
+    const r = await rig();
+    const sent = r.clock.now().getTime();
+    r.cloudTime.sessionStarted();
+    r.clock.advance(4_000); // every message to this gateway is held 4 s: the session's echo too
+    r.cloudTime.observe(new Date(sent).toISOString(), true);
+    // Sent with 3 s left and held as long: by its sent_at it is in time, by the round trip it may not be.
+    const cmd = r.command({ name: "lock", expires_at: new Date(sent + 3_000).toISOString() });
+    await r.executor.handle({ ...cmd, sent_at: new Date(sent).toISOString() });
+    expect(r.board.received).toEqual([]);
+    expect(r.progress(cmd.command_id).map((m) => [m.state, m.reason])).toEqual([
+      ["ERROR", "the command arrived after its deadline and was not executed"],
+    ]);
+    // With time left beyond the round trip's width it runs.
+    const later = r.command({ name: "sync-device", expires_at: new Date(sent + 10_000).toISOString() });
+    await r.executor.handle(later);
+    expect(r.progress(later.command_id).at(-1)?.state).toBe("SUCCESS");
   });
 
   it("a device not in the device map ends in ERROR without touching the bus", async () => {

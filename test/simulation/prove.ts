@@ -18,8 +18,8 @@ const MUTATIONS: Mutation[] = [
     file: "gateway/features/execute-command.ts",
     edits: [
       {
-        find: "  const expired = (req: CommandRequest) =>\n",
-        replace: "  const expired = (req: CommandRequest) => false &&\n",
+        find: "    return now >= Date.parse(req.expires_at);\n",
+        replace: "    return false && now >= Date.parse(req.expires_at);\n",
       },
     ],
   },
@@ -209,6 +209,31 @@ const MUTATIONS: Mutation[] = [
           "const headers = signWebhook({ id: m.id + (m.attempts > 0 ? String(m.attempts) : ''), at, body: m.payload, secrets: m.secrets });",
       },
     ],
+  },
+  {
+    name: "bug: deadlines are judged on the lower bound of the cloud's time, low by a late message's transit",
+    file: "gateway/features/execute-command.ts",
+    edits: [
+      {
+        find: "deps.cloudTime.cloudLatestMs() ?? deps.cloudTime.cloudNowMs()",
+        replace: "deps.cloudTime.cloudNowMs()",
+      },
+    ],
+  },
+  {
+    name: "bug: a restarted gateway that heard nothing for 5 s takes the silence for an older cloud",
+    file: "gateway/time/cloud-clock.ts",
+    edits: [
+      {
+        find: "if (this.everFresh || this.unstampedThisSession) this.endSessionWait();",
+        replace: "if (this.everFresh || this.unstampedThisSession || !this.bound) this.endSessionWait();",
+      },
+    ],
+  },
+  {
+    name: "bug: a sensor reading the full store refused waits for the latch to move again",
+    file: "gateway/gateway.ts",
+    edits: [{ find: "const retry = () => sensors.retryUntold();", replace: "const retry = () => {};" }],
   },
   {
     name: "bug: a tap and a command on one locker do not take turns",

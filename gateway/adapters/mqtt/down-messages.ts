@@ -9,7 +9,7 @@ import type { BrokerLinkEvents } from "../../ports.ts";
  * validated with its shared schema, and keys addressed to another gateway are refused. Returns why a message
  * was dropped, or null once it was passed on (or was on a channel the gateway does not read). Each message's
  * `sent_at` is told first (`cloudTime`), so a command is judged on the cloud's time it brought; an ack that
- * echoes `sync`, this session's token, is fresh.
+ * echoes `sync`, this session's token, is fresh; one that echoes another token answers a heartbeat's probe.
  */
 export function emitDownMessage(
   link: EventEmitter<BrokerLinkEvents>,
@@ -36,7 +36,8 @@ export function emitDownMessage(
     case "ack": {
       const r = Ack.safeParse(data);
       if (!r.success) return invalid(r.error.issues);
-      link.emit("cloudTime", r.data.sent_at, sync !== undefined && r.data.sync === sync);
+      const fresh = sync !== undefined && r.data.sync === sync;
+      link.emit("cloudTime", r.data.sent_at, fresh, fresh ? undefined : r.data.sync);
       link.emit("ack", r.data.seqs, r.data.resend ?? false, r.data.outbox_id);
       return null;
     }
