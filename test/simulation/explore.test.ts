@@ -33,6 +33,8 @@ const REGRESSIONS = [
   { seed: 16, found: "a daemon on a full disk failed to start when a booking had ended" },
   { seed: 104803, found: "a lock refused at the edge for a card-parked locker made its rider the occupant" },
   { seed: 104730, found: "a stopping daemon took a command, and the closing bus cut off its movement" },
+  { seed: 207534, found: "a late command judged on the cloud's time as its late messages told it ran late" },
+  { seed: 206931, found: "a restarted gateway that heard nothing took the silence for an older cloud's" },
 ];
 
 /** Seeds CI runs on every change: a few minutes on the CI machine (docs/simulation.md). */
