@@ -26,6 +26,14 @@ import type {
 import { CONTROL_ERROR, ControlError } from "./control-server.ts";
 import { runDoctor } from "./doctor.ts";
 
+/** What a technician is told when the hardware acted but the store could not keep it: what it did, too. */
+const notKept = (what: string, r: ActuationResult, err: unknown) =>
+  new ControlError(
+    CONTROL_ERROR.failed,
+    `${what}: ${r.result}, latch ${r.latch ?? "unknown"}, but not recorded here (${(err as Error).message}); ` +
+      "the cloud is told where the latch is once the store has room",
+  );
+
 /** Exactly what parkctl's side of the daemon reads and drives; gateway.ts hands each part in. */
 export type ControlDeps = {
   /** Who the daemon is, since when, and its link to the cloud. */
@@ -118,6 +126,22 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     };
   }
 
+  /**
+   * Writes a technician's action, then where it left the latch, even when the store refused the first
+   * (full): a refused reading is told once there is room (sensor-readings.ts), so the cloud follows the
+   * latch whatever else could be kept. Returns the first error, if any.
+   */
+  function keep(action: () => void, reading: () => unknown): unknown {
+    let unkept: unknown = null;
+    for (const write of [action, reading])
+      try {
+        write();
+      } catch (err) {
+        unkept ??= err;
+      }
+    return unkept;
+  }
+
   const record = (device_alias: string, who: string, why: string, action: string, result: string) =>
     deps.store.localActions.record({ at: now().toISOString(), who, why, device_alias, action, result });
 
@@ -174,17 +198,21 @@ export function createControlApi(deps: ControlDeps): ControlApi {
       const detail = `${action} by ${who}: ${why} (${result.result})`;
       // Recorded locally and reported to the cloud: a technician's action is part of the site's history,
       // and the device's state there follows what the latch now holds.
-      record(alias, who, why, action, result.result);
-      if (device) {
-        outbox.append({
-          type: "hardware_event",
-          device_id: device.device_id,
-          source: "parkctl",
-          event: action === "lock" ? "latch_locked" : "latch_unlocked",
-          detail,
-        });
-        if (sensors) readings.record(device, sensors, "technician", { detail, always: true });
-      }
+      const unkept = keep(
+        () => {
+          record(alias, who, why, action, result.result);
+          if (device)
+            outbox.append({
+              type: "hardware_event",
+              device_id: device.device_id,
+              source: "parkctl",
+              event: action === "lock" ? "latch_locked" : "latch_unlocked",
+              detail,
+            });
+        },
+        () => device && sensors && readings.record(device, sensors, "technician", { detail, always: true }),
+      );
+      if (unkept) throw notKept(action, result, unkept);
       return result;
     },
 
@@ -198,14 +226,15 @@ export function createControlApi(deps: ControlDeps): ControlApi {
         if (!r.ok) break;
       }
       const outcome = steps.every((s) => s.ok) ? "ok" : "failed";
-      record(alias, who, "test cycle", "test-cycle", outcome);
       // Where the cycle left the latch is what the cloud must show (it may have stopped half-way).
       const device = directory.byAliasName(alias);
-      if (device && last)
-        readings.record(device, last, "technician", {
-          detail: `test-cycle by ${who} (${outcome})`,
-          always: true,
-        });
+      const detail = `test-cycle by ${who} (${outcome})`;
+      const unkept = keep(
+        () => record(alias, who, "test cycle", "test-cycle", outcome),
+        () => device && last && readings.record(device, last, "technician", { detail, always: true }),
+      );
+      const final = steps.at(-1);
+      if (unkept && final) throw notKept("test cycle", { ...final, result: outcome }, unkept);
       return { alias, steps };
     },
 

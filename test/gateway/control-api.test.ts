@@ -11,6 +11,7 @@ import { OutboxSensorReadings } from "../../gateway/devices/sensor-readings.ts";
 import type { Action, Actuator, GatewayStore, MappedDevice, Outcome } from "../../gateway/ports.ts";
 import { CloudClock } from "../../gateway/time/cloud-clock.ts";
 import type { DeviceMap } from "../../shared/wire/messages.ts";
+import { installDiskFaults } from "../support/disk-full.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 const GW = "gw-control";
@@ -190,6 +191,29 @@ describe("the daemon's control API", () => {
       lock_state: "UNLOCKED",
       cause: "technician",
     });
+  });
+
+  it("on a full store, tells the technician what the latch did, and the cloud once there is room", async () => {
+    const { control, sensors, actuator } = api(MAP);
+    const disks = installDiskFaults();
+    try {
+      disks.set(path.join(dir, "gateway.db"), true);
+      await expect(control.actuate("1", "lock", "ana", "stuck bike")).rejects.toMatchObject({
+        code: CONTROL_ERROR.failed,
+        message: expect.stringMatching(
+          /^lock: ok, latch locked, but not recorded here \(.*full.*\); the cloud/,
+        ),
+      });
+      expect(actuator.runs).toEqual([["1", "lock"]]); // the latch moved all the same
+      expect(store.outbox.pending()).toEqual([]);
+      disks.set(path.join(dir, "gateway.db"), false);
+      sensors.retryUntold(); // what the heartbeat's storage check does once there is room
+      expect(store.outbox.pending()).toMatchObject([
+        { type: "device_state", device_id: LOCKER, lock_state: "LOCKED", cause: "technician" },
+      ]);
+    } finally {
+      disks.uninstall();
+    }
   });
 
   it("answers device_not_found for an alias it does not drive", async () => {

@@ -4,8 +4,9 @@ import { brownout, jam } from "../../hardware-sim/faults.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { DiskFaults } from "../support/disk-full.ts";
 import type { Prng } from "./determinism.ts";
+import type { Tap } from "./invariants.ts";
 import type { MessageFate, MessageFault } from "./sim-network.ts";
-import { CARDS, deviceAlias, deviceId, LOCKERS, OPERATOR, READERS, RIDERS } from "./sim-site.ts";
+import { CARDS, deviceAlias, deviceId, LOCKERS, OPERATOR, READERS, RIDERS, START } from "./sim-site.ts";
 import type { World } from "./world.ts";
 
 type Api = (
@@ -36,6 +37,8 @@ export function createChaos(o: {
   during: <T>(p: Promise<T>) => Promise<T>;
   /** The stores' disks: full for a while. */
   disks: DiskFaults;
+  /** The workload added after the first exploration draws from this stream (`technician`). */
+  later: Prng;
 }) {
   const { world: w, rng, api, note } = o;
   const ids = [...w.gateways.keys()];
@@ -44,6 +47,10 @@ export function createChaos(o: {
   const unplugged = new Set<string>();
   const messageFaults = new Map<string, MessageFault>();
   const fullDisks = new Set<string>();
+  /** Technicians' actuations with parkctl: latch movements no command or tap accounts for. */
+  const localActs: Tap[] = [];
+  /** Technicians' test cycles, each the unlock then lock of one call (its window grows with the call). */
+  const cycles: Tap[] = [];
   let hooksFault: object | null = null;
   const weight = () => rng.pick([0, 1, 3]);
   const last = (forMs: number, heal: () => void) => lasting.add({ until: o.now() + forMs, heal });
@@ -304,15 +311,51 @@ export function createChaos(o: {
       },
     },
   ];
+  /**
+   * A technician at a controller locks, unlocks or test-cycles a locker with parkctl. Drawn from its own
+   * stream (`later`), after the step's action, so a workload added later leaves every seed's schedule of
+   * the earlier kinds as it was (up to what the system does differently) and regression seeds keep finding
+   * what they found.
+   */
+  function technician(): void {
+    const { later } = o;
+    const g = w.gateways.get(later.pick(ids));
+    const alias = deviceAlias(g?.id ?? "", later.int(1, LOCKERS));
+    const action = later.pick(["lock", "unlock", "test-cycle"] as const);
+    const daemon = g?.daemon;
+    if (!daemon) return;
+    note(`parkctl ${action} ${alias}`);
+    // Either movement may happen while the call runs (a test cycle makes both); a daemon killed meanwhile
+    // may leave its call open, so the window stays open 30 s unless the call ends first.
+    const at = START + o.now();
+    const acts = (action === "test-cycle" ? (["unlock", "lock"] as const) : [action]).map(
+      (a): Tap => ({ device_id: deviceId(alias), at, until: at + 30_000, action: a }),
+    );
+    localActs.push(...acts);
+    if (action === "test-cycle" && acts[0]) cycles.push(acts[0]);
+    const done = (result: string) => {
+      for (const t of acts) t.until = START + o.now();
+      note(`parkctl ${action} ${alias}: ${result}`);
+    };
+    const call =
+      action === "test-cycle"
+        ? daemon.control.testCycle(alias, "tech").then((r) => r.steps.map((st) => st.result).join(","))
+        : daemon.control.actuate(alias, action, "tech", "simulation").then((r) => r.result);
+    void call.then(done, (err: Error) => done(`error ${err.message}`));
+  }
+
   function pickGw(): string {
     const gw = rng.pick(ids);
     w.net.cut(gw);
     return gw;
   }
   const total = actions.reduce((s, a) => s + a.weight, 0);
-  note(`weights ${actions.map((a) => `${a.kind}=${a.weight}`).join(" ")}`);
+  const technicians = o.later.pick([0, 1, 3]);
+  note(`weights ${actions.map((a) => `${a.kind}=${a.weight}`).join(" ")} technician=${technicians}`);
 
   return {
+    localActs,
+    cycles,
     /** One step: heals what is due, then does one thing drawn by weight. */
     async step(): Promise<void> {
       for (const f of [...lasting]) {
@@ -325,8 +368,9 @@ export function createChaos(o: {
         roll -= a.weight;
         if (roll > 0) continue;
         await a.run();
-        return;
+        break;
       }
+      if (o.later.int(1, total) <= technicians) technician();
     },
     /** Every lasting fault ends now. */
     healAll(): void {

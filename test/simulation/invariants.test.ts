@@ -124,6 +124,17 @@ describe("sessions agree with the latch history", () => {
     expect(failures).toEqual([expect.stringMatching(/billed from .* but gw-1-1's latch was open from/)]);
   });
 
+  it("leaves a technician's test cycle that locked the latch again to the session; not one left open", () => {
+    const cycled = latches([10, true], [60, false], [60.02, true]);
+    const cycle = { device_id: device, at: T0 + 59_000, until: T0 + 61_000 };
+    expect(judge([session({})], { latches: cycled, cycles: [cycle] })).toEqual([]);
+    expect(judge([session({})], { latches: cycled })).toEqual([expect.stringMatching(/latch was open from/)]);
+    const leftOpen = latches([10, true], [60, false], [90, true]); // the cycle stopped half-way
+    expect(judge([session({})], { latches: leftOpen, cycles: [cycle] })).toEqual([
+      expect.stringMatching(/latch was open from/),
+    ]);
+  });
+
   it("leaves an operator's forced end to the operator: dated on what the cloud knew then", () => {
     const forced = session({ end_time: at(140), ended_by: "operator" });
     expect(judge([forced], { latches: latches([10, true], [100, false]) })).toEqual([]);

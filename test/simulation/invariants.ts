@@ -131,7 +131,7 @@ export function ridersReleasedOnlyTheirOwn(commands: CommandRow[], riders: Set<s
 export async function checkInvariants(
   w: World,
   api: Api,
-  seen: { movements: Movement[]; taps: Tap[]; decided: Decided[]; latches: LatchChange[] },
+  seen: { movements: Movement[]; taps: Tap[]; decided: Decided[]; latches: LatchChange[]; cycles?: Tap[] },
   note: (line: string) => void,
 ): Promise<string[]> {
   const rows = await w.db

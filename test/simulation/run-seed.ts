@@ -122,6 +122,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       note,
       during: (p) => during(clock, p),
       disks,
+      later: new Prng(o.seed ^ 0x27d4eb2f),
     });
     while (at() < chaosMs) {
       await advance(clock, rng.int(20, 1_500));
@@ -134,7 +135,18 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     failures.push(
       ...(await during(
         clock,
-        checkInvariants(w, api, { movements, taps: taps.taps(), decided: taps.decided, latches }, note),
+        checkInvariants(
+          w,
+          api,
+          {
+            movements,
+            taps: [...taps.taps(), ...chaos.localActs],
+            decided: taps.decided,
+            latches,
+            cycles: chaos.cycles,
+          },
+          note,
+        ),
       )),
     );
   } catch (err) {
