@@ -204,9 +204,10 @@ export type LocalAction = {
   result: string;
 };
 
-/** What technicians did on site through parkctl, with who and why. */
+/** What technicians do through parkctl: kept before it is done (result "started"), then `settle`d. */
 export interface LocalActionLog {
-  record(action: LocalAction): void;
+  record(action: LocalAction): number;
+  settle(id: number, result: string): void;
 }
 
 /** A device's booking as the cloud's book command made it: who holds it and until when (RFC 3339). */

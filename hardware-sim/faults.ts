@@ -3,7 +3,7 @@
  * (docs/hardware-protocol.md "Timing": a missing ACK or reply is a failed transaction).
  */
 import type { HostRequest } from "../shared/protocol/lock-bus/messages.ts";
-import { type Behavior, defineBehavior, isReply } from "./behaviors.ts";
+import { type Behavior, type BehaviorContext, defineBehavior, isReply } from "./behaviors.ts";
 
 /** The board hears nothing: no ACK, no reply (a dead board, a cut cable branch). */
 export function noReply(): Behavior {
@@ -59,13 +59,21 @@ export function jam(channel: number): Behavior {
  * The board loses power now: pending movements and replies are forgotten, it is deaf and mute for `ms`,
  * then reboots and announces EVENT reset on channel 0 (protocol "Events"). Uninstalls itself.
  */
+/** Each board's brownout in progress: how to end it. */
+const outages = new WeakMap<BehaviorContext["board"], () => void>();
+
 export function brownout(ms: number): Behavior {
   return defineBehavior({
     name: "brownout",
     onInstall: (ctx) => {
+      // A brownout during another takes over: the board's reset cancels the earlier one's end (a board
+      // timer), which would otherwise keep the board silent for good. Power comes back when this one ends.
+      outages.get(ctx.board)?.();
+      outages.set(ctx.board, ctx.remove);
       ctx.board.reset();
       ctx.after(ms, () => {
         ctx.remove();
+        outages.delete(ctx.board);
         ctx.send({ kind: "event", addr: ctx.board.address, channel: 0, event: "reset" });
       });
     },

@@ -101,4 +101,26 @@ describe("gateway chains", () => {
     expect(h.applied).toEqual(["report-2"]);
     expect(h.chains.inFlight()).toEqual([]);
   });
+
+  it("logs a message that fails while the cloud stops at info, as expected; an error otherwise", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const capture = pino({ level: "info" }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    let stopping = false;
+    const chains = createGatewayChains({
+      limit: { messages: 100, bytes: 1_000_000 },
+      log: capture,
+      refused: () => {},
+      apply: () => Promise.reject(new Error("client disconnecting")),
+      stopping: () => stopping,
+    });
+    chains.accept("x/up", Buffer.from("up"), t("up"));
+    await Promise.all(chains.inFlight());
+    stopping = true;
+    chains.accept("x/up", Buffer.from("up"), t("up"));
+    await Promise.all(chains.inFlight());
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [50, "failed to apply a gateway message"],
+      [30, "a gateway message left to the next start"],
+    ]);
+  });
 });

@@ -43,6 +43,8 @@ export function createGatewayChains(deps: {
   apply: ApplyMessage;
   /** Told after each message of a gateway has been applied, in order. */
   onApplied?: (gatewayId: string, channel: string) => void;
+  /** True once the cloud is stopping: what fails then (its answer cannot be published) is expected. */
+  stopping?: () => boolean;
 }) {
   const { limit, log } = deps;
   const chains = new Map<string, Chain>();
@@ -65,7 +67,12 @@ export function createGatewayChains(deps: {
       held.bytes += raw.length;
       backlog.set(gatewayId, held);
       const prev = chains.get(gatewayId) ?? { turn: done, applied: done };
-      const failed = (err: unknown) => log.error({ err, topic }, "failed to apply a gateway message");
+      // A message that arrives while the cloud stops may not be answered (the MQTT client is ending): its
+      // gateway sends it again (outbox) or announces itself again (retained status) to the next process.
+      const failed = (err: unknown) =>
+        deps.stopping?.()
+          ? log.info({ err: (err as Error).message, topic }, "a gateway message left to the next start")
+          : log.error({ err, topic }, "failed to apply a gateway message");
       const started = prev.turn.then(() => deps.apply(topic, raw, prev.applied));
       // Whether it was applied, never a rejection: it may settle long before the earlier ones.
       const own = started

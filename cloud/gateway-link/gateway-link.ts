@@ -114,12 +114,14 @@ export async function startGatewayLink(
     publishDeviceMaps: maps.publish,
     echoSync: out.echoSync,
   });
+  let stopping = false;
   const chains = createGatewayChains({
     limit: cfg.backlog ?? DEFAULT_BACKLOG,
     log,
     refused,
     apply: messages.apply,
     onApplied: deps.onApplied,
+    stopping: () => stopping,
   });
   client.on("message", (topic, raw) => chains.accept(topic, raw, parseTopic(cfg.prefix, topic)));
 
@@ -153,6 +155,7 @@ export async function startGatewayLink(
     publishDeviceMaps: maps.publish,
     client,
     async close() {
+      stopping = true;
       watcher.stop();
       // Messages being applied finish (their effects commit or not).
       await session.close(() => [keySync.stop(), ...chains.inFlight(), ...messages.stop()]);

@@ -219,7 +219,7 @@ export function createGatewayMessages(deps: {
         if (hb.sync)
           deps
             .echoSync(hb.gateway_id, hb.sync)
-            .catch((err: unknown) => log.warn({ err, gateway_id: hb.gateway_id }, "probe not answered"));
+            .catch((err: unknown) => log.debug({ err, gateway_id: hb.gateway_id }, "probe not answered"));
         return deps.heartbeats.apply(hb, clock.now());
       }
       case "status": {

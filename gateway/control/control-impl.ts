@@ -142,8 +142,27 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     return unkept;
   }
 
-  const record = (device_alias: string, who: string, why: string, action: string, result: string) =>
-    deps.store.localActions.record({ at: now().toISOString(), who, why, device_alias, action, result });
+  /**
+   * Keeps a technician's action before anything moves, as a command's and a tap's are: a store that cannot
+   * take it (full) refuses it, so nothing moves without a record (docs/faults.md).
+   */
+  function begin(device_alias: string, who: string, why: string, action: string): number {
+    if (!directory.byAliasName(device_alias))
+      throw new ControlError(
+        CONTROL_ERROR.deviceNotFound,
+        `no device with alias ${device_alias} on this gateway`,
+      );
+    try {
+      const at = now().toISOString();
+      return deps.store.localActions.record({ at, who, why, device_alias, action, result: "started" });
+    } catch (err) {
+      throw new ControlError(
+        CONTROL_ERROR.failed,
+        `refused, nothing moved: the action could not be recorded (${(err as Error).message}); ` +
+          "free space on the state disk (parkctl doctor)",
+      );
+    }
+  }
 
   return {
     status() {
@@ -193,6 +212,7 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     },
 
     async actuate(alias, action, who, why) {
+      const id = begin(alias, who, why, action);
       const { sensors, ...result } = await act(alias, action);
       const device = directory.byAliasName(alias);
       const detail = `${action} by ${who}: ${why} (${result.result})`;
@@ -200,7 +220,7 @@ export function createControlApi(deps: ControlDeps): ControlApi {
       // and the device's state there follows what the latch now holds.
       const unkept = keep(
         () => {
-          record(alias, who, why, action, result.result);
+          deps.store.localActions.settle(id, result.result);
           if (device)
             outbox.append({
               type: "hardware_event",
@@ -217,6 +237,7 @@ export function createControlApi(deps: ControlDeps): ControlApi {
     },
 
     async testCycle(alias, who) {
+      const id = begin(alias, who, "test cycle", "test-cycle");
       const steps: (ActuationResult & { step: string })[] = [];
       let last: Reading | null = null;
       for (const step of ["unlock", "status", "lock", "status"] as const) {
@@ -230,7 +251,7 @@ export function createControlApi(deps: ControlDeps): ControlApi {
       const device = directory.byAliasName(alias);
       const detail = `test-cycle by ${who} (${outcome})`;
       const unkept = keep(
-        () => record(alias, who, "test cycle", "test-cycle", outcome),
+        () => deps.store.localActions.settle(id, outcome),
         () => device && last && readings.record(device, last, "technician", { detail, always: true }),
       );
       const final = steps.at(-1);

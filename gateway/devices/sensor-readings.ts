@@ -55,26 +55,36 @@ export class OutboxSensorReadings implements SensorReadings {
     cause: SensorCause,
     opts: { detail?: string; always?: boolean } = {},
   ): boolean {
-    const next = this.merge(device.device_id, reading);
-    const told = this.told.get(device.device_id);
-    const news = !told || FIELDS.some((f) => next[f] !== null && next[f] !== told[f]);
-    if (!news && !opts.always) return false;
-    // Told once the report is in the outbox: one the store refused (full) is told with the next reading,
-    // or by `retryUntold` once the store has room, whichever comes first.
+    // Told once the report is in the outbox. One the store refused (full), here or in what a latch reading
+    // sets off (the parked card it clears), is told with the next reading, or by `retryUntold` once the
+    // store has room, whichever comes first.
     try {
-      this.outbox.append({
-        type: "device_state",
-        device_id: device.device_id,
-        ...(next.latch ? { lock_state: next.latch === "locked" ? "LOCKED" : "UNLOCKED" } : {}),
-        ...(next.door_open !== null ? { door_open: next.door_open } : {}),
-        ...(next.item_present !== null ? { item_present: next.item_present } : {}),
-        cause,
-        detail: opts.detail ?? "",
-      });
+      return this.report(device, reading, cause, opts);
     } catch (err) {
       this.untold.set(device.device_id, { device, cause });
       throw err;
     }
+  }
+
+  private report(
+    device: MappedDevice,
+    reading: Reading,
+    cause: SensorCause,
+    opts: { detail?: string; always?: boolean },
+  ): boolean {
+    const next = this.merge(device.device_id, reading);
+    const told = this.told.get(device.device_id);
+    const news = !told || FIELDS.some((f) => next[f] !== null && next[f] !== told[f]);
+    if (!news && !opts.always) return false;
+    this.outbox.append({
+      type: "device_state",
+      device_id: device.device_id,
+      ...(next.latch ? { lock_state: next.latch === "locked" ? "LOCKED" : "UNLOCKED" } : {}),
+      ...(next.door_open !== null ? { door_open: next.door_open } : {}),
+      ...(next.item_present !== null ? { item_present: next.item_present } : {}),
+      cause,
+      detail: opts.detail ?? "",
+    });
     this.untold.delete(device.device_id);
     this.told.set(device.device_id, next);
     return true;
@@ -87,8 +97,10 @@ export class OutboxSensorReadings implements SensorReadings {
    */
   retryUntold(): void {
     for (const [id, { device, cause }] of this.untold) {
+      // The latch again, so what a reading of it sets off (a parked card cleared) is done this time.
+      const latch = this.get(id).latch;
       try {
-        this.record(device, {}, cause);
+        this.record(device, latch ? { latch } : {}, cause);
       } catch {
         return;
       }

@@ -146,9 +146,11 @@ describe("commands after a (re)connect", () => {
     const before = cloud.probe();
     clock.advance(100);
     cloud.sessionStarted();
-    const during = cloud.probe();
     let settled = false;
     void cloud.settled().then(() => (settled = true));
+    clock.advance(30_000); // the session's echo never came: the next probe may go
+    const during = cloud.probe();
+    expect(during).toBeDefined();
     clock.advance(1_000);
     cloud.observe(CLOUD, false, before);
     await Promise.resolve();
@@ -221,6 +223,19 @@ describe("the latest the cloud's time can be (what deadlines are judged on)", ()
     cloud.observe(at(CLOUD, 13_100), true); // a reconnect's slower round trip does not widen it
     expectNear(cloud, 13_300);
     expect(cloud.probe()).toBeUndefined(); // tight and young: nothing to ask
+  });
+
+  it("is probed at most every 30 s, and not while the session's own echo may be on its way", () => {
+    const { clock, cloud } = rig();
+    cloud.sessionStarted();
+    expect(cloud.probe()).toBeUndefined(); // the echo is due
+    clock.advance(5_000);
+    const first = cloud.probe();
+    expect(first).toBeDefined();
+    clock.advance(29_999);
+    expect(cloud.probe()).toBeUndefined();
+    clock.advance(1);
+    expect(cloud.probe()).toBeDefined();
   });
 
   it("is trusted for CEILING_TTL_MS; heartbeats probe again from half of that", () => {

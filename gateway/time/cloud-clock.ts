@@ -33,6 +33,12 @@ const DRIFT = 1e-4;
 /** An upper bound this far above the lower one came from a slow round trip: heartbeats ask again. */
 const PROBE_WIDTH_MS = 1_000;
 
+/**
+ * Probes go out at most this often: a cloud under load answers slowly, every bound it gives is wide, and a
+ * probe with every heartbeat from every gateway would add to that load just when it hurts.
+ */
+const PROBE_EVERY_MS = 30_000;
+
 /** Probes not yet answered that are kept (heartbeats are QoS 0: most lost ones are never answered). */
 const MAX_PROBES = 4;
 
@@ -55,6 +61,8 @@ export class CloudClock {
   private sessionMono: number | null = null;
   /** Heartbeat probes not yet answered: token → monotonic instant it was made. */
   private readonly probes = new Map<string, number>();
+  /** When the last probe was made. */
+  private lastProbe: number | null = null;
   /** Since a (re)connect, waiting for a message known to be sent after it (the `sync` echo). */
   private awaitingSession = false;
   private sessionTimer: TimerHandle | null = null;
@@ -110,14 +118,19 @@ export class CloudClock {
 
   /**
    * A token for the next heartbeat (the cloud echoes it on an `ack`) when the upper bound is missing, half
-   * its life old or more than PROBE_WIDTH_MS above the lower bound (a slow round trip); undefined otherwise.
+   * its life old or more than PROBE_WIDTH_MS above the lower bound (a slow round trip); undefined otherwise,
+   * and within PROBE_EVERY_MS of the last probe, or while a session's own echo may still be on its way.
    */
   probe(): string | undefined {
     const now = this.deps.monotonic.nowMs();
+    if (this.lastProbe !== null && now - this.lastProbe < PROBE_EVERY_MS) return undefined;
+    const echoDue = this.sessionMono !== null && now - this.sessionMono < SESSION_SYNC_WAIT_MS;
+    if (this.awaitingSession && echoDue) return undefined;
     const width = (this.cloudLatestMs() ?? Number.POSITIVE_INFINITY) - (this.cloudNowMs() ?? 0);
     if (this.ceiling && now - this.ceiling.sent < CEILING_TTL_MS / 2 && width <= PROBE_WIDTH_MS)
       return undefined;
     const token = randomUuid();
+    this.lastProbe = now;
     this.probes.set(token, now);
     for (const old of this.probes.keys()) if (this.probes.size > MAX_PROBES) this.probes.delete(old);
     return token;

@@ -193,20 +193,46 @@ describe("the daemon's control API", () => {
     });
   });
 
-  it("on a full store, tells the technician what the latch did, and the cloud once there is room", async () => {
-    const { control, sensors, actuator } = api(MAP);
+  it("refuses an actuation the full store cannot record: nothing moves, and parkctl says why", async () => {
+    const { control, actuator } = api(MAP);
     const disks = installDiskFaults();
     try {
       disks.set(path.join(dir, "gateway.db"), true);
+      for (const act of [
+        () => control.actuate("1", "lock", "ana", "stuck bike"),
+        () => control.testCycle("1", "ana"),
+      ])
+        await expect(act()).rejects.toMatchObject({
+          code: CONTROL_ERROR.failed,
+          message: expect.stringMatching(
+            /^refused, nothing moved: the action could not be recorded \(.*full/,
+          ),
+        });
+      expect(actuator.runs).toEqual([]);
+    } finally {
+      disks.uninstall();
+    }
+  });
+
+  it("when the disk fills while the latch moves, says what it did, and tells the cloud once there is room", async () => {
+    const { control, sensors, actuator } = api(MAP);
+    const disks = installDiskFaults();
+    const file = path.join(dir, "gateway.db");
+    try {
+      const run = actuator.run.bind(actuator);
+      actuator.run = (device, action) => {
+        disks.set(file, true);
+        return run(device, action);
+      };
       await expect(control.actuate("1", "lock", "ana", "stuck bike")).rejects.toMatchObject({
         code: CONTROL_ERROR.failed,
         message: expect.stringMatching(
           /^lock: ok, latch locked, but not recorded here \(.*full.*\); the cloud/,
         ),
       });
-      expect(actuator.runs).toEqual([["1", "lock"]]); // the latch moved all the same
+      expect(actuator.runs).toEqual([["1", "lock"]]);
       expect(store.outbox.pending()).toEqual([]);
-      disks.set(path.join(dir, "gateway.db"), false);
+      disks.set(file, false);
       sensors.retryUntold(); // what the heartbeat's storage check does once there is room
       expect(store.outbox.pending()).toMatchObject([
         { type: "device_state", device_id: LOCKER, lock_state: "LOCKED", cause: "technician" },

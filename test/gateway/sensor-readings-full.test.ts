@@ -70,4 +70,28 @@ describe("a sensor reading the full store refused", () => {
     space.state();
     expect(reports()).toEqual([["hardware_event", "LOCKED"]]);
   });
+
+  it("is told, and what it sets off done, when the hook of a latch reading is what the full store refused", () => {
+    const { outbox, reports } = rig();
+    const cleared: string[] = [];
+    const dir = mkdtempSync(path.join(tmpdir(), "gw-sensors-full-"));
+    dirs.push(dir);
+    // As the daemon's: a locker seen unlocked is no longer parked (a store write that fails when full).
+    const sensors = new OutboxSensorReadings(outbox, new FakeClock(), (id) => {
+      if (outbox.full) throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+      cleared.push(id);
+    });
+    const retrying = createStoreSpace({
+      stateDir: dir,
+      outbox,
+      log: pino({ level: "silent" }),
+      retry: () => sensors.retryUntold(),
+    });
+    outbox.full = true;
+    expect(() => sensors.record(LOCKER, { latch: "unlocked" }, "technician")).toThrow(/full/);
+    outbox.full = false;
+    retrying.state();
+    expect(reports()).toEqual([["technician", "UNLOCKED"]]);
+    expect(cleared).toEqual([LOCKER.device_id]);
+  });
 });

@@ -123,6 +123,21 @@ describe("fault presets", () => {
     expect((await host.request({ kind: "ping", addr: 3, seq: 10 })).reply?.kind).toBe("ping_reply");
   });
 
+  it("brownout during another: silent until the later one ends, then one reset and answering again", async () => {
+    const { board, clock, host } = rig();
+    board.use(brownout(1_000));
+    clock.advance(500);
+    board.use(brownout(1_000)); // the power dips again before it came back
+    clock.advance(999);
+    host.send({ kind: "ping", addr: 3, seq: 9 });
+    await settle();
+    expect(host.messages).toEqual([]);
+    clock.advance(1);
+    expect(await host.next((m) => m.kind === "event")).toMatchObject({ kind: "event", event: "reset" });
+    expect((await host.request({ kind: "ping", addr: 3, seq: 10 })).reply?.kind).toBe("ping_reply");
+    expect(host.messages.filter((m) => m.kind === "event")).toHaveLength(1);
+  });
+
   it("brownout: a movement in progress is forgotten, its reply never sent", async () => {
     const { board, clock, host } = rig();
     board.moveMs = 300;
