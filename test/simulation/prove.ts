@@ -236,6 +236,21 @@ const MUTATIONS: Mutation[] = [
     edits: [{ find: "const retry = () => sensors.retryUntold();", replace: "const retry = () => {};" }],
   },
   {
+    name: "bug: a technician's action moves the latch before its record (on a full store, none)",
+    file: "gateway/control/control-impl.ts",
+    edits: [{ find: "const id = begin(alias, who, why, action);", replace: "const id = -1;" }],
+  },
+  {
+    name: "bug: a reading the full store refused is not owed",
+    file: "gateway/devices/sensor-readings.ts",
+    edits: [
+      {
+        find: "      this.untold.set(device.device_id, { device, cause });\n      throw err;",
+        replace: "      throw err;",
+      },
+    ],
+  },
+  {
     name: "bug: a tap and a command on one locker do not take turns",
     file: "gateway/features/handle-tap.ts",
     edits: [
