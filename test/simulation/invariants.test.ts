@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
+import type { Db } from "../../cloud/store/db.ts";
+import type { Grant } from "../../shared/wire/messages.ts";
 import {
   type CommandRow,
   type Movement,
   ridersReleasedOnlyTheirOwn,
   unmatchedMovements,
 } from "./invariants.ts";
+import type { GrantHistory } from "./key-edits.ts";
+import { judgeKeyCache } from "./key-invariants.ts";
 import { judgeSessions, type LatchChange, type SessionRow } from "./session-invariants.ts";
-import { deviceAlias, deviceId } from "./sim-site.ts";
-import type { Decided } from "./tap-invariants.ts";
+import { deviceAlias, deviceId, KEPT_WHITELIST, locationId } from "./sim-site.ts";
+import { type Decided, tapsFollowTheRule } from "./tap-invariants.ts";
 import { judgeWebhooks, type MessageRow } from "./webhook-invariants.ts";
 
 const T0 = Date.parse("2026-03-02T07:00:00.000Z");
@@ -220,5 +224,100 @@ describe("every webhook is delivered at least once under a stable id", () => {
     expect(failures.join("\n")).toContain("msg_1: sent again with another body");
     expect(failures.join("\n")).toContain("msg_9: the receiver got an id the cloud never queued");
     expect(failures.join("\n")).toContain("msg_1: a POST's signature did not verify");
+  });
+});
+
+describe("RFID decisions follow the rule on a version of the keys the cloud held", () => {
+  const grant = (over: Partial<Grant> = {}): Grant => ({
+    card_id: "a1a1",
+    whitelist_id: KEPT_WHITELIST,
+    status: "ACTIVE",
+    expires_at: null,
+    is_master_key: false,
+    location_ids: [locationId],
+    device_ids: [],
+    ...over,
+  });
+  const tap = (atS: number, granted: boolean, reason: string): Decided => ({
+    gateway: "gw-1",
+    at: T0 + atS * 1000,
+    decision: {
+      type: "access_decision",
+      gateway_id: "gw-1",
+      seq: 1,
+      observed_at: at(atS),
+      observed_cloud_at: at(atS),
+      reader: "reader-1",
+      device_id: device,
+      card_id: "a1a1",
+      granted,
+      action: granted ? "lock" : "none",
+      reason,
+      whitelist_id: granted ? KEPT_WHITELIST : null,
+      decided_by: "local",
+      actuated: granted ? true : null,
+    },
+  });
+  // The card was kept, then an integrator made it inactive at 30 s.
+  const history: GrantHistory = new Map([
+    [
+      "gw-1/a1a1",
+      [
+        { from: Number.NEGATIVE_INFINITY, grants: [grant()] },
+        { from: T0 + 30_000, grants: [grant({ status: "INACTIVE" })] },
+      ],
+    ],
+  ]);
+  const db = {} as Db; // every card judged here has its history: the store is not read
+
+  it("accepts a decision on the version before an edit, and, after it, on either", async () => {
+    expect(await tapsFollowTheRule(db, [tap(10, true, "parked")], history)).toEqual([]);
+    expect(
+      await tapsFollowTheRule(db, [tap(40, true, "parked"), tap(41, false, "inactive")], history),
+    ).toEqual([]);
+  });
+
+  it("finds a decision on a version the cloud did not hold yet", async () => {
+    expect(await tapsFollowTheRule(db, [tap(10, false, "inactive")], history)).toEqual([
+      expect.stringContaining('decided card a1a1 (local, seq 1) as "false none inactive"'),
+    ]);
+  });
+});
+
+describe("every gateway's key cache converges on the cloud's view", () => {
+  const grant = (card: string, over: Partial<Grant> = {}): Grant => ({
+    card_id: card,
+    whitelist_id: KEPT_WHITELIST,
+    status: "ACTIVE",
+    expires_at: null,
+    is_master_key: false,
+    location_ids: [locationId],
+    device_ids: [],
+    ...over,
+  });
+  const expired = at(-60);
+
+  it("accepts the same grants at the same version, an expired one swept or not yet", () => {
+    const cloud = { version: 4, grants: [grant("a1a1"), grant("e1e1", { expires_at: expired })] };
+    expect(judgeKeyCache("gw-1", cloud, { version: 4, grants: [grant("a1a1")] }, T0)).toEqual([]);
+    expect(judgeKeyCache("gw-1", cloud, cloud, T0)).toEqual([]);
+    // The same instant in another notation is the same expiry.
+    const later = grant("b2b2", { expires_at: "2026-03-02T09:00:00+02:00" });
+    const same = grant("b2b2", { expires_at: "2026-03-02T07:00:00.000Z" });
+    expect(
+      judgeKeyCache("gw-1", { version: 1, grants: [later] }, { version: 1, grants: [same] }, T0 - 1),
+    ).toEqual([]);
+  });
+
+  it("finds a cache behind the cloud: an older version, a grant missing, one removed or changed since", () => {
+    const cloud = { version: 5, grants: [grant("a1a1", { status: "INACTIVE" }), grant("b2b2")] };
+    const held = { version: 4, grants: [grant("a1a1"), grant("0bad")] };
+    expect(judgeKeyCache("gw-1", cloud, held, T0)).toEqual([
+      "gw-1: its key cache is at version 4, the cloud's view of it at 5",
+      `gw-1: its key cache lacks a1a1 ${KEPT_WHITELIST} INACTIVE never - [["${locationId}"],[]]`,
+      `gw-1: its key cache lacks b2b2 ${KEPT_WHITELIST} ACTIVE never - [["${locationId}"],[]]`,
+      `gw-1: its key cache holds a1a1 ${KEPT_WHITELIST} ACTIVE never - [["${locationId}"],[]], the cloud's view does not`,
+      `gw-1: its key cache holds 0bad ${KEPT_WHITELIST} ACTIVE never - [["${locationId}"],[]], the cloud's view does not`,
+    ]);
   });
 });

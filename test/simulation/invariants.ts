@@ -1,5 +1,7 @@
 import type { LightMyRequestResponse } from "fastify";
 import { deliveredExactlyOnce, readOutboxLedger } from "./delivery-invariants.ts";
+import type { GrantHistory } from "./key-edits.ts";
+import { keysConverged } from "./key-invariants.ts";
 import { type LatchChange, sessionsFollowTheLatches } from "./session-invariants.ts";
 import { deviceAlias, deviceId, LOCKERS, RIDERS, START, WEBHOOK_ENDPOINT } from "./sim-site.ts";
 import { type Decided, tapsFollowTheRule } from "./tap-invariants.ts";
@@ -131,7 +133,14 @@ export function ridersReleasedOnlyTheirOwn(commands: CommandRow[], riders: Set<s
 export async function checkInvariants(
   w: World,
   api: Api,
-  seen: { movements: Movement[]; taps: Tap[]; decided: Decided[]; latches: LatchChange[]; cycles?: Tap[] },
+  seen: {
+    movements: Movement[];
+    taps: Tap[];
+    decided: Decided[];
+    latches: LatchChange[];
+    cycles?: Tap[];
+    history?: GrantHistory;
+  },
   note: (line: string) => void,
 ): Promise<string[]> {
   const rows = await w.db
@@ -171,7 +180,12 @@ export async function checkInvariants(
     ...unmatchedMovements(seen.movements, commands, seen.taps),
     ...(await deliveredExactlyOnce(w.db, ledgers)),
     ...(await webhooksDelivered(w.db, WEBHOOK_ENDPOINT, w.hooks.received)),
-    ...(await tapsFollowTheRule(w.db, seen.decided)),
+    ...(await tapsFollowTheRule(w.db, seen.decided, seen.history)),
+    ...(await keysConverged(
+      w.db,
+      [...w.gateways.values()].map((g) => ({ id: g.id, file: w.storeFile(g) })),
+      Date.now(),
+    )),
     ...ridersReleasedOnlyTheirOwn(commands, riders),
     ...(await sessionsFollowTheLatches(w.db, { ...seen, commands, riders }, nameOf, START, Date.now())),
   ];

@@ -5,6 +5,7 @@ import { createChaos } from "./chaos.ts";
 import { installVirtualWorld, Prng, type VirtualClock } from "./determinism.ts";
 import { advance, countImmediates } from "./driver.ts";
 import { checkInvariants, type Movement } from "./invariants.ts";
+import { createKeyEdits } from "./key-edits.ts";
 import { type LatchChange, watchLatch } from "./session-invariants.ts";
 import { ADMIN, deviceAlias, deviceId, LOCKERS, SECRET, START } from "./sim-site.ts";
 import { createTapLog } from "./tap-log.ts";
@@ -124,9 +125,18 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       disks,
       later: new Prng(o.seed ^ 0x27d4eb2f),
     });
+    const keyEdits = createKeyEdits({
+      world: w,
+      rng: new Prng(o.seed ^ 0x165667b1),
+      api,
+      now: () => clock.now,
+      note,
+    });
+    note(`whitelist edits ${keyEdits.weight}`);
     while (at() < chaosMs) {
       await advance(clock, rng.int(20, 1_500));
       await chaos.step();
+      keyEdits.step();
     }
     // The faults heal; time passes without new work; then the world must agree with its hardware.
     chaos.healAll();
@@ -144,6 +154,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
             decided: taps.decided,
             latches,
             cycles: chaos.cycles,
+            history: keyEdits.history,
           },
           note,
         ),

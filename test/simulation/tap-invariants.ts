@@ -2,6 +2,7 @@ import { cardGrantsAt } from "../../cloud/key-sync/key-view.ts";
 import type { Db } from "../../cloud/store/db.ts";
 import { decideTap, type TapContext } from "../../shared/domain/access-decision.ts";
 import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
+import type { GrantHistory } from "./key-edits.ts";
 import { KEPT_WHITELIST, locationId } from "./sim-site.ts";
 
 /** A decision a gateway made, as its daemon told it when it went to the outbox (`at`: virtual ms). */
@@ -53,30 +54,41 @@ function possible(decision: AccessDecision, grants: Grant[], at: number[]): Set<
  * gateway's to know, so every state of them is allowed. A card the gateway does not hold, decided
  * without the cloud's answer, is `offline_unknown`.
  */
-export async function tapsFollowTheRule(db: Db, decided: Decided[]): Promise<string[]> {
+export async function tapsFollowTheRule(
+  db: Db,
+  decided: Decided[],
+  history: GrantHistory = new Map(),
+): Promise<string[]> {
   const failures: string[] = [];
   const grantsOf = new Map<string, Grant[]>();
   for (const { gateway, decision: d, at: decidedAt } of decided) {
     const key = `${gateway}/${d.card_id}`;
-    let all = grantsOf.get(key);
-    if (!all) {
-      all = await cardGrantsAt(db, gateway, d.card_id);
-      grantsOf.set(key, all);
+    // A card an integrator edited: the gateway may have decided on any version the cloud held by then
+    // (its key cache lags as long as its link does); the convergence of the caches is judged on its own.
+    let versions: { grants: Grant[] }[] | undefined = history.get(key)?.filter((v) => v.from <= decidedAt);
+    if (!versions) {
+      const now = grantsOf.get(key) ?? (await cardGrantsAt(db, gateway, d.card_id));
+      grantsOf.set(key, now);
+      versions = [{ grants: now }];
     }
-    const held = all.filter((g) => g.whitelist_id === KEPT_WHITELIST);
     // On the clock the gateway judged by: its wall clock while it had not heard the cloud's (the message
     // says so), though the outbox dates the fact by the cloud's time once it knows it.
     const wall = d.judged_on_wall_clock === true;
     const tappedAt = Date.parse(wall ? d.observed_at : (d.observed_cloud_at ?? d.observed_at));
     const at = [tappedAt, tappedAt + DECIDE_WINDOW_MS];
-    const allowed = possible(d, d.decided_by === "cloud" ? all : held, at);
-    // The gateway's sweep deletes grants expired by its estimate of the cloud's time, never ahead of it:
-    // what had expired when it decided may be gone, and a card it does not hold, without the cloud's
-    // answer, is refused.
-    const unswept = held.filter((g) => g.expires_at === null || Date.parse(g.expires_at) > decidedAt);
-    if (d.decided_by === "local")
-      for (const grants of [held, unswept])
-        if (possible(d, grants, at).has("false none unknown_card")) allowed.add("false none offline_unknown");
+    const allowed = new Set<string>();
+    for (const { grants: all } of versions) {
+      const held = all.filter((g) => g.whitelist_id === KEPT_WHITELIST);
+      for (const a of possible(d, d.decided_by === "cloud" ? all : held, at)) allowed.add(a);
+      // The gateway's sweep deletes grants expired by its estimate of the cloud's time, never ahead of
+      // it: what had expired when it decided may be gone, and a card it does not hold, without the
+      // cloud's answer, is refused.
+      const unswept = held.filter((g) => g.expires_at === null || Date.parse(g.expires_at) > decidedAt);
+      if (d.decided_by === "local")
+        for (const grants of [held, unswept])
+          if (possible(d, grants, at).has("false none unknown_card"))
+            allowed.add("false none offline_unknown");
+    }
     const got = `${d.granted} ${d.action} ${d.reason}`;
     if (!allowed.has(got))
       failures.push(
