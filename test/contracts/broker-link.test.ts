@@ -4,7 +4,7 @@ import { startEmbeddedBroker } from "../../cloud/gateway-link/embedded-broker.ts
 import { connectMqtt } from "../../cloud/gateway-link/mqtt-client.ts";
 import { applyManifest } from "../../cloud/manifest/apply-manifest.ts";
 import { SiteManifest } from "../../cloud/manifest/manifest-schema.ts";
-import { MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
+import { ANNOUNCE_ANSWER_MS, MqttBrokerLink } from "../../gateway/adapters/mqtt/broker-mqtt.ts";
 import { topicFor } from "../../shared/wire/topics.ts";
 import { startHoldProxy } from "../faults/support/hold-proxy.ts";
 import { fixtureSecretHash } from "../support/cloud-harness.ts";
@@ -200,6 +200,49 @@ describe("the MQTT link resuming a session the broker kept", () => {
     await link.stop();
     await cloud.endAsync(true);
     await proxy.stop();
+    const session = await connected(MOSQUITTO_URL, { clientId: gatewayId, clean: true });
+    await session.endAsync();
+  });
+});
+
+// Found by the seeded simulation (seed 405212, docs/simulation.md): every message of a gateway was lost for
+// a minute, its `online` among them, and the cloud held it offline after the link had healed: its key sync
+// skipped it, and nothing it brings on `online` (its map, its waiting commands) was sent.
+describe("the MQTT link whose online the cloud does not answer", () => {
+  it("says online again, doubling the wait, until the cloud echoes its session's token", async () => {
+    const clock = new FakeClock();
+    const prefix = `c${unique()}`;
+    const gatewayId = `gw-announce-${unique()}`;
+    const cloud = await connected(MOSQUITTO_URL, { clientId: `cloud-${prefix}`, clean: true });
+    const onlines: string[] = [];
+    cloud.on("message", (_t, payload) => {
+      const st = JSON.parse(payload.toString()) as { online: boolean; sync: string };
+      if (st.online) onlines.push(st.sync);
+    });
+    await cloud.subscribeAsync(topicFor(prefix, gatewayId, "status"), { qos: 1 });
+    const link = new MqttBrokerLink({ url: MOSQUITTO_URL, prefix, gatewayId, password: "x", clock, log });
+    link.start();
+    await eventually(() => expect(onlines).toHaveLength(1));
+    clock.advance(ANNOUNCE_ANSWER_MS - 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(onlines).toHaveLength(1);
+    clock.advance(1);
+    await eventually(() => expect(onlines).toHaveLength(2));
+    clock.advance(2 * ANNOUNCE_ANSWER_MS);
+    await eventually(() => expect(onlines).toHaveLength(3));
+    expect(new Set(onlines).size).toBe(1); // one session: its token each time
+    // The cloud's answer: an ack echoing the token. No more announcing, however long the link stays up.
+    const answered = new Promise<void>((resolve) => link.once("cloudTime", () => resolve()));
+    const ack = { seqs: [], sync: onlines[0], sent_at: new Date().toISOString() };
+    await cloud.publishAsync(topicFor(prefix, gatewayId, "ack"), JSON.stringify(ack), { qos: 1 });
+    await answered;
+    clock.advance(3_600_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(onlines).toHaveLength(3);
+    await link.stop();
+    await cloud.unsubscribeAsync(topicFor(prefix, gatewayId, "status"));
+    await cloud.publishAsync(topicFor(prefix, gatewayId, "status"), "", { qos: 1, retain: true });
+    await cloud.endAsync();
     const session = await connected(MOSQUITTO_URL, { clientId: gatewayId, clean: true });
     await session.endAsync();
   });

@@ -129,6 +129,18 @@ export function ridersReleasedOnlyTheirOwn(commands: CommandRow[], riders: Set<s
   return failures;
 }
 
+/** After the world runs quiet, the cloud has every running gateway online. */
+async function gatewaysOnline(w: World): Promise<string[]> {
+  const ids = [...w.gateways.keys()];
+  const offline = await w.db
+    .selectFrom("gateways")
+    .select("id")
+    .where("id", "in", ids)
+    .where("online", "=", 0)
+    .execute();
+  return offline.map((g) => `${g.id}: running, and the cloud has it offline`);
+}
+
 /** The invariants judged at the end of a run, after the faults healed and the world ran quiet. */
 export async function checkInvariants(
   w: World,
@@ -194,12 +206,16 @@ export async function checkInvariants(
   for (const c of commands)
     if (c.state_value !== "SUCCESS" && c.state_value !== "ERROR")
       failures.push(`command ${c.id} (${c.name}) still ${c.state_value} after the world ran quiet`);
+  failures.push(...(await gatewaysOnline(w)));
   for (const g of w.gateways.values())
     for (let ch = 1; ch <= LOCKERS; ch++) {
       const latch = g.hardware.board("bus0", 1).channel(ch).latch === "locked" ? "LOCKED" : "UNLOCKED";
       const alias = deviceAlias(g.id, ch);
       const device = (await api("GET", `/device/v1/devices/${deviceId(alias)}`)).json();
       note(`end ${alias} latch ${latch} lock_state ${device.lock_state} state ${device.state?.value}`);
+      // Heartbeats every 5 s, the last faults healed 90 s ago: every device is heard of, and healthy.
+      if (device.heartbeat_v2?.health !== "HEALTHY")
+        failures.push(`${alias}: the cloud says its health is ${device.heartbeat_v2?.health}`);
       if (device.lock_state !== latch)
         failures.push(`${alias}: the cloud says lock_state ${device.lock_state}, the latch is ${latch}`);
     }

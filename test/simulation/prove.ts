@@ -241,6 +241,16 @@ const MUTATIONS: Mutation[] = [
     ],
   },
   {
+    name: "bug: an online the cloud did not answer is not said again",
+    file: "gateway/adapters/mqtt/broker-mqtt.ts",
+    edits: [
+      {
+        find: '          this.announceUntilAnswered(client, topic("status"), ANNOUNCE_ANSWER_MS);\n',
+        replace: "",
+      },
+    ],
+  },
+  {
     name: "bug: a keys change the full store refused waits for the next change or connect",
     file: "gateway/features/key-sync.ts",
     edits: [{ find: "      if (isStoreFull(err)) refused = true;\n", replace: "" }],

@@ -9,7 +9,7 @@ import { reconnectWithBackoff } from "../../../shared/node/mqtt-reconnect.ts";
 import { randomUuid } from "../../../shared/node/random-uuid.ts";
 import type { Heartbeat, KeysUp, Status, UpMessage } from "../../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
-import type { BrokerLink, BrokerLinkEvents, Clock } from "../../ports.ts";
+import type { BrokerLink, BrokerLinkEvents, Clock, TimerHandle } from "../../ports.ts";
 import { emitDownMessage } from "./down-messages.ts";
 
 /** Node and esbuild give this CommonJS module's exports object, vite (vitest) its `default` export: the class either way. */
@@ -18,6 +18,9 @@ const MqttClient: typeof Client =
 
 /** How long a stop waits for the broker to take the `offline` status before it ends the client by force. */
 const STOP_GRACE_MS = 2_000;
+/** How long `online` waits for the cloud's answer before it is said again; each wait doubles, up to the max. */
+export const ANNOUNCE_ANSWER_MS = 10_000;
+const ANNOUNCE_MAX_MS = 300_000;
 
 export type MqttBrokerLinkOptions = {
   url: string;
@@ -45,9 +48,14 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
   connectedSince: string | null = null;
   /** This session's token, sent with `online`; the cloud's ack echoing it is fresh (docs/decisions/clock.md). */
   private sync: string | undefined;
+  /** Says `online` again while the cloud has not answered it. */
+  private announce: TimerHandle | null = null;
 
   constructor(private readonly options: MqttBrokerLinkOptions) {
     super();
+    this.on("cloudTime", (_sentAt, fresh) => {
+      if (fresh) this.stopAnnouncing();
+    });
   }
 
   get connected(): boolean {
@@ -127,11 +135,13 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
           // `online`, so nothing may arrive before we listen. Re-announced on every connect, so a broker
           // restart never leaves a stale retained `offline` (F5).
           client.publish(topic("status"), this.status(true), { qos: 1, retain: true });
+          this.announceUntilAnswered(client, topic("status"), ANNOUNCE_ANSWER_MS);
           this.emit("connected");
         },
       );
     });
     client.on("close", () => {
+      this.stopAnnouncing();
       if (this.connectedSince) this.emit("disconnected");
       this.connectedSince = null;
     });
@@ -141,6 +151,30 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
       else this.options.log.warn({ err: err.message }, "broker error");
     });
     client.on("message", (t, payload) => this.onMessage(t, payload));
+  }
+
+  /**
+   * Says `online` again, with this session's token, until the cloud answers it (its echo of the token): a
+   * broker that took it may lose it (a restart without persistence, with the retained copy), and the cloud
+   * would hold this gateway offline, its map and waiting commands unsent, until the next connect. An older
+   * cloud that never answers hears it again at most every ANNOUNCE_MAX_MS; a second `online` of one
+   * session changes nothing there (a command delivered again is not run again).
+   */
+  private announceUntilAnswered(client: Client, statusTopic: string, waitMs: number): void {
+    this.stopAnnouncing();
+    const sync = this.sync;
+    this.announce = this.options.clock.setTimer(waitMs, () => {
+      this.announce = null;
+      if (this.client !== client || !client.connected || this.sync !== sync) return;
+      this.options.log.info({ waited_ms: waitMs }, "the cloud has not answered online: announcing again");
+      client.publish(statusTopic, this.status(true), { qos: 1, retain: true });
+      this.announceUntilAnswered(client, statusTopic, Math.min(waitMs * 2, ANNOUNCE_MAX_MS));
+    });
+  }
+
+  private stopAnnouncing(): void {
+    if (this.announce) this.options.clock.clearTimer(this.announce);
+    this.announce = null;
   }
 
   private onMessage(topic: string, payload: Buffer) {
@@ -200,6 +234,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
     const client = this.client;
     if (!client) return;
     this.client = null;
+    this.stopAnnouncing();
     this.reconnects?.stop();
     this.reconnects = null;
     // A link that looks up may be a black hole (a modem that stopped passing bytes, not yet noticed by
