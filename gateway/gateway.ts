@@ -275,11 +275,7 @@ function createFeatures(
   const { store, registry, sensors, sleep, actuator } = hw;
   const { outbox } = store;
   const gatewayId = cfg.gateway_id;
-  // What the full store refused besides commands and taps, tried again with every heartbeat's storage check.
-  const retry = () => {
-    sensors.retryUntold();
-    keySync.retryRefused();
-  };
+  const retry = () => sensors.retryUntold();
   const storeSpace = createStoreSpace({ stateDir: cfg.state_dir, outbox, log, retry });
   const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, cloudTime, log });
   // A command and a tap on one device take turns: each decides on what the other left.

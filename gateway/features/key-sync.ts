@@ -3,7 +3,6 @@ import { cronTask, parseCron } from "../../shared/time/cron.ts";
 import type { KeysDown } from "../../shared/wire/messages.ts";
 import type { BrokerLink, Clock, KeyCache } from "../ports.ts";
 import type { CloudClock } from "../time/cloud-clock.ts";
-import { isStoreFull } from "./store-full.ts";
 
 /**
  * The gateway's side of whitelist sync (ARCHITECTURE flow 4). It tells the cloud the key version it holds
@@ -11,8 +10,7 @@ import { isStoreFull } from "./store-full.ts";
  * version held; the cloud answers with what is missing (deltas or a snapshot), so a gateway that was away
  * for a week converges by itself. It says it again when the cloud asks for a resend (the cloud has just
  * reconnected: after a broker restart the report of our own connect may have gone to a broker the cloud was
- * not yet subscribed to, and the delta it answered with is lost too), and once there is room after the full
- * store refused one (the heartbeat's storage check calls `retryRefused`). A cron sweep deletes expired grants
+ * not yet subscribed to, and the delta it answered with is lost too). A cron sweep deletes expired grants
  * (the decision checks expiry anyway), expired on the cloud's clock as the gateway knows it, and only once it
  * knows it: a wall clock ahead would delete grants still valid, and a card kept for offline use would stop
  * opening.
@@ -69,17 +67,11 @@ export function createKeySync(deps: {
     if (resend) report();
   };
 
-  /** A keys message the full store refused: the cloud is asked again once there is room (`retryRefused`). */
-  let refused = false;
-
   const onKeys = (msg: KeysDown) => {
     try {
       apply(msg);
     } catch (err) {
-      // Bad input changes nothing; the version report on the next connect sets things right. A full store
-      // cannot wait for that: the cloud sends a change once, and until the next one or the next connect,
-      // the cards it changed would be judged offline as they were.
-      if (isStoreFull(err)) refused = true;
+      // Bad input changes nothing; the version report on the next connect sets things right.
       deps.log.warn({ err, kind: msg.kind }, "keys message not applied");
     }
   };
@@ -96,13 +88,6 @@ export function createKeySync(deps: {
 
   return {
     purge,
-    /** After a keys message the full store refused: reports the version held, for the cloud to send again. */
-    retryRefused(): void {
-      if (!refused) return;
-      refused = false;
-      deps.log.info({ version: deps.keys.version() }, "keys asked again after a full store refused them");
-      report();
-    },
     start(): void {
       deps.broker.on("connected", report);
       deps.broker.on("keys", onKeys);

@@ -213,45 +213,6 @@ describe("key cache: expiry", () => {
   });
 });
 
-describe("key sync on a full store", () => {
-  it("asks the cloud again once there is room for a change the full store refused, and only then", () => {
-    let full = true;
-    const onFull = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-    const cache = Object.assign(Object.create(keys) as SqliteKeyCache, {
-      applyDelta: (d: KeysDelta) => {
-        if (full) throw onFull;
-        return keys.applyDelta(d);
-      },
-    });
-    const handlers = new Map<string, (msg: unknown) => void>();
-    const reports: number[] = [];
-    const sync = createKeySync({
-      gatewayId: GW,
-      keys: cache,
-      broker: {
-        publishKeysReport: (r: { version: number }) => reports.push(r.version),
-        on: (event: string, fn: (msg: unknown) => void) => handlers.set(event, fn),
-        off: () => undefined,
-      } as never,
-      clock: new FakeClock(NOW),
-      log: pino({ level: "silent" }),
-      sweep: null,
-    });
-    sync.start();
-    const change = delta(0, 1, { upserts: [aGrant(1)] });
-    handlers.get("keys")?.(change);
-    expect([keys.version(), reports]).toEqual([0, []]);
-    // Nothing refused is not asked again; the refused change is, once: the cloud sends what version 0 lacks.
-    full = false;
-    sync.retryRefused();
-    expect(reports).toEqual([0]);
-    sync.retryRefused();
-    expect(reports).toEqual([0]);
-    handlers.get("keys")?.(change);
-    expect([keys.version(), keys.grantsFor(card(1)).length, reports]).toEqual([1, 1, [0, 1]]);
-  });
-});
-
 describe("parked cards", () => {
   it("remembers which card parked a device until cleared", () => {
     const parked = new SqliteParkedCards(db);

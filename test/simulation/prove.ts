@@ -233,12 +233,7 @@ const MUTATIONS: Mutation[] = [
   {
     name: "bug: a sensor reading the full store refused waits for the latch to move again",
     file: "gateway/gateway.ts",
-    edits: [
-      {
-        find: "    sensors.retryUntold();\n    keySync.retryRefused();",
-        replace: "    keySync.retryRefused();",
-      },
-    ],
+    edits: [{ find: "const retry = () => sensors.retryUntold();", replace: "const retry = () => {};" }],
   },
   {
     name: "bug: an online the cloud did not answer is not said again",
@@ -249,11 +244,6 @@ const MUTATIONS: Mutation[] = [
         replace: "",
       },
     ],
-  },
-  {
-    name: "bug: a keys change the full store refused waits for the next change or connect",
-    file: "gateway/features/key-sync.ts",
-    edits: [{ find: "      if (isStoreFull(err)) refused = true;\n", replace: "" }],
   },
   {
     name: "bug: a technician's action moves the latch before its record (on a full store, none)",
