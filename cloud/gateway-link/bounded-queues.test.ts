@@ -66,3 +66,18 @@ describe("bounded session queues", () => {
     expect(q.held("gw")).toEqual({ messages: 3, bytes: 111 });
   });
 });
+
+describe("bounded session queues on a store kept across broker restarts", () => {
+  it("wraps the store's own methods again, not the last broker's wrapper: one admission per message", async () => {
+    const { store, queues } = memoryStore();
+    const limits = { limitFor: () => ({ messages: 2, bytes: 1_000 }), onDrop: () => undefined };
+    boundQueues(store, limits);
+    await store.outgoingEnqueue({ clientId: "gw" }, packet(10));
+    await store.outgoingEnqueue({ clientId: "gw" }, packet(10));
+    // The restarted broker's: the last one's full count is gone with it, and what was kept is not counted.
+    const q = boundQueues(store, limits);
+    await store.outgoingEnqueue({ clientId: "gw" }, packet(10));
+    expect(queues.get("gw")).toHaveLength(3);
+    expect(q.held("gw")).toEqual({ messages: 1, bytes: 10 });
+  });
+});

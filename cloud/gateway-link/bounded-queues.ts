@@ -18,6 +18,9 @@ export type OutgoingStore = {
 
 export type QueueLimit = { messages: number; bytes: number };
 
+/** Each store's own methods, as they were before it was first wrapped. */
+const ownMethods = new WeakMap<OutgoingStore, OutgoingStore>();
+
 /** Messages remembered per client as dropped until their live delivery asks (a client away never asks). */
 const REMEMBERED_DROPS = 64;
 
@@ -76,9 +79,17 @@ export function boundQueues(
     if (h.messages <= 0) held.delete(clientId);
   }
 
-  const enqueue = store.outgoingEnqueue.bind(store);
-  const enqueueCombi = store.outgoingEnqueueCombi.bind(store);
-  const clear = store.outgoingClearMessageId.bind(store);
+  // A store kept across broker restarts is wrapped again over its own methods, not over the last wrapper;
+  // what its sessions held before this start is not counted.
+  const own = ownMethods.get(store) ?? {
+    outgoingEnqueue: store.outgoingEnqueue,
+    outgoingEnqueueCombi: store.outgoingEnqueueCombi,
+    outgoingClearMessageId: store.outgoingClearMessageId,
+  };
+  ownMethods.set(store, own);
+  const enqueue = own.outgoingEnqueue.bind(store);
+  const enqueueCombi = own.outgoingEnqueueCombi.bind(store);
+  const clear = own.outgoingClearMessageId.bind(store);
   store.outgoingEnqueue = (sub, packet) =>
     admit(sub.clientId, packet) ? enqueue(sub, packet) : Promise.resolve();
   store.outgoingEnqueueCombi = (subs, packet) => {

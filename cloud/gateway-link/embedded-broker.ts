@@ -1,5 +1,5 @@
 import net from "node:net";
-import { Aedes, type AuthenticateError, type Client } from "aedes";
+import { Aedes, type AedesOptions, type AuthenticateError, type Client } from "aedes";
 import type { Logger } from "pino";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import type { Clock } from "../../shared/time/clock.ts";
@@ -15,6 +15,8 @@ import { FrameRefused, GatedConnection } from "./mqtt-frame-gate.ts";
 
 export type EmbeddedBroker = {
   port: number;
+  /** Where it keeps sessions, queued messages and retained ones (aedes-persistence, in memory). */
+  persistence: unknown;
   /** What the broker holds for a client id now: QoS 1 messages in flight and queued, and their bytes. */
   held(clientId: string): { messages: number; bytes: number };
   close(): Promise<void>;
@@ -59,6 +61,11 @@ export async function startEmbeddedBroker(opts: {
   limits?: Partial<BrokerLimits>;
   /** Where refusals are counted (`mqtt_refused_total`); a registry of its own when not given. */
   metrics?: CloudMetrics;
+  /**
+   * An earlier broker's `persistence`, to start with what it kept, as a broker with persistence on disk
+   * restarts (the simulation's broker restarts); a new, empty one when not given.
+   */
+  persistence?: unknown;
 }): Promise<EmbeddedBroker> {
   const { db, log, prefix, cloud } = opts;
   const refused = (opts.metrics ?? createCloudMetrics()).brokerRefused;
@@ -73,6 +80,7 @@ export async function startEmbeddedBroker(opts: {
   const gatewayOf = new WeakMap<Client, string>();
 
   const broker = await Aedes.createBroker({
+    ...(opts.persistence ? { persistence: opts.persistence as AedesOptions["persistence"] } : {}),
     connectTimeout: limits.connectTimeoutMs,
     authenticate(client, username, password, done) {
       const address = addressOf.get(client) ?? "unknown";
@@ -171,6 +179,7 @@ export async function startEmbeddedBroker(opts: {
   log.info({ port }, "embedded MQTT broker listening");
   return {
     port,
+    persistence: store,
     held: (clientId) => queues.held(clientId),
     async close() {
       await new Promise<void>((r) => broker.close(() => r()));

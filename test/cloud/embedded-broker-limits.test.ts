@@ -274,6 +274,42 @@ describe("the embedded broker on hostile ground", () => {
     await eventually(() => expect(got.at(-1)).toBe("after"));
   });
 
+  it("started with an earlier broker's persistence, keeps its sessions, their queued messages and the retained ones", async () => {
+    await start();
+    const cloud = await startLink();
+    const cmd = topicFor(prefix, "gw-a1", "cmd");
+    const config = topicFor(prefix, "gw-a1", "config");
+    const session = { username: "gw-a1", password: SECRET, clientId: "gw-a1" };
+    const first = await login(session, { clean: false });
+    await first.client.subscribeAsync(cmd, { qos: 1 });
+    await first.client.endAsync();
+    await cloud.client.publishAsync(cmd, "queued", { qos: 1 });
+    await cloud.client.publishAsync(config, "retained", { qos: 1, retain: true });
+    await eventually(() => expect(broker?.held("gw-a1").messages).toBe(1));
+    await link?.close();
+    link = undefined;
+    // The broker restarts on its port, with what the last one kept (Mosquitto with `persistence true`).
+    const kept = broker?.persistence;
+    const port = broker?.port ?? 0;
+    await broker?.close();
+    broker = await startEmbeddedBroker({
+      db: store!.db,
+      log,
+      port,
+      prefix,
+      cloud: CLOUD,
+      metrics,
+      persistence: kept,
+    });
+    const got: string[] = [];
+    const back = client(session, { clean: false });
+    back.on("message", (_t, payload) => got.push(payload.toString()));
+    await new Promise<void>((r) => back.once("connect", (ack) => r(expect(ack.sessionPresent).toBe(true))));
+    await eventually(() => expect(got).toEqual(["queued"]));
+    await back.subscribeAsync(config, { qos: 1 });
+    await eventually(() => expect(got).toEqual(["queued", "retained"]));
+  });
+
   it("holds at most the byte limit for a gateway's session, and keeps a connected gateway that acknowledges nothing connected", async () => {
     await start({ limits: { queuedBytes: 10_000 } });
     const cloud = await startLink();

@@ -39,6 +39,8 @@ export function createChaos(o: {
   disks: DiskFaults;
   /** The workload added after the first exploration draws from this stream (`technician`). */
   later: Prng;
+  /** Whether the broker's next restart keeps what it held (from a stream of its own). */
+  brokerKeeps: () => boolean;
 }) {
   const { world: w, rng, api, note } = o;
   const ids = [...w.gateways.keys()];
@@ -193,8 +195,9 @@ export function createChaos(o: {
       kind: "broker",
       weight: weight(),
       async run() {
-        note("broker restart");
-        await o.during(w.brokerRestart());
+        const keep = o.brokerKeeps();
+        note(`broker restart${keep ? " keeping its sessions" : ""}`);
+        await o.during(w.brokerRestart(keep));
       },
     },
     {

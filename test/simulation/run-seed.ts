@@ -115,6 +115,11 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
     const token = await during(clock, signIn(w));
     const api = (method: "GET" | "POST", url: string, payload?: object, as = token) =>
       w.app.inject({ method, url, payload, headers: { authorization: `Bearer ${as}` } });
+    // Each seed's broker keeps its sessions across restarts always, never, or at each restart's draw.
+    const keeps = new Prng(o.seed ^ 0x2545f491);
+    const persistence = keeps.pick(["never", "always", "either"] as const);
+    const brokerKeeps = () => persistence === "always" || (persistence === "either" && keeps.int(0, 1) === 1);
+    note(`broker persistence ${persistence}`);
     const chaos = createChaos({
       world: w,
       rng,
@@ -124,6 +129,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       during: (p) => during(clock, p),
       disks,
       later: new Prng(o.seed ^ 0x27d4eb2f),
+      brokerKeeps,
     });
     const keyEdits = createKeyEdits({
       world: w,

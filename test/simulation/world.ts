@@ -56,7 +56,8 @@ export async function startWorld(opts: {
   const clock = systemClock;
   const timeouts = DEFAULT_COMMAND_TIMEOUTS;
   let broker: EmbeddedBroker | null = null;
-  const startBroker = async () => {
+  /** `kept`: the restarted broker starts with what the last one kept (sessions, queues, retained messages). */
+  const startBroker = async (kept: unknown = undefined) => {
     broker = await startEmbeddedBroker({
       db,
       log,
@@ -64,6 +65,7 @@ export async function startWorld(opts: {
       prefix: PREFIX,
       cloud: CLOUD_MQTT,
       clock,
+      persistence: kept,
     });
   };
   await startBroker();
@@ -160,9 +162,11 @@ export async function startWorld(opts: {
     cloudStoreFile: store.file,
     /** The gateway's own SQLite store (its outbox, key cache, journals). */
     storeFile: (g: SimGateway) => path.join(dir, g.id, "gateway.db"),
-    async brokerRestart(): Promise<void> {
+    /** The broker restarts, keeping what it held (as Mosquitto with `persistence true`) or losing it all. */
+    async brokerRestart(keep: boolean): Promise<void> {
+      const kept = keep ? broker?.persistence : undefined;
       await broker?.close();
-      await startBroker();
+      await startBroker(kept);
     },
     /** Stops a gateway's daemon (its hardware and files stay) and starts it again from its files. */
     async restartGateway(g: SimGateway): Promise<void> {
