@@ -16,7 +16,9 @@ export type GatewayRefusal =
   /** About a command for a device this gateway does not drive (progress, photo parts). */
   | "foreign_command"
   /** Arrived while too many messages of this gateway were waiting to be applied. */
-  | "backlog";
+  | "backlog"
+  /** Later in its outbox than a message the store refused (full): it waits for that one to be applied. */
+  | "out_of_order";
 
 /** The message type of an `up` message, or the channel of any other (bounded either way). */
 export type GatewayMessageKind =

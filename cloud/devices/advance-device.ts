@@ -5,7 +5,7 @@ import {
   transitionDevice,
 } from "../../shared/domain/device-machine.ts";
 import { familyOf } from "../../shared/domain/device-types.ts";
-import { sessionsFollowDevice, sessionsFollowLatch } from "../sessions/session-recorder.ts";
+import { sessionsFollowDevice, sessionsFollowLatch, sessionsOpenedAt } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 import type { DeviceRecord } from "../store/device-record.ts";
 import { type DeviceChanges, deviceRepository, type SensorReading } from "./device-repository.ts";
@@ -40,7 +40,13 @@ export type DeviceStepResult = { device: DeviceRecord; changed: boolean; from: D
 export function stepDevice(
   device: DeviceRecord,
   step: Omit<DeviceStep, "deviceId">,
-): { changes: DeviceChanges; changed: boolean; lockStale: boolean; latchOpened: boolean } {
+): {
+  changes: DeviceChanges;
+  changed: boolean;
+  lockStale: boolean;
+  latchOpened: boolean;
+  openedBefore: boolean;
+} {
   const { commandId, now, cfg } = step;
   // Applied out of outbox order (replicas), a field a later report has set keeps that report's value.
   const order = freshReading(device.sensor_marks, step.reading, step.sensors ?? {});
@@ -86,7 +92,11 @@ export function stepDevice(
   // unlock) moves no state, yet ends the session the device held. A command's own movement comes in its
   // report, not as a reading: this one is someone else's (a card, a hand), even while an unlock waits.
   const latchOpened = !changed && input.kind === "sensed" && input.lockState === "UNLOCKED" && !lockStale;
-  return { changes, changed, lockStale, latchOpened };
+  // A reading that found the latch open, overtaken by a later lock reading (a command's report or a
+  // reading applied first): the state stays with the later one, yet a session active since before the
+  // opening ended there.
+  const openedBefore = lockStale && step.sensors?.lock_state === "UNLOCKED" && step.happenedAt !== undefined;
+  return { changes, changed, lockStale, latchOpened, openedBefore };
 }
 
 /** Feeds the device machine one input (`stepDevice`) with a compare-and-set on the device's version. */
@@ -96,13 +106,14 @@ export async function advanceDevice(tx: Executor, step: DeviceStep): Promise<Dev
     const device = await devices.find(step.deviceId);
     if (!device) return null;
     const from = device.state.value;
-    const { changes, changed, lockStale, latchOpened } = stepDevice(device, step);
+    const { changes, changed, lockStale, latchOpened, openedBefore } = stepDevice(device, step);
     if (!changed && Object.keys(changes).length === 0) return { device, changed: false, from };
     const written = await devices.compareAndSet(device, changes, step.now);
     if (!written) continue;
     // Sessions follow the device: one settled free or locked holds no active session or booking it had.
     if (changed) await sessionsFollowDevice(tx, written, step.now, step.happenedAt);
     else if (latchOpened) await sessionsFollowLatch(tx, written, step.now, step.happenedAt);
+    else if (openedBefore && step.happenedAt) await sessionsOpenedAt(tx, written, step.now, step.happenedAt);
     // Its lock reading was older than the one the device holds: that later report takes effect after
     // this step, as it would have had it come after it.
     if (lockStale && step.input.kind !== "sensed" && !isInterim(written.state.value)) {

@@ -19,7 +19,7 @@ export type FreshReading = {
   fresh: SensorReading;
   /** Fields of the reading a later report has already set. */
   stale: OrderedField[];
-  /** The marks to store with `fresh`; null when nothing moved them. */
+  /** The marks to store with `fresh` (an opening moves them even when every field was stale); null when nothing moved them. */
   marks: Json<ReadingMarks> | null;
 };
 
@@ -36,7 +36,14 @@ export function freshReading(
   const carried = ORDERED_FIELDS.filter((f) => reading[f] !== undefined);
   if (!at || carried.length === 0) return { fresh: reading, stale: [], marks: null };
   const prior = stored ? fromJson(stored) : null;
-  const seqs = prior && prior.source === at.source ? { ...prior.seq } : {};
+  const same = prior !== null && prior.source === at.source;
+  const seqs = same ? { ...prior.seq } : {};
+  // An opening is kept even when a later lock reading has overtaken it (the latch was open then).
+  const wasOpened = same ? prior.opened : undefined;
+  const opens = reading.lock_state === "UNLOCKED" && (wasOpened === undefined || wasOpened < at.seq);
+  const opened = opens ? at.seq : wasOpened;
+  const mark = (): Json<ReadingMarks> =>
+    toJson<ReadingMarks>({ source: at.source, seq: seqs, ...(opened !== undefined ? { opened } : {}) });
   const fresh: SensorReading = { ...reading };
   const stale: OrderedField[] = [];
   for (const f of carried) {
@@ -48,9 +55,15 @@ export function freshReading(
   }
   if (stale.length === carried.length) {
     delete fresh.sensors_at;
-    return { fresh, stale, marks: null };
+    return { fresh, stale, marks: opens ? mark() : null };
   }
-  return { fresh, stale, marks: toJson<ReadingMarks>({ source: at.source, seq: seqs }) };
+  return { fresh, stale, marks: mark() };
+}
+
+/** Whether a report later than `at` in the same sequence found the latch open (applied before `at`). */
+export function openedLater(stored: Json<ReadingMarks> | null, at: ReadingPosition): boolean {
+  const prior = stored ? fromJson(stored) : null;
+  return prior?.source === at.source && prior.opened !== undefined && prior.opened > at.seq;
 }
 
 /** Whether a report later than `at` in the same sequence has set `field` already. */

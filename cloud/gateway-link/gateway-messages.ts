@@ -17,6 +17,7 @@ import type { HandedOn } from "./gateway-chains.ts";
 import { applyStatus } from "./gateway-reports.ts";
 import type { HeartbeatIntake } from "./heartbeat-intake.ts";
 import { createOfflineGrace } from "./offline-grace.ts";
+import { createOutboxHold } from "./outbox-hold.ts";
 import type { ReportIntake } from "./report-intake.ts";
 
 /** Enough of an up message to acknowledge it when nothing else in it can be used. */
@@ -53,6 +54,7 @@ export function createGatewayMessages(deps: {
   const { db, clock, log, timeouts, refused, publisher } = deps;
   const done = Promise.resolve();
   const acks = createAckBatcher(publisher);
+  const hold = createOutboxHold(clock);
 
   /**
    * A device report goes to the intake without waiting for the gateway's earlier messages (the intake keeps
@@ -60,17 +62,38 @@ export function createGatewayMessages(deps: {
    * one batch; everything else waits for them. Acknowledged only once committed: an acknowledged report
    * must survive a crash.
    */
-  function onUp(gatewayId: string, payload: unknown, earlier: Promise<void>): Promise<void> | HandedOn {
+  function onUp(
+    gatewayId: string,
+    payload: unknown,
+    earlier: Promise<void>,
+  ): Promise<void> | HandedOn | undefined {
     const parsed = compiledOnUse(UpMessage).safeParse(payload);
     const msg = parsed.success ? parsed.data : null;
+    const outbox = msg?.outbox_id ?? "";
+    if (msg && msg.gateway_id === gatewayId && hold.waits(gatewayId, outbox, msg.seq)) {
+      refused(msg.type, "out_of_order");
+      log.debug({ gateway_id: gatewayId, seq: msg.seq }, "waits for an earlier message the store refused");
+      return;
+    }
+    // In order across a full store: what follows a refused message waits for it (outbox-hold.ts).
+    const kept = (p: Promise<void>) =>
+      msg
+        ? p.then(
+            () => hold.applied(gatewayId, outbox, msg.seq),
+            (err: unknown) => {
+              hold.failed(gatewayId, outbox, msg.seq, err);
+              throw err;
+            },
+          )
+        : p;
     if (msg?.type === "device_state" && msg.gateway_id === gatewayId && deps.reports?.batches) {
       const applied = deps.reports
         .apply(gatewayId, msg, clock.now())
-        .then(() => acks.ack(gatewayId, msg.seq, msg.outbox_id ?? ""));
-      return { applied };
+        .then(() => acks.ack(gatewayId, msg.seq, outbox));
+      return { applied: kept(applied) };
     }
     const issues = parsed.success ? undefined : parsed.error.issues.slice(0, 5);
-    return earlier.then(() => applyUp(gatewayId, payload, msg, issues));
+    return kept(earlier.then(() => applyUp(gatewayId, payload, msg, issues)));
   }
 
   async function applyUp(

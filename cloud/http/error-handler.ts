@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { AppError, ERROR_CODES, ERROR_STATUS, type ErrorCode, isAppError } from "../../shared/api/errors.ts";
+import { isStoreFull } from "../store/store-full.ts";
 import { errorBody, sendAppError } from "./error-body.ts";
 
 const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE"] as const;
@@ -59,8 +60,6 @@ export function answerFrameworkError(err: FastifyError, request: FastifyRequest,
   return reply.code(500).send(errorBody(request, "ERRORS.INTERNAL", "Internal server error", 500));
 }
 
-/** The codes a store gives when its disk is full: SQLite's, and PostgreSQL's SQLSTATE disk_full. */
-const STORE_FULL = new Set(["SQLITE_FULL", "53100"]);
 export const STORE_FULL_MESSAGE =
   "The service cannot store anything just now (its disk is full); try again later";
 
@@ -95,7 +94,7 @@ export function installErrorHandling(app: FastifyInstance) {
     }
     // A full disk under the store (SQLite's SQLITE_FULL, PostgreSQL's disk_full) passes once there is room:
     // the write was rolled back, and the client may try again rather than take it as a bug.
-    if (STORE_FULL.has(String(err.code))) {
+    if (isStoreFull(err)) {
       request.log.error({ err }, "the store is full: request refused");
       const full = new AppError(
         "ERRORS.SERVICE_UNAVAILABLE",

@@ -3,7 +3,7 @@ import { maskCardId } from "../../shared/domain/card-id.ts";
 import { factTime } from "../../shared/wire/fact-time.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import { deviceRepository } from "../devices/device-repository.ts";
-import { readingSource, setLater } from "../devices/reading-order.ts";
+import { openedLater, readingSource, setLater } from "../devices/reading-order.ts";
 import { openCardSession } from "../sessions/session-recorder.ts";
 import type { Executor } from "../store/db.ts";
 import { accessEventRepository } from "./access-event-repository.ts";
@@ -56,10 +56,14 @@ export async function applyAccessDecision(
   // An rfid_parking lock the hardware did: the card's session (the unlock ends it through the sensors).
   if (msg.granted && msg.actuated && msg.action === "lock" && msg.reason === "parked" && deviceId) {
     const device = await deviceRepository(trx).find(deviceId);
-    // Applied after a later report of this gateway found the latch open (replicas apply in any order):
-    // in outbox order the session ended there, so it is not opened now.
+    // Applied after a later report of this gateway found the latch open (a device report goes ahead of
+    // the gateway's other messages; replicas apply in any order), even one a later lock has overtaken
+    // since: in outbox order the session ended there, so it is not opened now.
     const at = { source: readingSource(gatewayId, msg.outbox_id), seq: msg.seq };
-    const over = device?.lock_state === "UNLOCKED" && setLater(device.sensor_marks, at, "lock_state");
+    const over =
+      !!device &&
+      (openedLater(device.sensor_marks, at) ||
+        (device.lock_state === "UNLOCKED" && setLater(device.sensor_marks, at, "lock_state")));
     if (device && device.gateway_id === gatewayId && !over)
       await openCardSession(trx, {
         device,

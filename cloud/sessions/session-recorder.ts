@@ -224,6 +224,23 @@ export async function sessionsFollowLatch(
 }
 
 /**
+ * Called where a report that found the latch open at `openedAt` comes after a later lock reading (out of
+ * outbox order): the device keeps the later state, but a session active since before the opening ended
+ * there. One that began after it (the later lock's) goes on.
+ */
+export async function sessionsOpenedAt(
+  tx: Executor,
+  device: DeviceRecord,
+  now: Date,
+  openedAt: string,
+): Promise<void> {
+  if (!takesSessions(device)) return;
+  for (const s of await sessionRepository(tx).onDevice(device.id, ["active"]))
+    if (s.start_time !== null && Date.parse(s.start_time) < Date.parse(openedAt))
+      await closeSession(tx, s, now, "hardware", { at: openedAt });
+}
+
+/**
  * A locker or dock parked with an RFID card at an rfid_parking location (a tap the gateway decided): a
  * session identified only by the card, active from the tap, never charged (billing rule 2). It ends like
  * any active session, when the device is found unlocked.

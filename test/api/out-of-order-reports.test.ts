@@ -146,4 +146,38 @@ describe("one gateway's reports applied out of outbox order", () => {
     // In outbox order the tap opened a session and the open latch ended it.
     expect(sessions).toEqual([]);
   });
+  // Found by the seeded simulation (seed 500235): a master key opened the locker, a technician locked it
+  // again, and both readings went ahead of the card's parking they followed.
+  it("a card parking applied after the latch was found open and then locked again opens no session", async () => {
+    const tap = gateway.nextSeq();
+    const latched = gateway.nextSeq();
+    const opened = gateway.nextSeq();
+    const relocked = gateway.nextSeq();
+    await gateway.deviceState("gw-a1", LOCKER, { lock_state: "LOCKED", cause: "tap" }, { seq: latched });
+    await gateway.deviceState("gw-a1", LOCKER, { lock_state: "UNLOCKED", cause: "tap" }, { seq: opened });
+    await gateway.deviceState(
+      "gw-a1",
+      LOCKER,
+      { lock_state: "LOCKED", cause: "technician" },
+      { seq: relocked },
+    );
+    const parked = await h.report("gw-a1", {
+      type: "access_decision",
+      gateway_id: "gw-a1",
+      seq: tap,
+      observed_at: h.clock.now().toISOString(),
+      reader: "reader-1",
+      device_id: LOCKER,
+      card_id: "04a1b2c3",
+      granted: true,
+      action: "lock",
+      reason: "parked",
+      whitelist_id: null,
+      decided_by: "local",
+      actuated: true,
+    });
+    expect(parked).toBe("applied");
+    expect(await sessionRepository(h.db).onDevice(LOCKER, ["active"])).toEqual([]);
+    expect((await device()).lock_state).toBe("LOCKED");
+  });
 });

@@ -326,6 +326,23 @@ describe("other ends of a session", () => {
     expect(await onlySession(alice)).toMatchObject({ status: "ended", end_time: openedAt });
   });
 
+  // Found by the seeded simulation (seed 510156): a technician's unlock failed to apply on the cloud's full
+  // disk, an operator's force-lock after it went through, and the unlock's reading was sent again after it.
+  it("a reading that found the latch open, applied after a later lock's report, ends the session at the opening", async () => {
+    await f.lock(alice, PRICED);
+    h.clock.advance(10 * MIN);
+    const openedAt = iso(nowMs());
+    const seq = f.nextSeq();
+    h.clock.advance(10 * MIN);
+    const force = await f.command(admin, PRICED, { command: "force-lock" });
+    await f.report(force, "SUCCESS", { lock_state: "LOCKED" });
+    expect((await onlySession(alice)).status).toBe("active");
+    await f.sensed(PRICED, "UNLOCKED", openedAt, seq);
+    expect(await onlySession(alice)).toMatchObject({ status: "ended", end_time: openedAt });
+    // The later lock's reading stands: the device is locked.
+    expect((await getDevice(PRICED)).lock_state).toBe("LOCKED");
+  });
+
   it("a latch found open while an operator's command holds the device ends the session", async () => {
     const t0 = nowMs();
     await f.lock(alice, PRICED);

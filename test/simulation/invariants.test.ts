@@ -170,7 +170,7 @@ describe("sessions agree with the latch history", () => {
       },
     ];
     expect(judge([active, card], { latches: latches([10, true]), decided: decided as Decided[] })).toEqual([
-      "gw-1-1 holds 2 active sessions",
+      expect.stringMatching(/^gw-1-1 holds 2 active sessions: s1 \(command .*\), s2 \(card a1a1, from .*\)$/),
     ]);
     expect(judge([active], { latches: latches([10, true], [120, false]) })).toEqual([
       expect.stringMatching(/billed from .* to now/),

@@ -246,6 +246,26 @@ const MUTATIONS: Mutation[] = [
     ],
   },
   {
+    name: "bug: a card parking applied after a later opening, overtaken by a lock since, opens a session",
+    file: "cloud/key-sync/access-events.ts",
+    edits: [{ find: "      (openedLater(device.sensor_marks, at) ||", replace: "      (false ||" }],
+  },
+  {
+    name: "bug: an opening applied after a later lock's report ends no session",
+    file: "cloud/devices/advance-device.ts",
+    edits: [
+      {
+        find: "    else if (openedBefore && step.happenedAt) await sessionsOpenedAt(tx, written, step.now, step.happenedAt);\n",
+        replace: "",
+      },
+    ],
+  },
+  {
+    name: "bug: a gateway's messages after one the full store refused are applied before it",
+    file: "cloud/gateway-link/gateway-messages.ts",
+    edits: [{ find: "hold.waits(gatewayId, outbox, msg.seq)", replace: "false" }],
+  },
+  {
     name: "bug: a technician's action moves the latch before its record (on a full store, none)",
     file: "gateway/control/control-impl.ts",
     edits: [{ find: "const id = begin(alias, who, why, action);", replace: "const id = -1;" }],

@@ -139,7 +139,15 @@ export function judgeSessions(
   const devices = new Set([...seen.latches.map((l) => l.device), ...sessions.map((s) => s.device_id)]);
   for (const device of devices) {
     const active = sessions.filter((s) => s.device_id === device && s.status === "active");
-    if (active.length > 1) failures.push(`${nameOf(device)} holds ${active.length} active sessions`);
+    if (active.length > 1)
+      failures.push(
+        `${nameOf(device)} holds ${active.length} active sessions: ${active
+          .map(
+            (s) =>
+              `${s.id} (${s.command_id ? `command ${s.command_id}` : `card ${s.access_key_id}`}, from ${s.start_time})`,
+          )
+          .join(", ")}`,
+      );
     const open = openSpans(seen.latches, device, startAt, endAt).some(([, b]) => b === endAt);
     if (open && active.length > 0)
       failures.push(`${nameOf(device)}'s latch is open, and it holds active session ${active[0]?.id}`);

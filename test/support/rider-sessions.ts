@@ -97,9 +97,14 @@ export function riderFlow(h: CloudHarness) {
     },
 
     /** The gateway reports a lock reading no command caused (someone at the device, a technician). */
-    async sensed(deviceId: string, lock_state: "LOCKED" | "UNLOCKED", observedAt?: string): Promise<void> {
+    async sensed(
+      deviceId: string,
+      lock_state: "LOCKED" | "UNLOCKED",
+      observedAt?: string,
+      seq?: number,
+    ): Promise<void> {
       const reading = { lock_state, cause: "hardware_event" } as const;
-      await gateway.deviceState(await gatewayOf(deviceId), deviceId, reading, { observedAt });
+      await gateway.deviceState(await gatewayOf(deviceId), deviceId, reading, { observedAt, seq });
     },
 
     /** lock → SUCCESS (LOCKED), then the throttle window passes. */
