@@ -37,8 +37,6 @@ const REGRESSIONS = [
   { seed: 206931, found: "a restarted gateway that heard nothing took the silence for an older cloud's" },
   { seed: 18, found: "an online the cloud refused on its full disk left the gateway offline for good" },
   { seed: 405212, found: "an online lost with every message of a minute left the gateway offline for good" },
-  { seed: 500235, found: "a card parking applied after its opening and a relock opened a session for good" },
-  { seed: 510156, found: "an opening applied after a later lock's report left the rider's session going" },
   {
     seed: 500389,
     found: "a reading after one the full cloud refused went first, and billed the session to it",
