@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fromJson, type Json, toJson } from "../store/json-column.ts";
 import type { ReadingMarks } from "../store/tables/reading-marks.ts";
-import { freshReading } from "./reading-order.ts";
+import { freshReading, openedLater } from "./reading-order.ts";
 
 const marks = (m: ReadingMarks) => toJson(m);
 const AT = "2030-01-01T00:00:00.000Z";
@@ -26,7 +26,28 @@ describe("sensor readings in outbox order", () => {
     expect(fromJson(r.marks as Json<ReadingMarks>)).toEqual({
       source: "gw-1",
       seq: { door_open: 9, lock_state: 7, item_present: 7 },
+      opened: 7,
     });
+  });
+
+  it("keeps an opening a later lock reading overtook: a report before it learns the latch was opened since", () => {
+    const stored = marks({ source: "gw-1", seq: { lock_state: 9 } });
+    const r = freshReading(stored, { source: "gw-1", seq: 7 }, { lock_state: "UNLOCKED", sensors_at: AT });
+    expect(r.fresh).toEqual({});
+    expect(r.stale).toEqual(["lock_state"]);
+    expect(fromJson(r.marks as Json<ReadingMarks>)).toEqual({
+      source: "gw-1",
+      seq: { lock_state: 9 },
+      opened: 7,
+    });
+    expect([5, 7, 8].map((seq) => openedLater(r.marks, { source: "gw-1", seq }))).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(openedLater(r.marks, { source: "gw-2", seq: 5 })).toBe(false);
+    // An older opening moves nothing.
+    expect(freshReading(r.marks, { source: "gw-1", seq: 6 }, { lock_state: "UNLOCKED" }).marks).toBeNull();
   });
 
   it("a report older in every field changes nothing, not even when the sensors were read", () => {
