@@ -95,7 +95,7 @@ export function stepDevice(
   // A reading that found the latch open, overtaken by a later lock reading (a command's report or a
   // reading applied first): the state stays with the later one, yet a session active since before the
   // opening ended there.
-  const openedBefore = lockStale && step.sensors?.lock_state === "UNLOCKED" && step.happenedAt !== undefined;
+  const openedBefore = lockStale && step.sensors?.lock_state === "UNLOCKED";
   return { changes, changed, lockStale, latchOpened, openedBefore };
 }
 

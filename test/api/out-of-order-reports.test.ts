@@ -39,6 +39,24 @@ async function post(body: Record<string, unknown>) {
 const get = async (url: string) => (await h.call(CLIENTS.admin, { method: "GET", url })).json();
 const device = async () => Device.parse(await get(`/device/v1/devices/${LOCKER}`));
 
+/** A card's rfid_parking lock of the locker, as its gateway reports it at outbox position `seq`. */
+const parked = (seq: number) =>
+  h.report("gw-a1", {
+    type: "access_decision",
+    gateway_id: "gw-a1",
+    seq,
+    observed_at: h.clock.now().toISOString(),
+    reader: "reader-1",
+    device_id: LOCKER,
+    card_id: "04a1b2c3",
+    granted: true,
+    action: "lock",
+    reason: "parked",
+    whitelist_id: null,
+    decided_by: "local",
+    actuated: true,
+  });
+
 function orders<T>(xs: T[]): T[][] {
   if (xs.length <= 1) return [xs];
   return xs.flatMap((x, i) => orders([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
@@ -126,26 +144,12 @@ describe("one gateway's reports applied out of outbox order", () => {
     const opened = gateway.nextSeq();
     await gateway.deviceState("gw-a1", LOCKER, { lock_state: "LOCKED", cause: "tap" }, { seq: latched });
     await gateway.deviceState("gw-a1", LOCKER, { lock_state: "UNLOCKED" }, { seq: opened });
-    const parked = await h.report("gw-a1", {
-      type: "access_decision",
-      gateway_id: "gw-a1",
-      seq: tap,
-      observed_at: h.clock.now().toISOString(),
-      reader: "reader-1",
-      device_id: LOCKER,
-      card_id: "04a1b2c3",
-      granted: true,
-      action: "lock",
-      reason: "parked",
-      whitelist_id: null,
-      decided_by: "local",
-      actuated: true,
-    });
-    expect(parked).toBe("applied");
+    expect(await parked(tap)).toBe("applied");
     const sessions = await sessionRepository(h.db).onDevice(LOCKER, ["active"]);
     // In outbox order the tap opened a session and the open latch ended it.
     expect(sessions).toEqual([]);
   });
+
   // Found by the seeded simulation (seed 500235): a master key opened the locker, a technician locked it
   // again, and both readings went ahead of the card's parking they followed.
   it("a card parking applied after the latch was found open and then locked again opens no session", async () => {
@@ -161,22 +165,7 @@ describe("one gateway's reports applied out of outbox order", () => {
       { lock_state: "LOCKED", cause: "technician" },
       { seq: relocked },
     );
-    const parked = await h.report("gw-a1", {
-      type: "access_decision",
-      gateway_id: "gw-a1",
-      seq: tap,
-      observed_at: h.clock.now().toISOString(),
-      reader: "reader-1",
-      device_id: LOCKER,
-      card_id: "04a1b2c3",
-      granted: true,
-      action: "lock",
-      reason: "parked",
-      whitelist_id: null,
-      decided_by: "local",
-      actuated: true,
-    });
-    expect(parked).toBe("applied");
+    expect(await parked(tap)).toBe("applied");
     expect(await sessionRepository(h.db).onDevice(LOCKER, ["active"])).toEqual([]);
     expect((await device()).lock_state).toBe("LOCKED");
   });

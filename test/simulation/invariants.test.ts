@@ -227,17 +227,19 @@ describe("every webhook is delivered at least once under a stable id", () => {
   });
 });
 
+/** A kept card's grant at the site's location. */
+const grant = (card: string, over: Partial<Grant> = {}): Grant => ({
+  card_id: card,
+  whitelist_id: KEPT_WHITELIST,
+  status: "ACTIVE",
+  expires_at: null,
+  is_master_key: false,
+  location_ids: [locationId],
+  device_ids: [],
+  ...over,
+});
+
 describe("RFID decisions follow the rule on a version of the keys the cloud held", () => {
-  const grant = (over: Partial<Grant> = {}): Grant => ({
-    card_id: "a1a1",
-    whitelist_id: KEPT_WHITELIST,
-    status: "ACTIVE",
-    expires_at: null,
-    is_master_key: false,
-    location_ids: [locationId],
-    device_ids: [],
-    ...over,
-  });
   const tap = (atS: number, granted: boolean, reason: string): Decided => ({
     gateway: "gw-1",
     at: T0 + atS * 1000,
@@ -263,8 +265,8 @@ describe("RFID decisions follow the rule on a version of the keys the cloud held
     [
       "gw-1/a1a1",
       [
-        { from: Number.NEGATIVE_INFINITY, grants: [grant()] },
-        { from: T0 + 30_000, grants: [grant({ status: "INACTIVE" })] },
+        { from: Number.NEGATIVE_INFINITY, grants: [grant("a1a1")] },
+        { from: T0 + 30_000, grants: [grant("a1a1", { status: "INACTIVE" })] },
       ],
     ],
   ]);
@@ -285,16 +287,6 @@ describe("RFID decisions follow the rule on a version of the keys the cloud held
 });
 
 describe("every gateway's key cache converges on the cloud's view", () => {
-  const grant = (card: string, over: Partial<Grant> = {}): Grant => ({
-    card_id: card,
-    whitelist_id: KEPT_WHITELIST,
-    status: "ACTIVE",
-    expires_at: null,
-    is_master_key: false,
-    location_ids: [locationId],
-    device_ids: [],
-    ...over,
-  });
   const expired = at(-60);
 
   it("accepts the same grants at the same version, an expired one swept or not yet", () => {

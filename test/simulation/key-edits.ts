@@ -32,6 +32,7 @@ export function createKeyEdits(o: {
 }) {
   const { world: w, rng, note } = o;
   const history: GrantHistory = new Map();
+  const edited = new Set<string>();
   /** One edit in twenty steps, or three, or none: the seed decides. */
   const weight = rng.pick([0, 1, 3]);
   let editing = false;
@@ -63,7 +64,11 @@ export function createKeyEdits(o: {
     const operation = rng.pick(["ADD", "ADD", "REMOVE"] as const);
     const item = operation === "ADD" ? entity(card) : { id: card, id_type: "rfid" };
     const from = o.now();
-    if (!history.has(`${[...w.gateways.keys()][0]}/${card}`)) await record(card, Number.NEGATIVE_INFINITY);
+    // The version before the first edit of a card holds from the start of the run.
+    if (!edited.has(card)) {
+      edited.add(card);
+      await record(card, Number.NEGATIVE_INFINITY);
+    }
     editing = true;
     note(`whitelist ${operation} ${JSON.stringify(item)}`);
     const res = await o.api("POST", `/whitelist/v1/whitelists/${KEPT_WHITELIST}/entities`, {

@@ -240,7 +240,7 @@ const MUTATIONS: Mutation[] = [
     file: "gateway/adapters/mqtt/broker-mqtt.ts",
     edits: [
       {
-        find: '          this.announceUntilAnswered(client, topic("status"), ANNOUNCE_ANSWER_MS);\n',
+        find: '          this.announceUntilAnswered(client, topic("status"));\n',
         replace: "",
       },
     ],

@@ -7,6 +7,7 @@ import mqttClient from "mqtt/lib/client";
 import type { Logger } from "pino";
 import { reconnectWithBackoff } from "../../../shared/node/mqtt-reconnect.ts";
 import { randomUuid } from "../../../shared/node/random-uuid.ts";
+import { Backoff } from "../../../shared/time/backoff.ts";
 import type { Heartbeat, KeysUp, Status, UpMessage } from "../../../shared/wire/messages.ts";
 import { parseTopic, topicFor } from "../../../shared/wire/topics.ts";
 import type { BrokerLink, BrokerLinkEvents, Clock, TimerHandle } from "../../ports.ts";
@@ -135,7 +136,7 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
           // `online`, so nothing may arrive before we listen. Re-announced on every connect, so a broker
           // restart never leaves a stale retained `offline` (F5).
           client.publish(topic("status"), this.status(true), { qos: 1, retain: true });
-          this.announceUntilAnswered(client, topic("status"), ANNOUNCE_ANSWER_MS);
+          this.announceUntilAnswered(client, topic("status"));
           this.emit("connected");
         },
       );
@@ -160,16 +161,21 @@ export class MqttBrokerLink extends EventEmitter<BrokerLinkEvents> implements Br
    * cloud that never answers hears it again at most every ANNOUNCE_MAX_MS; a second `online` of one
    * session changes nothing there (a command delivered again is not run again).
    */
-  private announceUntilAnswered(client: Client, statusTopic: string, waitMs: number): void {
+  private announceUntilAnswered(client: Client, statusTopic: string): void {
     this.stopAnnouncing();
     const sync = this.sync;
-    this.announce = this.options.clock.setTimer(waitMs, () => {
-      this.announce = null;
-      if (this.client !== client || !client.connected || this.sync !== sync) return;
-      this.options.log.info({ waited_ms: waitMs }, "the cloud has not answered online: announcing again");
-      client.publish(statusTopic, this.status(true), { qos: 1, retain: true });
-      this.announceUntilAnswered(client, statusTopic, Math.min(waitMs * 2, ANNOUNCE_MAX_MS));
-    });
+    const waits = new Backoff({ minMs: ANNOUNCE_ANSWER_MS, maxMs: ANNOUNCE_MAX_MS });
+    const wait = () => {
+      const ms = waits.next();
+      this.announce = this.options.clock.setTimer(ms, () => {
+        this.announce = null;
+        if (this.client !== client || !client.connected || this.sync !== sync) return;
+        this.options.log.info({ waited_ms: ms }, "the cloud has not answered online: announcing again");
+        client.publish(statusTopic, this.status(true), { qos: 1, retain: true });
+        wait();
+      });
+    };
+    wait();
   }
 
   private stopAnnouncing(): void {
