@@ -204,7 +204,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
  */
 function openHardware(
   deps: GatewayDeps,
-  { cfg, clock, cloudTime, log, metrics }: Base,
+  { cfg, clock, monotonic, cloudTime, log, metrics }: Base,
   openLink: SerialLinkFactory,
 ) {
   const gpio =
@@ -216,7 +216,7 @@ function openHardware(
     gatewayId: cfg.gateway_id,
     clock,
     cloudNow: () => cloudTime.cloudNow(),
-    cloudInstant: () => cloudTime.instant(),
+    dating: { monotonic, at: (mono) => cloudTime.dateMono(mono) },
   });
   const { outbox } = store;
   const registry = new DeviceRegistry();

@@ -151,12 +151,11 @@ export class CloudClock {
   }
 
   /**
-   * Marks this instant; the function returned dates it on the cloud's clock once there is an estimate (a
-   * bound learnt later holds for earlier instants too: both run on monotonic time), null until then.
+   * Monotonic instant `mono` on the cloud's clock, null before there is an estimate. A bound learnt later
+   * holds for earlier instants too: both run on monotonic time.
    */
-  instant(): () => Date | null {
-    const mono = this.deps.monotonic.nowMs();
-    return () => (this.bound ? new Date(this.bound.at + (mono - this.bound.mono)) : null);
+  dateMono(mono: number): Date | null {
+    return this.bound ? new Date(this.bound.at + (mono - this.bound.mono)) : null;
   }
 
   cloudNow(): Date | null {

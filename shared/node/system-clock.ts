@@ -1,4 +1,4 @@
-import { performance } from "node:perf_hooks";
+import { readFileSync } from "node:fs";
 import type { Clock, Monotonic } from "../time/clock.ts";
 
 /** The real clock: wall time and Node timers that never keep the process alive on their own. */
@@ -14,5 +14,20 @@ export const systemClock: Clock = {
   },
 };
 
-/** The process's monotonic clock: performance.now() never steps back when the wall clock is set. */
-export const systemMonotonic: Monotonic = { nowMs: () => performance.now() };
+/**
+ * The host's monotonic clock (CLOCK_MONOTONIC, through hrtime): it never steps back when the wall clock is
+ * set, and runs from the boot, so instants kept by a daemon killed since still compare on the same boot.
+ */
+export const systemMonotonic: Monotonic = {
+  nowMs: () => Number(process.hrtime.bigint()) / 1e6,
+  boot: bootId(),
+};
+
+/** The kernel's id of this boot; undefined where there is none (not Linux): instants then stay per process. */
+function bootId(): string | undefined {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}

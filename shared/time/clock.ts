@@ -14,6 +14,12 @@ export interface Clock {
  */
 export interface Monotonic {
   nowMs(): number;
+  /**
+   * The origin's identity: instants read by two processes with the same `boot` compare (Linux's
+   * CLOCK_MONOTONIC runs from the host's boot, so a restarted daemon can date what its predecessor marked).
+   * Absent: they compare within this process only.
+   */
+  readonly boot?: string;
 }
 
 /** RFC 3339 in UTC with milliseconds: sortable as text, so both stores compare timestamps alike. */

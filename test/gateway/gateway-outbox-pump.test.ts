@@ -9,6 +9,7 @@ import { SqliteOutbox } from "../../gateway/adapters/sqlite/outbox.ts";
 import { createOutboxPump } from "../../gateway/features/outbox-pump.ts";
 import type { BrokerLinkEvents, Pending } from "../../gateway/ports.ts";
 import { CloudClock, SESSION_SYNC_WAIT_MS } from "../../gateway/time/cloud-clock.ts";
+import type { Monotonic } from "../../shared/time/clock.ts";
 import type { UpMessage } from "../../shared/wire/messages.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
@@ -420,13 +421,10 @@ describe("outbox pump: facts observed before the gateway knew the cloud's time",
     const db = openGatewayDb(dir);
     const clock = new FakeClock();
     const cloudTime = new CloudClock({ clock, monotonic: clock });
-    const outbox = new SqliteOutbox(
-      db,
-      "gw-pump",
-      clock,
-      () => cloudTime.cloudNow(),
-      () => cloudTime.instant(),
-    );
+    const outbox = new SqliteOutbox(db, "gw-pump", clock, () => cloudTime.cloudNow(), {
+      monotonic: clock,
+      at: (mono) => cloudTime.dateMono(mono),
+    });
     const broker = new FakeBroker();
     const pump = createOutboxPump({ outbox, broker, clock, monotonic: clock, log, cloudTime });
     pump.start();
@@ -479,6 +477,38 @@ describe("outbox pump: facts observed before the gateway knew the cloud's time",
     await settle();
     expect(r.broker.published).toEqual([seq]);
     expect(r.broker.messages[0]?.observed_cloud_at).toBeUndefined();
+  });
+
+  it("a row left by a daemon killed before it knew the cloud's time is dated by the next on the same boot", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "gw-pump-"));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const clock = new FakeClock();
+    const start = (monotonic: Monotonic) => {
+      const db = openGatewayDb(dir);
+      const cloudTime = new CloudClock({ clock, monotonic });
+      const dating = { monotonic, at: (mono: number) => cloudTime.dateMono(mono) };
+      return {
+        db,
+        cloudTime,
+        outbox: new SqliteOutbox(db, "gw-pump", clock, () => cloudTime.cloudNow(), dating),
+      };
+    };
+    const killed = start(clock);
+    killed.outbox.append(datingRig().event);
+    killed.db.close();
+    clock.advance(20_000);
+    const next = start(clock);
+    expect(next.outbox.pending()[0]?.observed_cloud_at).toBeUndefined();
+    // The cloud's clock runs an hour ahead of this gateway's wall clock.
+    const cloudNow = clock.now().getTime() + 3_600_000;
+    next.cloudTime.observe(new Date(cloudNow).toISOString(), true);
+    expect(next.outbox.pending()[0]?.observed_cloud_at).toBe(new Date(cloudNow - 20_000).toISOString());
+    next.db.close();
+    // After a reboot the instant means nothing: the row keeps its wall-clock observed_at alone.
+    const rebooted = start({ nowMs: () => 0, boot: "another boot" });
+    rebooted.cloudTime.observe(new Date(cloudNow).toISOString(), true);
+    expect(rebooted.outbox.pending()[0]?.observed_cloud_at).toBeUndefined();
+    rebooted.db.close();
   });
 
   it("rows dated when appended go at once", async () => {

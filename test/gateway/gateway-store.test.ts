@@ -52,11 +52,11 @@ describe("openGatewayDb", () => {
     const db = open();
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL
-    expect(db.pragma("user_version", { simple: true })).toBe(4);
+    expect(db.pragma("user_version", { simple: true })).toBe(5);
     db.close();
     // A second open does not re-run the migrations (they would fail on existing tables).
     const again = open();
-    expect(again.pragma("user_version", { simple: true })).toBe(4);
+    expect(again.pragma("user_version", { simple: true })).toBe(5);
   });
 
   it("brings a store of the first schema up to date, keeping what it holds", () => {
@@ -73,14 +73,15 @@ describe("openGatewayDb", () => {
       "outbox_identity",
     ])
       db.exec(`DROP TABLE ${t}`);
-    db.exec("ALTER TABLE outbox DROP COLUMN outbox_id");
+    for (const c of ["outbox_id", "observed_mono", "observed_boot"])
+      db.exec(`ALTER TABLE outbox DROP COLUMN ${c}`);
     db.pragma("user_version = 1");
     db.prepare(
       "INSERT INTO local_actions (at, who, why, device_alias, action, result) VALUES ('t', 'a', 'b', '1', 'lock', 'ok')",
     ).run();
     db.close();
     const again = open();
-    expect(again.pragma("user_version", { simple: true })).toBe(4);
+    expect(again.pragma("user_version", { simple: true })).toBe(5);
     expect(again.prepare("SELECT count(*) AS n FROM bookings").get()).toEqual({ n: 0 });
     expect(again.prepare("SELECT version FROM key_state").get()).toEqual({ version: 0 });
     expect(again.prepare("SELECT count(*) AS n FROM local_actions").get()).toEqual({ n: 1 });
@@ -282,6 +283,8 @@ describe("the outbox identity", () => {
     // Back to the schema before identities, with rows as that version wrote them.
     db.exec(`UPDATE outbox SET body = json_remove(body, '$.outbox_id');
              ALTER TABLE outbox DROP COLUMN outbox_id;
+             ALTER TABLE outbox DROP COLUMN observed_mono;
+             ALTER TABLE outbox DROP COLUMN observed_boot;
              DROP TABLE outbox_identity;`);
     db.pragma("user_version = 3");
     db.close();

@@ -1,10 +1,14 @@
 import type { Clock, Monotonic, TimerHandle } from "../../shared/time/clock.ts";
 
+let boots = 0;
+
 /**
  * A Clock for tests: time moves only when advance() is called, firing due timers in order. Its monotonic
  * time moves with it; setWall() moves the wall clock alone, as a host's clock being set does.
  */
 export class FakeClock implements Clock, Monotonic {
+  /** One boot per clock: a store reopened on the same clock is a daemon restarted on the same host boot. */
+  readonly boot = `boot-${++boots}`;
   private t: number;
   /** Monotonic time: advanced with `t`, untouched by setWall(). */
   private mono = 0;

@@ -1,6 +1,8 @@
 import { performance } from "node:perf_hooks";
 import type { Clock, Monotonic, TimerHandle } from "../../shared/time/clock.ts";
 
+let boots = 0;
+
 /**
  * A Clock for end-to-end tests whose parts talk over real sockets: timers are real (so I/O timeouts
  * still work), but `now` can jump ahead, which is how a test crosses a 30 s deadline or a 2 h LONG_DEAD
@@ -8,6 +10,8 @@ import type { Clock, Monotonic, TimerHandle } from "../../shared/time/clock.ts";
  * host's clock being set (or a day off from the start) leaves elapsed time alone.
  */
 export class OffsetClock implements Clock, Monotonic {
+  /** One boot per clock: a store reopened on the same clock is a daemon restarted on the same host boot. */
+  readonly boot = `boot-${++boots}`;
   private offsetMs = 0;
   private monotonicOffsetMs = 0;
   private nextId = 1;

@@ -1,3 +1,4 @@
+import type { Monotonic } from "../../../shared/time/clock.ts";
 import type { Clock, GatewayStore } from "../../ports.ts";
 import { SqliteBookings } from "./bookings.ts";
 import { SqliteCommandLog } from "./command-log.ts";
@@ -21,14 +22,14 @@ export function openGatewayStore(
     gatewayId: string;
     clock: Clock;
     cloudNow?: () => Date | null;
-    /** Marks an instant to date on the cloud's clock later: facts observed before the gateway knew it. */
-    cloudInstant?: () => () => Date | null;
+    /** Dates a monotonic instant on the cloud's clock later: facts observed before the gateway knew it. */
+    dating?: { monotonic: Monotonic; at: (mono: number) => Date | null };
   },
 ): GatewayStore {
   const db = openGatewayDb(stateDir);
   const ping = db.prepare("SELECT 1");
   return {
-    outbox: new SqliteOutbox(db, options.gatewayId, options.clock, options.cloudNow, options.cloudInstant),
+    outbox: new SqliteOutbox(db, options.gatewayId, options.clock, options.cloudNow, options.dating),
     commandLog: new SqliteCommandLog(db),
     bookings: new SqliteBookings(db),
     keys: new SqliteKeyCache(db),

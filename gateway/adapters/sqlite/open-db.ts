@@ -95,6 +95,10 @@ const MIGRATIONS: (string | (() => string))[] = [
    );
    INSERT INTO outbox_identity (id, outbox_id) VALUES (1, '${randomUuid()}');
    ALTER TABLE outbox ADD COLUMN outbox_id TEXT NOT NULL DEFAULT '';`,
+  // A row observed before the gateway knew the cloud's time: its monotonic instant and the boot that instant
+  // belongs to, so a daemon restarted on the same boot still dates it on the cloud's clock (null: dated).
+  `ALTER TABLE outbox ADD COLUMN observed_mono REAL;
+   ALTER TABLE outbox ADD COLUMN observed_boot TEXT;`,
 ];
 
 /**

@@ -1,8 +1,12 @@
 import { EventEmitter } from "node:events";
 import type { Statement } from "better-sqlite3";
+import { randomUuid } from "../../../shared/node/random-uuid.ts";
+import type { Monotonic } from "../../../shared/time/clock.ts";
 import type { UpMessage } from "../../../shared/wire/messages.ts";
 import type { Clock, Outbox, OutboxPosition, OutboxRow, Pending } from "../../ports.ts";
 import type { GatewayDb } from "./open-db.ts";
+
+type PendingRow = { body: string; observed_mono: number | null; observed_boot: string | null };
 
 /**
  * The Outbox port in SQLite (ARCHITECTURE: wire principles): every up-going message that matters is
@@ -13,7 +17,7 @@ import type { GatewayDb } from "./open-db.ts";
 export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outbox, OutboxPosition {
   /** This store's outbox identity (made with the store; a store made again gets another). */
   readonly id: string;
-  private readonly insert: Statement<[string, string, string]>;
+  private readonly insert: Statement<[string, string, string, number | null, string | null]>;
   private readonly setBody: Statement<[string, number]>;
   private readonly after: Statement<[number, number]>;
   private readonly remove: Statement<[number]>;
@@ -29,11 +33,8 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   private readonly unsettled = new Set<number>();
   /** The lowest seq deleted without an fsync since the last complete checkpoint (null: none). */
   private lightFrom: number | null = null;
-  /**
-   * Rows appended before the gateway knew the cloud's time, with their instant: dated on the cloud's clock
-   * when sent once it does. In memory: after a restart only their wall-clock `observed_at` is left.
-   */
-  private readonly undated = new Map<number, () => Date | null>();
+  /** The boot of the monotonic instants this process marks (its own when the host names none). */
+  private readonly boot: string;
 
   constructor(
     private readonly db: GatewayDb,
@@ -41,16 +42,23 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
     private readonly clock: Clock,
     /** The cloud's clock as the gateway knows it (null before it has heard it). */
     private readonly cloudNow: () => Date | null = () => null,
-    /** Marks an instant for dating on the cloud's clock later (CloudClock.instant). */
-    private readonly cloudInstant: (() => () => Date | null) | null = null,
+    /**
+     * Dates facts observed before the gateway knew the cloud's time once it does: their monotonic instant is
+     * kept with the row, and `at` gives it on the cloud's clock (CloudClock.dateMono).
+     */
+    private readonly dating: { monotonic: Monotonic; at: (mono: number) => Date | null } | null = null,
   ) {
     super();
+    this.boot = dating?.monotonic.boot ?? randomUuid();
     this.id = (db.prepare("SELECT outbox_id FROM outbox_identity").get() as { outbox_id: string }).outbox_id;
     this.insert = db.prepare(
-      "INSERT INTO outbox (type, body, created_at, outbox_id) VALUES (?, '', ?, ?) RETURNING seq",
+      `INSERT INTO outbox (type, body, created_at, outbox_id, observed_mono, observed_boot)
+       VALUES (?, '', ?, ?, ?, ?) RETURNING seq`,
     );
     this.setBody = db.prepare("UPDATE outbox SET body = ? WHERE seq = ?");
-    this.after = db.prepare("SELECT body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?");
+    this.after = db.prepare(
+      "SELECT body, observed_mono, observed_boot FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+    );
     this.remove = db.prepare("DELETE FROM outbox WHERE seq = ?");
     this.removeOf = db.prepare("DELETE FROM outbox WHERE seq = ? AND outbox_id = ?");
     this.count = db.prepare("SELECT count(*) AS n, min(created_at) AS oldest FROM outbox");
@@ -71,11 +79,12 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   append(msg: Pending): UpMessage {
     const observed = msg.observed_at ?? this.clock.now().toISOString();
     const cloudAt = msg.observed_cloud_at ?? this.cloudNow()?.toISOString();
-    const instant = cloudAt ? null : this.cloudInstant?.();
+    const mono = cloudAt || !this.dating ? null : this.dating.monotonic.nowMs();
+    const boot = mono === null ? null : this.boot;
     this.settle();
     const outer = this.db.inTransaction;
     const full = this.db.transaction(() => {
-      const seq = (this.insert.get(msg.type, observed, this.id) as { seq: number }).seq;
+      const seq = (this.insert.get(msg.type, observed, this.id, mono, boot) as { seq: number }).seq;
       const m = {
         ...msg,
         gateway_id: this.gatewayId,
@@ -87,7 +96,6 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
       this.setBody.run(JSON.stringify(m), seq);
       return m;
     })();
-    if (instant) this.undated.set(full.seq, instant);
     if (outer) this.unsettled.add(full.seq);
     else if (this.held !== null) this.held++;
     queueMicrotask(() => {
@@ -97,11 +105,16 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
     return full;
   }
 
-  /** Messages after `afterSeq`, oldest first. */
+  /**
+   * Messages after `afterSeq`, oldest first. One observed before the cloud's time was known goes dated on it
+   * once it is, when its instant is of this boot; one of an earlier boot has only its wall-clock `observed_at`.
+   */
   pending(afterSeq = 0, limit = 100): UpMessage[] {
-    return (this.after.all(afterSeq, limit) as { body: string }[]).map((r) => {
-      const m = JSON.parse(r.body) as UpMessage;
-      const cloudAt = m.observed_cloud_at ? null : this.undated.get(m.seq)?.();
+    const rows = this.after.all(afterSeq, limit) as PendingRow[];
+    return rows.map(({ body, observed_mono: mono, observed_boot: boot }) => {
+      const m = JSON.parse(body) as UpMessage;
+      const ofThisBoot = mono !== null && boot === this.boot;
+      const cloudAt = m.observed_cloud_at || !ofThisBoot ? null : this.dating?.at(mono);
       return cloudAt ? { ...m, observed_cloud_at: cloudAt.toISOString() } : m;
     });
   }
@@ -119,9 +132,7 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
    */
   confirm(seqs: number[], outboxId?: string): number {
     const remove = (s: number) => {
-      const n = (outboxId === undefined ? this.remove.run(s) : this.removeOf.run(s, outboxId)).changes;
-      if (n > 0) this.undated.delete(s);
-      return n;
+      return (outboxId === undefined ? this.remove.run(s) : this.removeOf.run(s, outboxId)).changes;
     };
     this.settle();
     const run = this.db.transaction(() => seqs.reduce((n, s) => n + remove(s), 0));
