@@ -145,9 +145,16 @@ const MUTATIONS: Mutation[] = [
     file: "gateway/adapters/sqlite/outbox.ts",
     edits: [
       {
-        find: "const cloudAt = m.observed_cloud_at ? null : this.undated.get(m.seq)?.();",
+        find: "const cloudAt = m.observed_cloud_at || !ofThisBoot ? null : this.dating?.at(mono);",
         replace: "const cloudAt = null as Date | null;",
       },
+    ],
+  },
+  {
+    name: "bug: facts a killed daemon observed undated go up by its wall clock after the restart",
+    file: "gateway/adapters/sqlite/outbox.ts",
+    edits: [
+      { find: "this.boot = dating?.monotonic.boot ?? randomUuid();", replace: "this.boot = randomUuid();" },
     ],
   },
   {
