@@ -258,7 +258,7 @@ function openHardware(
     relockDoor,
     readBoard: reconciler.readBoard,
   });
-  reportDoorEvents(doors, { outbox, sensors });
+  reportDoorEvents(doors, { outbox, sensors, log });
   return { gpio, store, registry, sensors, sleep, doors, buses, actuator, reconciler };
 }
 

@@ -12,7 +12,7 @@ import type {
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
-import { isStoreFull, STORE_FULL_EVENT } from "./store-full.ts";
+import { keepReport } from "./store-full.ts";
 
 type BoardEvent = Extract<BoardMessage, { kind: "event" }>;
 
@@ -70,14 +70,7 @@ export function handleBoardEvent(
   );
   const where = { bus: deps.busName, addr: e.addr, channel: e.channel, event: e.event };
   // A full state disk loses the reports, never what follows from the event (a door closed locks again).
-  const keep = (report: string, write: () => unknown) => {
-    try {
-      write();
-    } catch (err) {
-      if (!isStoreFull(err)) throw err;
-      deps.log.error({ ...where, report }, STORE_FULL_EVENT);
-    }
-  };
+  const keep = (report: string, write: () => unknown) => keepReport(deps.log, where, report, write);
   keep("hardware_event", () =>
     deps.outbox.append({
       type: "hardware_event",

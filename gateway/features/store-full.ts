@@ -18,6 +18,19 @@ const MAX_DEFERRED = 200;
 export const isStoreFull = (err: unknown): boolean =>
   (err as { code?: unknown } | null)?.code === "SQLITE_FULL";
 
+/**
+ * Writes a report of what the hardware did; a full store loses the report (logged with `where`), never
+ * what follows from the event: each report of one event is kept or lost on its own.
+ */
+export function keepReport(log: Logger, where: object, report: string, write: () => unknown): void {
+  try {
+    write();
+  } catch (err) {
+    if (!isStoreFull(err)) throw err;
+    log.error({ ...where, report }, STORE_FULL_EVENT);
+  }
+}
+
 export type StorageState = { free_bytes: number; full: boolean };
 
 /**

@@ -90,7 +90,7 @@ async function rig() {
     outbox
       .pending()
       .filter((m): m is DeviceStateReport => m.type === "device_state" && m.device_id === deviceId);
-  return { clock, site, actuator, sensors, registry, states };
+  return { clock, site, actuator, sensors, registry, states, doors };
 }
 
 describe("doors lock again when they close, not only when the release window ends", () => {
@@ -119,6 +119,53 @@ describe("doors lock again when they close, not only when the release window end
     r.clock.advance(RELEASE_S * 1000 - 1);
     expect(door.isStrikeReleased).toBe(true);
     r.clock.advance(1);
+    expect(door.isStrikeReleased).toBe(false);
+    expect(r.states(GPIO_DOOR).at(-1)).toMatchObject({ lock_state: "LOCKED", cause: "door_relock" });
+  });
+
+  it("a strike a killed daemon left released engages within one window of the next one's start", async () => {
+    const r = await rig();
+    const door = r.site.door("north");
+    // The daemon that released it dies inside the window: its timer goes with it (a clock that never moves
+    // again), the line stays driven.
+    const killed = new GpioDoors(r.site.gpio, new FakeClock(), RELEASE_S);
+    killed.track(r.registry.all());
+    killed.release(GPIO_DOOR);
+    const next = new GpioDoors(r.site.gpio, r.clock, RELEASE_S);
+    r.site.gpio.close();
+    next.track(r.registry.all());
+    const relocked: string[] = [];
+    next.on("relocked", (d, why) => relocked.push(`${d.alias} ${why}`));
+    r.clock.advance(RELEASE_S * 1000 - 1);
+    expect(door.isStrikeReleased).toBe(true);
+    r.clock.advance(1);
+    expect(door.isStrikeReleased).toBe(false);
+    expect(relocked).toEqual(["north timeout"]);
+    next.close();
+  });
+
+  it("a strike found released with its door open engages when the door closes", async () => {
+    const r = await rig();
+    const door = r.site.door("north");
+    const killed = new GpioDoors(r.site.gpio, new FakeClock(), RELEASE_S);
+    killed.track(r.registry.all());
+    killed.release(GPIO_DOOR);
+    door.push();
+    const next = new GpioDoors(r.site.gpio, r.clock, RELEASE_S);
+    r.site.gpio.close();
+    next.track(r.registry.all());
+    r.clock.advance(1_000);
+    door.close();
+    expect(door.isStrikeReleased).toBe(false);
+    next.close();
+  });
+
+  it("a daemon that stops engages every strike it had released", async () => {
+    const r = await rig();
+    const door = r.site.door("north");
+    await r.actuator.run(r.registry.get(GPIO_DOOR)!, "unlock");
+    expect(door.isStrikeReleased).toBe(true);
+    r.doors.close();
     expect(door.isStrikeReleased).toBe(false);
     expect(r.states(GPIO_DOOR).at(-1)).toMatchObject({ lock_state: "LOCKED", cause: "door_relock" });
   });

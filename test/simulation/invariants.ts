@@ -15,6 +15,8 @@ export type Movement = {
   action: "lock" | "unlock";
   seq: number;
   at: number;
+  /** The device when it is not the locker on `channel` (a door's strike). */
+  device?: string;
 };
 
 type Api = (method: "GET" | "POST", url: string) => Promise<LightMyRequestResponse>;
@@ -84,7 +86,7 @@ export function unmatchedMovements(
   }
   const sorted = [...distinct.values()].sort((a, b) => a.at - b.at);
   for (const m of sorted) {
-    const device = deviceId(deviceAlias(m.gateway, m.channel));
+    const device = m.device ?? deviceId(deviceAlias(m.gateway, m.channel));
     const match = candidates.find(
       (c) =>
         c.device === device &&
@@ -96,7 +98,7 @@ export function unmatchedMovements(
     if (match) used.add(match.id);
     else
       failures.push(
-        `latch ${m.gateway} ch${m.channel} moved (${m.action}, seq ${m.seq}) at ${new Date(m.at).toISOString()} with no live command or tap left to account for it`,
+        `${m.device ? `the door strike of ${m.gateway}` : `latch ${m.gateway} ch${m.channel}`} moved (${m.action}, seq ${m.seq}) at ${new Date(m.at).toISOString()} with no live command or tap left to account for it`,
       );
   }
   return failures;

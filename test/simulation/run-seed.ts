@@ -3,6 +3,7 @@ import { isStoreFull } from "../../gateway/features/store-full.ts";
 import { installDiskFaults } from "../support/disk-full.ts";
 import { createChaos } from "./chaos.ts";
 import { installVirtualWorld, Prng, type VirtualClock } from "./determinism.ts";
+import { createDoorTraffic } from "./doors.ts";
 import { advance, countImmediates } from "./driver.ts";
 import { checkInvariants, type Movement } from "./invariants.ts";
 import { createKeyEdits } from "./key-edits.ts";
@@ -79,14 +80,17 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const latches: LatchChange[] = [];
   const taps = createTapLog(() => clock.now);
   let world: World | null = null;
+  let doors: ReturnType<typeof createDoorTraffic> | null = null;
   try {
     note("start");
     world = await startWorld({
       gateways: rng.int(1, 3),
-      onBoot: (g, daemon) =>
+      onBoot: (g, daemon) => {
+        doors?.booted(g.id);
         taps.follow(g.id, daemon, (d) =>
           note(`decided ${g.id} ${d.card_id} ${d.granted} ${d.action} ${d.reason}`),
-        ),
+        );
+      },
     });
     system.restart();
     note("started");
@@ -139,13 +143,25 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       note,
     });
     note(`whitelist edits ${keyEdits.weight}`);
+    const people = createDoorTraffic({
+      world: w,
+      rng: new Prng(o.seed ^ 0x7feb352d),
+      api,
+      now: () => clock.now,
+      note,
+    });
+    doors = people;
+    note(`door visits ${people.weight}`);
     while (at() < chaosMs) {
       await advance(clock, rng.int(20, 1_500));
       await chaos.step();
       keyEdits.step();
+      people.step();
     }
-    // The faults heal; time passes without new work; then the world must agree with its hardware.
+    // The faults heal, everyone leaves; time passes without new work; then the world must agree with its
+    // hardware.
     chaos.healAll();
+    people.leave();
     note("heal");
     await advance(clock, quietMs);
     failures.push(
@@ -155,7 +171,7 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
           w,
           api,
           {
-            movements,
+            movements: [...movements, ...people.releases],
             taps: [...taps.taps(), ...chaos.localActs],
             decided: taps.decided,
             latches,
@@ -164,6 +180,11 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
           },
           note,
         ),
+      )),
+      ...(await during(clock, people.alarmsFollowTheOpenings())),
+      ...(await during(
+        clock,
+        people.doorsAtRest((url) => api("GET", url)),
       )),
     );
   } catch (err) {

@@ -18,6 +18,12 @@ export const LOCATION = "S1";
 export const LOCKERS = 4;
 /** Readers per gateway: reader-N serves locker N (rfid_parking: a tap locks a free locker for the card). */
 export const READERS = 2;
+/** Each gateway's door: on GPIO (`door_strike:<alias>`, `door_contact:<alias>`), with a reader of its own. */
+export const DOOR_READER = "reader-door";
+/** A door open this long is reported held open (the daemon's `door_held_open_s`; 300 in the field). */
+export const HELD_OPEN_S = 20;
+/** How often the daemon checks open doors against HELD_OPEN_S (`door_watch_s`). */
+export const DOOR_WATCH_S = 2;
 /** Virtual time at the start of every run. */
 export const START = Date.parse("2026-03-02T07:00:00.000Z");
 
@@ -54,10 +60,14 @@ export const RIDERS = ["ann", "bob", "cem"].map((userId) => ({
 
 export const gatewayIds = (n: number) => Array.from({ length: n }, (_, i) => `gw-${i + 1}`);
 export const deviceAlias = (gatewayId: string, channel: number) => `${gatewayId}-${channel}`;
+export const doorAlias = (gatewayId: string) => `${gatewayId}-door`;
 export const locationId = derivedId(OPERATOR, "location", LOCATION);
 export const deviceId = (alias: string) => derivedId(locationId, "device", alias);
 
-/** One location with `gateways` gateways of LOCKERS lockers each; the lockers start free (latch open). */
+/**
+ * One location with `gateways` gateways of LOCKERS lockers and a door each; the lockers start free (latch
+ * open), the doors locked and closed.
+ */
 function manifest(gateways: number, secretHash: string) {
   return SiteManifest.parse({
     version: 1,
@@ -92,11 +102,14 @@ function manifest(gateways: number, secretHash: string) {
             gateways: gatewayIds(gateways).map((id) => ({
               id,
               secret_hash: secretHash,
-              devices: Array.from({ length: LOCKERS }, (_, i) => ({
-                alias: deviceAlias(id, i + 1),
-                type: "LOCKER",
-                bus: { board: 1, channel: i + 1 },
-              })),
+              devices: [
+                ...Array.from({ length: LOCKERS }, (_, i) => ({
+                  alias: deviceAlias(id, i + 1),
+                  type: "LOCKER",
+                  bus: { board: 1, channel: i + 1 },
+                })),
+                { alias: doorAlias(id), type: "BIKE_HOUSE_DOOR" },
+              ],
             })),
           },
         ],

@@ -3,7 +3,7 @@ import type { Db } from "../../cloud/store/db.ts";
 import { decideTap, type TapContext } from "../../shared/domain/access-decision.ts";
 import type { AccessDecision, Grant } from "../../shared/wire/messages.ts";
 import type { GrantHistory } from "./key-edits.ts";
-import { KEPT_WHITELIST, locationId } from "./sim-site.ts";
+import { deviceId, doorAlias, gatewayIds, KEPT_WHITELIST, locationId } from "./sim-site.ts";
 
 /** A decision a gateway made, as its daemon told it when it went to the outbox (`at`: virtual ms). */
 export type Decided = { gateway: string; decision: AccessDecision; at: number };
@@ -22,6 +22,10 @@ function occupancies(card: string): TapContext["occupancy"][] {
 /** Every booking the gateway may have held for the locker: none, or a rider's (never a card's). */
 const BOOKINGS: TapContext["booking"][] = [null, { holder: "someone-else" }];
 
+/** The site's devices are lockers, but for each gateway's door. */
+const typeOf = (device: string) => (doorIds.has(device) ? "BIKE_HOUSE_DOOR" : "LOCKER");
+const doorIds = new Set(gatewayIds(3).map((g) => deviceId(doorAlias(g))));
+
 /** Every (granted, action, reason) the rule gives for these grants, over the states and the time window. */
 function possible(decision: AccessDecision, grants: Grant[], at: number[]): Set<string> {
   const out = new Set<string>();
@@ -32,7 +36,7 @@ function possible(decision: AccessDecision, grants: Grant[], at: number[]): Set<
           card: decision.card_id,
           now: new Date(now),
           device: decision.device_id
-            ? { device_id: decision.device_id, type: "LOCKER", location_id: locationId }
+            ? { device_id: decision.device_id, type: typeOf(decision.device_id), location_id: locationId }
             : null,
           rfidParking: true,
           grants,

@@ -2,7 +2,7 @@ import type { RunningGateway } from "../../gateway/gateway.ts";
 import type { AccessDecision } from "../../shared/wire/messages.ts";
 import type { Tap } from "./invariants.ts";
 import { UNDECIDED_TAP_MS } from "./invariants.ts";
-import { deviceAlias, deviceId } from "./sim-site.ts";
+import { DOOR_READER, deviceAlias, deviceId, doorAlias } from "./sim-site.ts";
 import type { Decided } from "./tap-invariants.ts";
 
 type Received = { gateway: string; daemon: RunningGateway; reader: string; card: string; at: number };
@@ -17,7 +17,11 @@ export function createTapLog(now: () => number) {
   const closed: Tap[] = [];
   const decided: Decided[] = [];
   const deviceOf = (gateway: string, reader: string) =>
-    deviceId(deviceAlias(gateway, Number(reader.replace("reader-", ""))));
+    deviceId(
+      reader === DOOR_READER
+        ? doorAlias(gateway)
+        : deviceAlias(gateway, Number(reader.replace("reader-", ""))),
+    );
 
   return {
     decided,

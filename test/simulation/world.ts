@@ -14,12 +14,24 @@ import { openDb } from "../../cloud/store/db.ts";
 import { startWebhookDelivery } from "../../cloud/webhooks/webhook-delivery.ts";
 import { parseGatewayConfig } from "../../gateway/config.ts";
 import { type RunningGateway, startGateway } from "../../gateway/gateway.ts";
+import type { GpioBank } from "../../gateway/ports.ts";
 import { createSimSite, type SimSite } from "../../hardware-sim/site.ts";
 import { systemClock } from "../../shared/node/system-clock.ts";
 import { OffsetClock } from "../support/offset-clock.ts";
 import { SCRATCH } from "./scratch.ts";
 import { SimNetwork } from "./sim-network.ts";
-import { gatewayIds, LOCKERS, READERS, SECRET, siteStoreFile, WEBHOOK_SECRET } from "./sim-site.ts";
+import {
+  DOOR_READER,
+  DOOR_WATCH_S,
+  doorAlias,
+  gatewayIds,
+  HELD_OPEN_S,
+  LOCKERS,
+  READERS,
+  SECRET,
+  siteStoreFile,
+  WEBHOOK_SECRET,
+} from "./sim-site.ts";
 import { createSimReceiver } from "./webhook-receiver.ts";
 
 const PREFIX = "sim";
@@ -101,7 +113,8 @@ export async function startWorld(opts: {
     const hardware = createSimSite({
       moveMs: MOVE_MS,
       buses: { bus0: { boards: [{ address: 1, channels: LOCKERS, latch: "unlocked" }] } },
-      readers: Object.fromEntries(readerIds().map((r) => [r, { aliveMs: false as const }])),
+      readers: Object.fromEntries([...readerIds(), DOOR_READER].map((r) => [r, { aliveMs: false as const }])),
+      doors: [doorAlias(id)],
     });
     await hardware.ready;
     gateways.set(id, { id, hardware, clock: new OffsetClock(), daemon: null });
@@ -114,7 +127,12 @@ export async function startWorld(opts: {
       broker: { url: `mqtt://${id}.sim:${BROKER_PORT}`, prefix: PREFIX },
       state_dir: path.join(dir, id),
       buses: [{ name: "bus0", path: "sim://bus0", boards: [1] }],
-      readers: readerIds().map((r, i) => ({ id: r, path: `sim://${r}`, device_alias: `${id}-${i + 1}` })),
+      readers: [
+        ...readerIds().map((r, i) => ({ id: r, path: `sim://${r}`, device_alias: `${id}-${i + 1}` })),
+        { id: DOOR_READER, path: `sim://${DOOR_READER}`, device_alias: doorAlias(id) },
+      ],
+      door_held_open_s: HELD_OPEN_S,
+      door_watch_s: DOOR_WATCH_S,
       heartbeat_interval_s: 5,
       sensor_sweep: null,
       outbox_resend_s: 2,
@@ -135,6 +153,7 @@ export async function startWorld(opts: {
       secret: SECRET,
       clock: g.clock,
       monotonic: g.clock,
+      gpio: gpioOf(g.hardware, () => dead),
       log,
       async openLink(p) {
         if (dead) throw Object.assign(new Error(`${p}: no such device`), { code: "ENOENT" });
@@ -215,6 +234,17 @@ export async function startWorld(opts: {
       store.remove();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The site's GPIO as one daemon drives it: what a dead process writes reaches nothing (lines keep their level). */
+function gpioOf(hardware: SimSite, dead: () => boolean): GpioBank {
+  return {
+    line(name) {
+      const line = hardware.gpio.line(name);
+      return { ...line, write: (value) => void (dead() || line.write(value)) };
+    },
+    close: () => hardware.gpio.close(),
   };
 }
 

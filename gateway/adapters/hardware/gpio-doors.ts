@@ -12,7 +12,7 @@ type Door = {
   unwatch: (() => void) | null;
 };
 
-type Events = {
+export type DoorEvents = {
   /** The door contact changed (only for doors with a contact line). */
   door: [MappedDevice, boolean];
   /** The strike was dropped: the lock engaged again, because the door closed or the window ran out. */
@@ -24,7 +24,7 @@ type Events = {
  * while active, `door_contact:<alias>` (when wired) reads closed while active. A released door locks
  * again as soon as it closes after being opened, or when its release window runs out (spec rule 5).
  */
-export class GpioDoors extends EventEmitter<Events> {
+export class GpioDoors extends EventEmitter<DoorEvents> {
   private readonly doors = new Map<string, Door>();
 
   constructor(
@@ -55,6 +55,13 @@ export class GpioDoors extends EventEmitter<Events> {
       };
       door.unwatch = contact?.watch((closed) => this.onContact(door, !closed)) ?? null;
       this.doors.set(device.device_id, door);
+      // Released by no one here: a daemon killed inside its release window leaves the line driven, and
+      // nothing else would ever engage it. The release runs on as if just made: one window, or until the
+      // door closes again if it stands open.
+      if (strike.read()) {
+        door.openedSinceRelease = contact !== null && !contact.read();
+        door.relockTimer = this.clock.setTimer(this.releaseS * 1000, () => this.relock(door, "timeout"));
+      }
     }
     for (const [id, door] of this.doors) if (!wanted.has(id)) this.drop(door);
   }
@@ -84,8 +91,12 @@ export class GpioDoors extends EventEmitter<Events> {
     return true;
   }
 
+  /** Lets go of every door, engaging each strike still released: a stopped daemon leaves no door open. */
   close(): void {
-    for (const door of this.doors.values()) this.drop(door);
+    for (const door of this.doors.values()) {
+      this.relock(door, "timeout");
+      this.drop(door);
+    }
   }
 
   private onContact(door: Door, open: boolean): void {
