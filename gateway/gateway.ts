@@ -212,20 +212,28 @@ function openHardware(
     (cfg.gpio.driver === "onoff"
       ? createOnoffGpioBank(cfg.gpio.lines)
       : createMemoryGpioBank(Object.keys(cfg.gpio.lines)));
+  // What the full store refused goes in before anything later (set once the features exist).
+  const owed = { flush: () => {} };
   const store = openGatewayStore(cfg.state_dir, {
     gatewayId: cfg.gateway_id,
     clock,
     cloudNow: () => cloudTime.cloudNow(),
     dating: { monotonic, at: (mono) => cloudTime.dateMono(mono) },
+    owedFirst: () => owed.flush(),
   });
   const { outbox } = store;
   const registry = new DeviceRegistry();
   const stored = store.deviceMaps.load();
   if (stored) registry.replace(stored);
   // A locker seen unlocked, by whatever means, is no longer parked: its parker's card opens it no more.
-  const sensors = new OutboxSensorReadings(outbox, clock, (id, latch) => {
-    if (latch === "unlocked") store.parkedCards.clear(id);
-  });
+  const sensors = new OutboxSensorReadings(
+    outbox,
+    clock,
+    (id, latch) => {
+      if (latch === "unlocked") store.parkedCards.clear(id);
+    },
+    monotonic,
+  );
   const sleep = new OutboxSleepStates(outbox, log, cfg.remote_wakeup_ms);
   const doors = new GpioDoors(gpio, clock, cfg.door_release_s);
   doors.track(registry.all());
@@ -259,7 +267,7 @@ function openHardware(
     readBoard: reconciler.readBoard,
   });
   reportDoorEvents(doors, { outbox, sensors, log });
-  return { gpio, store, registry, sensors, sleep, doors, buses, actuator, reconciler };
+  return { gpio, store, registry, sensors, sleep, doors, buses, actuator, reconciler, owed };
 }
 
 type Hardware = ReturnType<typeof openHardware>;
@@ -277,6 +285,7 @@ function createFeatures(
   const gatewayId = cfg.gateway_id;
   const retry = () => sensors.retryUntold();
   const storeSpace = createStoreSpace({ stateDir: cfg.state_dir, outbox, log, retry });
+  hw.owed.flush = storeSpace.flush;
   const bookingExpiry = createBookingExpiry({ bookings: store.bookings, clock, cloudTime, log });
   // A command and a tap on one device take turns: each decides on what the other left.
   const turns = createDeviceTurns();
@@ -338,6 +347,7 @@ function createFeatures(
     sensors,
     outbox,
     clock,
+    monotonic,
     log,
     heldOpenS: cfg.door_held_open_s,
     everyS: cfg.door_watch_s,

@@ -337,12 +337,11 @@ export type Sensors = {
 
 export type Reading = Partial<Omit<Sensors, "read_at">>;
 
-/**
- * The live picture of the devices' sensors, and the one place that tells the cloud about them
- * (ARCHITECTURE flow 6: the hardware is the truth).
- */
+/** The devices' live sensor picture, and the one place that tells the cloud of it (ARCHITECTURE flow 6). */
 export interface SensorReadings {
   get(deviceId: string): Sensors;
+  /** Since when (monotonic ms) the readings have shown the door open; null while closed or unknown. */
+  openSince(deviceId: string): number | null;
   /** Records a reading; reports it when it tells the cloud something new (or `always`). */
   record(
     device: MappedDevice,

@@ -1,4 +1,6 @@
+import { systemMonotonic } from "../../shared/node/system-clock.ts";
 import type { LatchState } from "../../shared/protocol/lock-bus/messages.ts";
+import type { Monotonic } from "../../shared/time/clock.ts";
 import type { SensorCause } from "../../shared/wire/messages.ts";
 import type { Clock, MappedDevice, Outbox, Reading, SensorReadings, Sensors } from "../ports.ts";
 
@@ -18,16 +20,23 @@ export class OutboxSensorReadings implements SensorReadings {
   private readonly told = new Map<string, Sensors>();
   /** Devices whose report the store refused (full): told again, as they read then, by `retryUntold`. */
   private readonly untold = new Map<string, { device: MappedDevice; cause: SensorCause }>();
+  /** Doors the readings show open, since when (monotonic). */
+  private readonly opened = new Map<string, number>();
 
   constructor(
     private readonly outbox: Outbox,
     private readonly clock: Clock,
     /** Hears every latch reading, whatever its cause (a locker seen unlocked is no longer parked). */
     private readonly onLatch?: (deviceId: string, latch: LatchState) => void,
+    private readonly monotonic: Monotonic = systemMonotonic,
   ) {}
 
   get(deviceId: string): Sensors {
     return this.live.get(deviceId) ?? EMPTY;
+  }
+
+  openSince(deviceId: string): number | null {
+    return this.opened.get(deviceId) ?? null;
   }
 
   private merge(deviceId: string, reading: Reading): Sensors {
@@ -35,6 +44,8 @@ export class OutboxSensorReadings implements SensorReadings {
     for (const f of FIELDS)
       if (reading[f] !== undefined && reading[f] !== null) next[f] = reading[f] as never;
     this.live.set(deviceId, next);
+    if (next.door_open !== true) this.opened.delete(deviceId);
+    else if (!this.opened.has(deviceId)) this.opened.set(deviceId, this.monotonic.nowMs());
     if (reading.latch) this.onLatch?.(deviceId, reading.latch);
     return next;
   }
@@ -42,6 +53,7 @@ export class OutboxSensorReadings implements SensorReadings {
   /** Forgets a device (it left the device map, or its wiring changed): its next reading is reported. */
   forget(deviceId: string): void {
     this.live.delete(deviceId);
+    this.opened.delete(deviceId);
     this.told.delete(deviceId);
   }
 
@@ -113,8 +125,10 @@ export class OutboxSensorReadings implements SensorReadings {
    * unlock), so it is not reported a second time.
    */
   note(device: MappedDevice, reading: Reading): void {
-    const next = this.merge(device.device_id, reading);
+    // Told before the merge: what a latch reading sets off may fail on a full store, the report went all the same.
     const told = this.told.get(device.device_id);
-    if (told) this.told.set(device.device_id, { ...told, latch: next.latch });
+    const latch = reading.latch ?? this.get(device.device_id).latch;
+    if (told) this.told.set(device.device_id, { ...told, latch });
+    this.merge(device.device_id, reading);
   }
 }

@@ -1,54 +1,49 @@
 import type { Logger } from "pino";
+import type { Monotonic } from "../../shared/time/clock.ts";
 import { every } from "../../shared/time/every.ts";
 import type { Clock, DeviceDirectory, Outbox, SensorReadings } from "../ports.ts";
 
 /**
  * Raises `door_held_open` once per opening when a door (a bike-house door or a locker's) stays open for
  * `heldOpenS` (spec: a door left open 5 minutes or more → `status` webhook). Decided here, on the gateway,
- * so it is noticed and kept (outbox) while the uplink is down. Checks every `everyS` from the sensor
- * picture: the opening's time is the reading that first showed it open.
+ * so it is noticed and kept (outbox) while the uplink is down. Checks every `everyS`; how long a door has
+ * stood open is elapsed time since the reading that first showed it open, never the wall clock: a clock set
+ * a day ahead would raise it for a door opened a moment ago, one set back would hold it for a day. One the
+ * full store refused is raised at the next round.
  */
 export function createDoorWatch(deps: {
   registry: DeviceDirectory;
   sensors: SensorReadings;
   outbox: Outbox;
   clock: Clock;
+  monotonic: Monotonic;
   log: Logger;
   heldOpenS: number;
   everyS: number;
 }) {
-  /** Doors seen open: since when, and whether this opening was already reported. */
-  const open = new Map<string, { since: number; reported: boolean }>();
+  /** Openings already reported: door → since when it stood open (monotonic). */
+  const reported = new Map<string, number>();
 
   function check(): number {
-    const now = deps.clock.now().getTime();
+    const now = deps.monotonic.nowMs();
     let raised = 0;
     for (const device of deps.registry.all()) {
-      const s = deps.sensors.get(device.device_id);
-      if (s.door_open !== true) {
-        open.delete(device.device_id);
-        continue;
-      }
-      const seen = open.get(device.device_id) ?? {
-        since: s.read_at ? Date.parse(s.read_at) : now,
-        reported: false,
-      };
-      open.set(device.device_id, seen);
-      if (seen.reported || now - seen.since < deps.heldOpenS * 1000) continue;
-      seen.reported = true;
-      raised++;
-      const minutes = Math.floor((now - seen.since) / 60_000);
+      const openSince = deps.sensors.openSince(device.device_id);
+      if (openSince === null) reported.delete(device.device_id);
+      if (openSince === null || reported.get(device.device_id) === openSince) continue;
+      const openMs = now - openSince;
+      if (openMs < deps.heldOpenS * 1000) continue;
+      const since = new Date(deps.clock.now().getTime() - openMs).toISOString();
       deps.outbox.append({
         type: "hardware_event",
         device_id: device.device_id,
         source: `door/${device.alias}`,
         event: "door_held_open",
-        detail: `open since ${new Date(seen.since).toISOString()} (${minutes} min)`,
+        detail: `open since ${since} (${Math.floor(openMs / 60_000)} min)`,
       });
-      deps.log.warn(
-        { device: device.alias, open_since: new Date(seen.since).toISOString() },
-        "door held open",
-      );
+      reported.set(device.device_id, openSince);
+      raised++;
+      deps.log.warn({ device: device.alias, open_since: since }, "door held open");
     }
     return raised;
   }

@@ -10,7 +10,9 @@ import type {
   DeviceDirectory,
   GatewayStore,
   LoggedCommand,
+  MappedDevice,
   PhotoStore,
+  Reading,
   SensorReadings,
   SleepStates,
 } from "../ports.ts";
@@ -144,6 +146,19 @@ export function createCommandExecutor(deps: ExecutorDeps) {
         name: req.name,
         ok: outcome.ok,
       });
+      // The owed report carries the latch: a reading after it is news against that, not against what the
+      // cloud heard before (a lock since, not told, left the cloud with the owed unlock: seed 710741).
+      const device = registry.get(req.device_id);
+      if (device && outcome.sensors && req.name !== "sync-device") noteOnFullStore(device, outcome.sensors);
+    }
+  }
+
+  /** Notes a reading; what it sets off that the full store refuses (a parked card's release) stays undone. */
+  function noteOnFullStore(device: MappedDevice, reading: Reading): void {
+    try {
+      sensors.note(device, reading);
+    } catch (err) {
+      if (!isStoreFull(err)) throw err;
     }
   }
 

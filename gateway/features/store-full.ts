@@ -49,6 +49,7 @@ export function createStoreSpace(deps: {
   const owed: Pending[] = [];
   /** Set by a SQLITE_FULL, cleared by the next successful write. */
   let failed = false;
+  let flushing = false;
 
   function freeBytes(): number {
     try {
@@ -68,6 +69,17 @@ export function createStoreSpace(deps: {
 
   /** Journals what is owed, oldest first; stops at the first write the disk still refuses. */
   function flush(): void {
+    // Its own appends ask for what is owed first: they are it.
+    if (flushing) return;
+    flushing = true;
+    try {
+      journalOwed();
+    } finally {
+      flushing = false;
+    }
+  }
+
+  function journalOwed(): void {
     while (owed.length > 0) {
       try {
         deps.outbox.append(owed[0] as Pending);
@@ -106,6 +118,8 @@ export function createStoreSpace(deps: {
       return { free_bytes: free, full: failed || free < FREE_FLOOR_BYTES };
     },
     owed: () => owed.length,
+    /** Journals what is owed, oldest first, as far as the disk lets it (before any later write). */
+    flush,
   };
 }
 

@@ -72,7 +72,9 @@ type RigOptions = {
 async function rig(opts: RigOptions = {}) {
   const clock = new FakeClock();
   const stateDir = opts.stateDir ?? mkdtempSync(path.join(tmpdir(), "gw-exec-"));
-  const store = openGatewayStore(stateDir, { gatewayId: GW, clock });
+  // What the full store refused goes in before any later write, as the daemon wires it.
+  const owed = { flush: () => {} };
+  const store = openGatewayStore(stateDir, { gatewayId: GW, clock, owedFirst: () => owed.flush() });
   const { outbox, commandLog } = store;
   const registry = new DeviceRegistry();
   registry.replace(MAP);
@@ -92,9 +94,13 @@ async function rig(opts: RigOptions = {}) {
   await bus.start();
   const doors = new GpioDoors(site.gpio, clock, 5);
   doors.track(MAP.devices);
-  const sensors = new OutboxSensorReadings(outbox, clock);
+  // As the daemon's: a locker seen unlocked is no longer parked (a write, refused on a full store).
+  const sensors = new OutboxSensorReadings(outbox, clock, (id, latch) => {
+    if (latch === "unlocked") store.parkedCards.clear(id);
+  });
   const actuator = opts.actuator ?? new HardwareActuator(() => bus, doors, clock, 5);
   const storeSpace = opts.storeSpace ? createStoreSpace({ stateDir, outbox, log }) : undefined;
+  if (storeSpace) owed.flush = storeSpace.flush;
   const finished: [string, boolean][] = [];
   const cloudTime = new CloudClock({ clock, monotonic: clock });
   const executor = createCommandExecutor({
@@ -875,5 +881,38 @@ describe("command executor: a full state disk (found by the simulation)", () => 
     // Taken in the log, it never runs again.
     await r.executor.handle(cmd);
     expect(r.progress(cmd.command_id)).toHaveLength(2);
+  });
+
+  it("a reading after an owed outcome goes up after it, as news against the owed latch", async () => {
+    let file = "";
+    const r = await rig({
+      storeSpace: true,
+      actuator: {
+        run: () => {
+          disks.set(file, true);
+          return Promise.resolve({
+            ok: true,
+            reason: "",
+            lockState: "UNLOCKED",
+            sensors: { latch: "unlocked" },
+          });
+        },
+      },
+    });
+    file = storeFile(r.stateDir);
+    const locker = r.registry.get(LOCKER_1) as MappedDevice;
+    // A card parked it: the unlock's reading releases the card, a write the full store refuses.
+    r.sensors.record(locker, { latch: "locked" }, "hardware_event");
+    r.store.parkedCards.put(LOCKER_1, "a1a1", r.clock.now().toISOString());
+    const cmd = r.command({ name: "force-unlock" });
+    await r.executor.handle(cmd);
+    disks.set(file, false);
+    // Before any heartbeat: a card locks it again, and its reading is the next write.
+    r.sensors.record(locker, { latch: "locked" }, "tap");
+    const after = r.outbox.pending().filter((m) => m.seq > (r.progress(cmd.command_id)[0]?.seq ?? 0));
+    expect(after.map((m) => [m.type, "lock_state" in m ? m.lock_state : undefined])).toEqual([
+      ["command_progress", "UNLOCKED"],
+      ["device_state", "LOCKED"],
+    ]);
   });
 });

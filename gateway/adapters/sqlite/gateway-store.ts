@@ -24,12 +24,16 @@ export function openGatewayStore(
     cloudNow?: () => Date | null;
     /** Dates a monotonic instant on the cloud's clock later: facts observed before the gateway knew it. */
     dating?: { monotonic: Monotonic; at: (mono: number) => Date | null };
+    /** Journals what the full store refused earlier: called before every later write (SqliteOutbox.owedFirst). */
+    owedFirst?: () => void;
   },
 ): GatewayStore {
   const db = openGatewayDb(stateDir);
   const ping = db.prepare("SELECT 1");
+  const outbox = new SqliteOutbox(db, options.gatewayId, options.clock, options.cloudNow, options.dating);
+  if (options.owedFirst) outbox.owedFirst(options.owedFirst);
   return {
-    outbox: new SqliteOutbox(db, options.gatewayId, options.clock, options.cloudNow, options.dating),
+    outbox,
     commandLog: new SqliteCommandLog(db),
     bookings: new SqliteBookings(db),
     keys: new SqliteKeyCache(db),
@@ -38,7 +42,10 @@ export function openGatewayStore(
     deviceMaps: new SqliteDeviceMapStore(db),
     localActions: new SqliteLocalActions(db),
     // better-sqlite3 turns a nested transaction into a savepoint, so callers may nest freely.
-    atomically: (work) => db.transaction(work)(),
+    atomically: (work) => {
+      outbox.writeOwed();
+      return db.transaction(work)();
+    },
     checkIntegrity: () => String(db.pragma("quick_check", { simple: true })),
     isAnswering() {
       try {

@@ -35,6 +35,9 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
   private lightFrom: number | null = null;
   /** The boot of the monotonic instants this process marks (its own when the host names none). */
   private readonly boot: string;
+  /** Journals what the full store refused earlier (StoreSpace), before any later write. */
+  private owed: (() => void) | null = null;
+  private writingOwed = false;
 
   constructor(
     private readonly db: GatewayDb,
@@ -77,6 +80,7 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
    * its progress message commit together. Durable once the outermost commit returns.
    */
   append(msg: Pending): UpMessage {
+    this.writeOwed();
     const observed = msg.observed_at ?? this.clock.now().toISOString();
     const cloudAt = msg.observed_cloud_at ?? this.cloudNow()?.toISOString();
     const mono = cloudAt || !this.dating ? null : this.dating.monotonic.nowMs();
@@ -103,6 +107,26 @@ export class SqliteOutbox extends EventEmitter<{ appended: [] }> implements Outb
       this.emit("appended");
     });
     return full;
+  }
+
+  /**
+   * What the full store refused and is owed to the cloud goes in before anything written after it, so the
+   * cloud applies the hardware's facts in the order they happened: an unlock's outcome journaled late, after
+   * a lock since, left the cloud UNLOCKED of a locked latch (found by the simulation, seed 710741).
+   */
+  owedFirst(flush: () => void): void {
+    this.owed = flush;
+  }
+
+  /** Journals what is owed, outside a transaction only (one that rolled back would lose it). */
+  writeOwed(): void {
+    if (!this.owed || this.writingOwed || this.db.inTransaction) return;
+    this.writingOwed = true;
+    try {
+      this.owed();
+    } finally {
+      this.writingOwed = false;
+    }
   }
 
   /**
