@@ -1,7 +1,9 @@
 import type { Logger } from "pino";
 import type { Monotonic } from "../../shared/time/clock.ts";
 import { every } from "../../shared/time/every.ts";
-import type { Clock, DeviceDirectory, Outbox, SensorReadings } from "../ports.ts";
+import type { Clock, DeviceDirectory, Outbox, Pending, SensorReadings } from "../ports.ts";
+
+type HardwareEventDraft = Extract<Pending, { type: "hardware_event" }>;
 
 /**
  * Raises `door_held_open` once per opening when a door (a bike-house door or a locker's) stays open for
@@ -9,7 +11,8 @@ import type { Clock, DeviceDirectory, Outbox, SensorReadings } from "../ports.ts
  * so it is noticed and kept (outbox) while the uplink is down. Checks every `everyS`; how long a door has
  * stood open is elapsed time since the reading that first showed it open, never the wall clock: a clock set
  * a day ahead would raise it for a door opened a moment ago, one set back would hold it for a day. One the
- * full store refused is raised at the next round.
+ * full store refused is raised at the next round, whether the door has closed since or not (in memory: a
+ * restart while the store is full loses it, as it does an owed refusal).
  */
 export function createDoorWatch(deps: {
   registry: DeviceDirectory;
@@ -21,12 +24,18 @@ export function createDoorWatch(deps: {
   heldOpenS: number;
   everyS: number;
 }) {
-  /** Openings already reported: door → since when it stood open (monotonic). */
+  /** Openings already raised: door → since when it stood open (monotonic). */
   const reported = new Map<string, number>();
+  /** Raised, and refused by the full store: journaled at a later round. */
+  const unjournaled = new Map<string, HardwareEventDraft>();
 
   function check(): number {
     const now = deps.monotonic.nowMs();
     let raised = 0;
+    for (const [id, alarm] of unjournaled) {
+      deps.outbox.append(alarm);
+      unjournaled.delete(id);
+    }
     for (const device of deps.registry.all()) {
       const openSince = deps.sensors.openSince(device.device_id);
       if (openSince === null) reported.delete(device.device_id);
@@ -34,16 +43,19 @@ export function createDoorWatch(deps: {
       const openMs = now - openSince;
       if (openMs < deps.heldOpenS * 1000) continue;
       const since = new Date(deps.clock.now().getTime() - openMs).toISOString();
-      deps.outbox.append({
+      reported.set(device.device_id, openSince);
+      raised++;
+      deps.log.warn({ device: device.alias, open_since: since }, "door held open");
+      const alarm: HardwareEventDraft = {
         type: "hardware_event",
         device_id: device.device_id,
         source: `door/${device.alias}`,
         event: "door_held_open",
         detail: `open since ${since} (${Math.floor(openMs / 60_000)} min)`,
-      });
-      reported.set(device.device_id, openSince);
-      raised++;
-      deps.log.warn({ device: device.alias, open_since: since }, "door held open");
+      };
+      unjournaled.set(device.device_id, alarm);
+      deps.outbox.append(alarm);
+      unjournaled.delete(device.device_id);
     }
     return raised;
   }

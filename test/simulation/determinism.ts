@@ -18,9 +18,13 @@ export class Prng {
     this.gen = xoroshiro128plus(seed);
   }
 
-  /** Back to the seed's first number (after a start-up whose draws depend on module loading). */
+  /**
+   * Starts the stream afresh after a start-up whose draws depend on module loading, from a seed of its own:
+   * back at the seed's first number, a run after others in one process drew its first daemon's session token
+   * again for the daemon restarted in its place, which took the first one's offline for its own (seed 800102).
+   */
   restart(): void {
-    this.gen = xoroshiro128plus(this.seed);
+    this.gen = xoroshiro128plus(this.seed ^ 0x68e31da4);
   }
 
   /** An integer in [min, max]. */

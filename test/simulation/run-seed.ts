@@ -61,6 +61,14 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
   const vw = installVirtualWorld(system, START);
   const failures: string[] = [];
   const disks = installDiskFaults();
+  // When each store was full (virtual ms, `to` null while it still is), for invariants that excuse it.
+  const fullSpans: { file: string; from: number; to: number | null }[] = [];
+  const setDisk = disks.set.bind(disks);
+  disks.set = (file, full) => {
+    if (full) fullSpans.push({ file, from: Date.now(), to: null });
+    else for (const f of fullSpans) if (f.file === file && f.to === null) f.to = Date.now();
+    setDisk(file, full);
+  };
   // As the daemon's main does: a full disk in a handler the features do not guard is logged, and the
   // process stays up (gateway/main.ts). Anything else uncaught fails the seed, not the explorer.
   const uncaught = (err: Error) => {
@@ -149,6 +157,13 @@ export async function runSeed(o: RunOptions): Promise<RunResult> {
       api,
       now: () => clock.now,
       note,
+      storeFullDuring: (gateway, from, to) => {
+        const g = w.gateways.get(gateway);
+        const file = g ? w.storeFile(g) : "";
+        return fullSpans.some(
+          (f) => f.file === file && f.from <= to && (f.to ?? Number.POSITIVE_INFINITY) >= from,
+        );
+      },
     });
     doors = people;
     note(`door visits ${people.weight}`);
