@@ -297,6 +297,50 @@ const MUTATIONS: Mutation[] = [
       },
     ],
   },
+  {
+    name: "bug: a strike a killed daemon left released is never engaged",
+    file: "gateway/adapters/hardware/gpio-doors.ts",
+    edits: [{ find: "if (strike.read()) {", replace: "if (strike.read() && false) {" }],
+  },
+  {
+    name: "bug: a door held open is measured on the wall clock",
+    file: "gateway/features/door-watch.ts",
+    edits: [
+      { find: "const now = deps.monotonic.nowMs();", replace: "const now = deps.clock.now().getTime();" },
+      {
+        find: "const openSince = deps.sensors.openSince(device.device_id);",
+        replace:
+          "const readAt = deps.sensors.get(device.device_id).read_at;\n      const openSince = deps.sensors.openSince(device.device_id) === null || !readAt ? null : Date.parse(readAt);",
+      },
+    ],
+  },
+  {
+    name: "bug: a door's contact on a full store throws into its GPIO watcher",
+    file: "gateway/features/door-events.ts",
+    edits: [
+      {
+        find: 'keepReport(deps.log, where, "hardware_event", () =>',
+        replace:
+          '((_l: unknown, _w: unknown, _r: unknown, write: () => unknown) => write())(deps.log, where, "hardware_event", () =>',
+      },
+    ],
+  },
+  {
+    name: "bug: what the full store refused goes in after later writes",
+    file: "gateway/gateway.ts",
+    edits: [{ find: "hw.owed.flush = storeSpace.flush;", replace: "hw.owed.flush = () => {};" }],
+  },
+  {
+    name: "bug: a reading's latch is told only after what it sets off succeeds",
+    file: "gateway/devices/sensor-readings.ts",
+    edits: [
+      {
+        find: "    if (told) this.told.set(device.device_id, { ...told, latch });\n    this.merge(device.device_id, reading);",
+        replace:
+          "    this.merge(device.device_id, reading);\n    if (told) this.told.set(device.device_id, { ...told, latch });",
+      },
+    ],
+  },
 ];
 
 const seedsArg = process.argv.indexOf("--seeds");
