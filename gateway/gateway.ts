@@ -226,14 +226,8 @@ function openHardware(
   const stored = store.deviceMaps.load();
   if (stored) registry.replace(stored);
   // A locker seen unlocked, by whatever means, is no longer parked: its parker's card opens it no more.
-  const sensors = new OutboxSensorReadings(
-    outbox,
-    clock,
-    (id, latch) => {
-      if (latch === "unlocked") store.parkedCards.clear(id);
-    },
-    monotonic,
-  );
+  const unparked = (id: string, latch: string) => latch === "unlocked" && store.parkedCards.clear(id);
+  const sensors = new OutboxSensorReadings(outbox, clock, unparked, monotonic);
   const sleep = new OutboxSleepStates(outbox, log, cfg.remote_wakeup_ms);
   const doors = new GpioDoors(gpio, clock, cfg.door_release_s);
   doors.track(registry.all());
