@@ -26,16 +26,12 @@ export function createDoorWatch(deps: {
 }) {
   /** Openings already raised: door → since when it stood open (monotonic). */
   const reported = new Map<string, number>();
-  /** Raised, and refused by the full store: journaled at a later round. */
-  const unjournaled = new Map<string, HardwareEventDraft>();
+  /** Raised and not yet in the outbox (the full store refused them), oldest first. */
+  const unjournaled: HardwareEventDraft[] = [];
 
   function check(): number {
     const now = deps.monotonic.nowMs();
     let raised = 0;
-    for (const [id, alarm] of unjournaled) {
-      deps.outbox.append(alarm);
-      unjournaled.delete(id);
-    }
     for (const device of deps.registry.all()) {
       const openSince = deps.sensors.openSince(device.device_id);
       if (openSince === null) reported.delete(device.device_id);
@@ -46,16 +42,18 @@ export function createDoorWatch(deps: {
       reported.set(device.device_id, openSince);
       raised++;
       deps.log.warn({ device: device.alias, open_since: since }, "door held open");
-      const alarm: HardwareEventDraft = {
+      unjournaled.push({
         type: "hardware_event",
         device_id: device.device_id,
         source: `door/${device.alias}`,
         event: "door_held_open",
         detail: `open since ${since} (${Math.floor(openMs / 60_000)} min)`,
-      };
-      unjournaled.set(device.device_id, alarm);
-      deps.outbox.append(alarm);
-      unjournaled.delete(device.device_id);
+      });
+    }
+    // Oldest first; one the store refuses stays first for the next round.
+    while (unjournaled.length > 0) {
+      deps.outbox.append(unjournaled[0] as HardwareEventDraft);
+      unjournaled.shift();
     }
     return raised;
   }

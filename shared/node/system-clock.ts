@@ -20,14 +20,20 @@ export const systemClock: Clock = {
  */
 export const systemMonotonic: Monotonic = {
   nowMs: () => Number(process.hrtime.bigint()) / 1e6,
-  boot: bootId(),
+  // Read when first asked (the gateway's outbox), not by every process that imports the clock.
+  get boot() {
+    bootId ??= readBootId();
+    return bootId ?? undefined;
+  },
 };
 
-/** The kernel's id of this boot; undefined where there is none (not Linux): instants then stay per process. */
-function bootId(): string | undefined {
+let bootId: string | null | undefined;
+
+/** The kernel's id of this boot; null where there is none (not Linux): instants then stay per process. */
+function readBootId(): string | null {
   try {
-    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined;
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || null;
   } catch {
-    return undefined;
+    return null;
   }
 }

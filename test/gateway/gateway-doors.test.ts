@@ -93,6 +93,21 @@ async function rig() {
   return { clock, site, actuator, sensors, registry, states, doors };
 }
 
+/**
+ * A daemon releases the door and dies inside the window: its timer goes with it (a clock that never moves
+ * again), the line stays driven. `meanwhile` runs before the next daemon takes the door.
+ */
+function takeOverAfterKill(r: Awaited<ReturnType<typeof rig>>, meanwhile = () => {}): GpioDoors {
+  const killed = new GpioDoors(r.site.gpio, new FakeClock(), RELEASE_S);
+  killed.track(r.registry.all());
+  killed.release(GPIO_DOOR);
+  meanwhile();
+  const next = new GpioDoors(r.site.gpio, r.clock, RELEASE_S);
+  r.site.gpio.close();
+  next.track(r.registry.all());
+  return next;
+}
+
 describe("doors lock again when they close, not only when the release window ends", () => {
   it("a GPIO door: released, pushed open, swung shut → the strike drops at once and the cloud hears it", async () => {
     const r = await rig();
@@ -126,14 +141,7 @@ describe("doors lock again when they close, not only when the release window end
   it("a strike a killed daemon left released engages within one window of the next one's start", async () => {
     const r = await rig();
     const door = r.site.door("north");
-    // The daemon that released it dies inside the window: its timer goes with it (a clock that never moves
-    // again), the line stays driven.
-    const killed = new GpioDoors(r.site.gpio, new FakeClock(), RELEASE_S);
-    killed.track(r.registry.all());
-    killed.release(GPIO_DOOR);
-    const next = new GpioDoors(r.site.gpio, r.clock, RELEASE_S);
-    r.site.gpio.close();
-    next.track(r.registry.all());
+    const next = takeOverAfterKill(r);
     const relocked: string[] = [];
     next.on("relocked", (d, why) => relocked.push(`${d.alias} ${why}`));
     r.clock.advance(RELEASE_S * 1000 - 1);
@@ -147,13 +155,7 @@ describe("doors lock again when they close, not only when the release window end
   it("a strike found released with its door open engages when the door closes", async () => {
     const r = await rig();
     const door = r.site.door("north");
-    const killed = new GpioDoors(r.site.gpio, new FakeClock(), RELEASE_S);
-    killed.track(r.registry.all());
-    killed.release(GPIO_DOOR);
-    door.push();
-    const next = new GpioDoors(r.site.gpio, r.clock, RELEASE_S);
-    r.site.gpio.close();
-    next.track(r.registry.all());
+    const next = takeOverAfterKill(r, () => door.push());
     r.clock.advance(1_000);
     door.close();
     expect(door.isStrikeReleased).toBe(false);

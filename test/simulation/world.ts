@@ -242,7 +242,12 @@ function gpioOf(hardware: SimSite, dead: () => boolean): GpioBank {
   return {
     line(name) {
       const line = hardware.gpio.line(name);
-      return { ...line, write: (value) => void (dead() || line.write(value)) };
+      return {
+        ...line,
+        write: (value) => {
+          if (!dead()) line.write(value);
+        },
+      };
     },
     close: () => hardware.gpio.close(),
   };
